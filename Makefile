@@ -1,0 +1,72 @@
+# podhost build. Every binary is pure Go (CGO_ENABLED=0) and static.
+GO          ?= go
+VERSION     ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS     := -s -w -X main.version=$(VERSION)
+GOBUILD     := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
+PLUGINS     := runtime-containerd volume-csi volume-fc volume-iscsi
+TOOLS       := bin/tools
+TOOL_PKGS   := github.com/bufbuild/buf/cmd/buf \
+               google.golang.org/protobuf/cmd/protoc-gen-go \
+               google.golang.org/grpc/cmd/protoc-gen-go-grpc \
+               honnef.co/go/tools/cmd/staticcheck \
+               golang.org/x/perf/cmd/benchstat
+TEST_TIMEOUT ?= 30m
+
+.PHONY: all build host plugins tools proto check-proto lint test unit e2e deps images demo bench clean
+
+all: build
+
+build: host plugins
+
+host:
+	$(GOBUILD) -o bin/host ./cmd/host
+
+plugins:
+	@mkdir -p bin/plugins
+	@for p in $(PLUGINS); do \
+		echo "$(GOBUILD) -o bin/plugins/$$p ./plugins/$$p"; \
+		$(GOBUILD) -o bin/plugins/$$p ./plugins/$$p || exit 1; \
+	done
+
+# Tools are pinned in tools/go.mod and built into bin/tools.
+tools: $(TOOLS)/.built
+$(TOOLS)/.built: tools/go.mod tools/go.sum
+	@mkdir -p $(TOOLS)
+	cd tools && $(GO) build -o ../$(TOOLS)/ $(TOOL_PKGS)
+	@touch $@
+
+# Regenerates the Go code of proto/*/v1 (committed).
+proto: tools
+	PATH="$(CURDIR)/$(TOOLS):$$PATH" $(TOOLS)/buf lint
+	PATH="$(CURDIR)/$(TOOLS):$$PATH" $(TOOLS)/buf generate
+
+# Fails when the committed generated code is not what `make proto` writes.
+check-proto: proto
+	@git diff --exit-code -- proto || { echo "proto: generated code is stale; run make proto and commit" >&2; exit 1; }
+	@test -z "$$(git status --porcelain -- proto)" || { git status --porcelain -- proto; echo "proto: untracked generated files; run make proto and commit" >&2; exit 1; }
+
+lint: tools
+	$(GO) vet ./...
+	$(TOOLS)/staticcheck ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting" >&2; exit 1; }
+
+# Installs what the tests and the demo need on a Debian machine (root).
+deps:
+	bash hack/install-deps.sh
+
+# The whole test suite: unit tests, real-process plugin tests and the
+# end-to-end tests against a private containerd that the tests start.
+test: deps build
+	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
+
+unit:
+	$(GO) test -race -short ./...
+
+e2e: deps build
+	$(GO) test -timeout $(TEST_TIMEOUT) -v ./test/e2e/...
+
+demo: deps build
+	bash hack/demo.sh
+
+clean:
+	rm -rf bin

@@ -1,0 +1,113 @@
+package localapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Server serves the local API.
+type Server struct {
+	views Views
+	http  *http.Server
+	ln    net.Listener
+}
+
+// Handler returns the API's HTTP handler.
+func Handler(v Views) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/plugins", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, v.Plugins())
+	})
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		ready, why := v.Ready()
+		if !ready {
+			http.Error(w, "not ready: "+why, http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	return mux
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// Listen creates the unix socket at path with mode 0600, replacing a stale
+// socket left by a previous host, and returns a server ready to Serve.
+func Listen(path string, v Views) (*Server, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("creating api socket directory: %w", err)
+	}
+	if err := removeStaleSocket(path); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listening on api socket %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("restricting api socket %s: %w", path, err)
+	}
+	return &Server{
+		views: v,
+		ln:    ln,
+		http:  &http.Server{Handler: Handler(v), ReadHeaderTimeout: 10 * time.Second},
+	}, nil
+}
+
+// removeStaleSocket removes a socket nobody answers on; it refuses to remove
+// anything that is not a socket, or a socket another host still serves.
+func removeStaleSocket(path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("checking api socket %s: %w", path, err)
+	}
+	if fi.Mode()&os.ModeSocket == 0 {
+		return fmt.Errorf("api socket %s exists and is not a socket", path)
+	}
+	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+		c.Close()
+		return fmt.Errorf("api socket %s is in use: is another host running?", path)
+	}
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("removing stale api socket %s: %w", path, err)
+	}
+	return nil
+}
+
+// Serve serves until Shutdown; it returns nil after a Shutdown.
+func (s *Server) Serve() error {
+	err := s.http.Serve(s.ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops serving and removes the socket.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.http.Shutdown(ctx)
+	if rmErr := os.Remove(s.ln.Addr().String()); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) && err == nil {
+		err = rmErr
+	}
+	return err
+}
