@@ -1,0 +1,31 @@
+// Package config owns the host's own configuration file: the versioned YAML
+// document (apiVersion podhost.dev/v1alpha1, kind HostConfig) that names the
+// host's directories, its plugins and how they are supervised.
+//
+// Decoding is strict. [Parse] walks the YAML node tree against the Go types
+// and reports every problem it finds, each with its field path and line, in
+// one [*ValidationError]: text that is not YAML, unknown or misspelt fields
+// (with a did-you-mean), values of the wrong type, bad durations, missing
+// required fields, a wrong apiVersion or kind, and rule violations such as
+// duplicate plugin names. [Parse] never touches the filesystem;
+// [HostConfig.Validate] repeats the rule checks and adds the filesystem checks
+// on each plugin binary (it exists, is a regular executable file, and is not
+// writable by group or others). [Load] reads a file and does both.
+//
+// The rules, beyond the shape of the document:
+//   - rootDir is required and absolute; pluginDir, manifestDir and api.socket
+//     are absolute when set; pluginDir is required when a plugin path is
+//     relative.
+//   - Plugin names are DNS labels and unique. kind is "runtime" or "volume".
+//   - There is exactly one runtime plugin, since no pod can run without one,
+//     and it cannot be marked required: false. Volume plugins are optional.
+//   - sha256, when set, is 64 hex digits.
+//   - Durations are positive; restartBackoff.initial is at most max.
+//
+// The `config` of a plugin entry is free-form YAML, handed to the plugin as
+// JSON ([Plugin.Config]).
+//
+// Package host's supervisor does not import this package: cmd/host maps
+// [HostConfig.PluginSpecs] onto the supervisor's own types. This package
+// imports nothing of the host but host/pluginapi.
+package config

@@ -1,0 +1,92 @@
+package config
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/podhost/podhost/host/pluginapi"
+)
+
+// The apiVersion and kind a host config must declare.
+const (
+	APIVersion = "podhost.dev/v1alpha1"
+	Kind       = "HostConfig"
+)
+
+// Defaults applied by Parse to fields left out of the document.
+const (
+	DefaultLogLevel          = "info"
+	DefaultStartTimeout      = 10 * time.Second
+	DefaultProbeInterval     = 10 * time.Second
+	DefaultBackoffInitial    = time.Second
+	DefaultBackoffMax        = time.Minute
+	DefaultBackoffResetAfter = 10 * time.Minute
+	// DefaultSocketName is the API socket's file name under rootDir.
+	DefaultSocketName = "host.sock"
+)
+
+// LogLevels lists the accepted values of logLevel, least severe first.
+var LogLevels = []string{"trace", "debug", "info", "warn", "error"}
+
+// HostConfig is the host's configuration document. After Parse, defaults are
+// filled in: LogLevel, every Supervision duration, API.Socket and each
+// plugin's Required.
+type HostConfig struct {
+	APIVersion string `yaml:"apiVersion"`
+	Kind       string `yaml:"kind"`
+	// RootDir holds the host's state (its database, the default API socket).
+	RootDir string `yaml:"rootDir"`
+	// PluginDir is where relative plugin paths are resolved. Set it before
+	// Validate or PluginSpecs to point the same document at other binaries.
+	PluginDir string `yaml:"pluginDir"`
+	// ManifestDir, when set, holds static pod manifests.
+	ManifestDir string `yaml:"manifestDir"`
+	// LogLevel is one of LogLevels.
+	LogLevel    string         `yaml:"logLevel"`
+	Plugins     []PluginConfig `yaml:"plugins"`
+	Supervision Supervision    `yaml:"supervision"`
+	API         API            `yaml:"api"`
+
+	meta *meta // where each field came from, for errors found after decoding
+}
+
+// PluginConfig is one entry of plugins, as written. PluginSpecs resolves it
+// into a Plugin.
+type PluginConfig struct {
+	Name string         `yaml:"name"`
+	Kind pluginapi.Kind `yaml:"kind"`
+	// Path is the plugin binary, absolute or relative to PluginDir.
+	Path string `yaml:"path"`
+	// SHA256, when set, pins the binary's checksum (64 hex digits).
+	SHA256 string `yaml:"sha256"`
+	// Required means the host does not run without this plugin. Parse sets
+	// it to true when the document leaves it out.
+	Required *bool    `yaml:"required"`
+	Args     []string `yaml:"args"`
+	// Config is the entry's free-form config subtree as JSON; nil if absent.
+	Config json.RawMessage `yaml:"config"`
+}
+
+// Supervision tunes how the host launches and watches its plugins.
+type Supervision struct {
+	// StartTimeout bounds a plugin's launch and handshake.
+	StartTimeout time.Duration `yaml:"startTimeout"`
+	// ProbeInterval is the time between health probes.
+	ProbeInterval  time.Duration `yaml:"probeInterval"`
+	RestartBackoff Backoff       `yaml:"restartBackoff"`
+}
+
+// Backoff is an exponential restart back-off.
+type Backoff struct {
+	Initial time.Duration `yaml:"initial"`
+	Max     time.Duration `yaml:"max"`
+	// ResetAfter is how long a plugin must stay up for the back-off to
+	// start again from Initial.
+	ResetAfter time.Duration `yaml:"resetAfter"`
+}
+
+// API configures the host's local API.
+type API struct {
+	// Socket is the unix socket path; default <rootDir>/host.sock.
+	Socket string `yaml:"socket"`
+}
