@@ -1,0 +1,35 @@
+#!/bin/sh
+# install-deps.sh installs the host packages that the containerd tests, the
+# CRI floor benchmark and hack/containerd-up.sh need: containerd, runc and
+# busybox-static (the source of the busybox test image). It is idempotent and
+# non-interactive; CI calls it before the e2e tests. Run it as root.
+set -eu
+
+export DEBIAN_FRONTEND=noninteractive
+
+missing=""
+for pkg in containerd runc busybox-static; do
+	if ! dpkg-query -W -f '${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+		missing="$missing $pkg"
+	fi
+done
+
+if [ -z "$missing" ]; then
+	echo "install-deps: containerd, runc and busybox-static are already installed"
+	exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: need root to install:$missing" >&2
+	exit 1
+fi
+
+echo "install-deps: installing:$missing"
+apt-get update -q
+# shellcheck disable=SC2086 # word splitting of the package list is intended
+apt-get install -y -q --no-install-recommends $missing
+
+# The Debian package starts the system containerd; podhost's tests and demos
+# run their own private instance and never use it.
+containerd --version
+runc --version | head -n 1

@@ -1,0 +1,97 @@
+package crisetup
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+const (
+	cgroupRoot     = "/sys/fs/cgroup"
+	cgroupBusyWait = 30 * time.Second
+)
+
+// taskIDs lists the IDs of the tasks (sandboxes and containers) the instance
+// has bundles for in its state dir.
+func (c *Containerd) taskIDs() []string {
+	entries, err := os.ReadDir(filepath.Join(c.State, "io.containerd.runtime.v2.task", Namespace))
+	if err != nil {
+		return nil
+	}
+	var ids []string
+	for _, e := range entries {
+		if e.IsDir() {
+			ids = append(ids, e.Name())
+		}
+	}
+	return ids
+}
+
+// removeShimSockets removes the sockets of the instance's killed shims.
+// containerd 1.6 puts them under /run/containerd/s/ whatever its state dir
+// is, and a killed shim leaves its socket behind; each bundle records the
+// address in its "address" file.
+func (c *Containerd) removeShimSockets() {
+	for _, id := range c.taskIDs() {
+		addr, err := os.ReadFile(filepath.Join(c.State, "io.containerd.runtime.v2.task", Namespace, id, "address"))
+		if err != nil {
+			continue
+		}
+		sock := strings.TrimPrefix(strings.TrimSpace(string(addr)), "unix://")
+		if strings.HasPrefix(sock, "/run/containerd/s/") {
+			_ = os.Remove(sock)
+		}
+	}
+}
+
+// removeCgroups removes the cgroups CRI made for the given task IDs (with no
+// cgroup parent they are k8s.io/ID in every hierarchy). runc removes them
+// when a task is deleted; after a crash nobody does. It only rmdirs, so a
+// cgroup that still holds a process stays and is reported. A killed
+// container stays a zombie until PID 1 reaps it, which on these VMs takes a
+// while, and cgroup v1 refuses the rmdir until then: EBUSY is retried for up
+// to cgroupBusyWait.
+func removeCgroups(ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	roots := []string{cgroupRoot} // the unified hierarchy of cgroup v2
+	if hierarchies, err := os.ReadDir(cgroupRoot); err == nil {
+		for _, h := range hierarchies {
+			if h.IsDir() {
+				roots = append(roots, filepath.Join(cgroupRoot, h.Name()))
+			}
+		}
+	}
+	var dirs []string
+	for _, root := range roots {
+		for _, id := range ids {
+			dirs = append(dirs, filepath.Join(root, Namespace, id))
+		}
+	}
+	deadline := time.Now().Add(cgroupBusyWait)
+	for {
+		var busy []string
+		var errs []error
+		for _, dir := range dirs {
+			err := os.Remove(dir)
+			switch {
+			case err == nil, errors.Is(err, os.ErrNotExist):
+			case errors.Is(err, syscall.EBUSY):
+				busy = append(busy, dir)
+				errs = append(errs, fmt.Errorf("remove cgroup: %w", err))
+			default:
+				errs = append(errs, fmt.Errorf("remove cgroup: %w", err))
+			}
+		}
+		if len(busy) == 0 || time.Now().After(deadline) {
+			return errors.Join(errs...)
+		}
+		dirs = busy
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,33 @@
+package crisetup
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// StartForTest starts a private containerd in a fresh temporary directory
+// and stops it when the test ends: all sandboxes are removed, containerd is
+// stopped, and the test fails if a shim or a mount had to be forced away. If
+// the test binary dies without cleanup, containerd dies with it. A missing
+// containerd fails the test; it never skips.
+func StartForTest(t testing.TB) *Containerd {
+	t.Helper()
+	dir := t.TempDir()
+	c, err := start(t.Context(), dir, true)
+	if err != nil {
+		t.Fatalf("start private containerd: %v", err)
+	}
+	t.Cleanup(func() {
+		// t.Context is already canceled when cleanups run.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if t.Failed() {
+			t.Log(c.LogTail(40))
+		}
+		if err := c.Stop(ctx); err != nil {
+			t.Errorf("stop private containerd: %v", err)
+		}
+	})
+	return c
+}
