@@ -7,6 +7,12 @@
 //		sdk.Serve(sdk.Plugin{Name: "volume-example", Kind: pluginapi.KindVolume, Volume: newServer()})
 //	}
 //
+// DecodeConfig decodes a plugin's JSON config strictly and reports every
+// problem with its field path ("drivers[1].endpoint: unknown field");
+// FieldErrors, Duration and UnixSocketPath help with the plugin's own checks.
+//
 // The conformance kits sdk/runtimetest and sdk/volumetest check an
-// implementation against the contract from `go test`.
+// implementation against the contract from `go test`. docs/plugin-authors.md
+// is the guide; examples/volume-scratch and examples/runtime-memory are
+// complete plugins that pass the kits.
 package sdk

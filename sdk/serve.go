@@ -24,7 +24,14 @@ type FieldError struct {
 	Message string
 }
 
-func (e FieldError) Error() string { return e.Field + ": " + e.Message }
+// Error reads "field: message", or just the message for the config as a
+// whole (an empty Field).
+func (e FieldError) Error() string {
+	if e.Field == "" {
+		return e.Message
+	}
+	return e.Field + ": " + e.Message
+}
 
 // Plugin describes a plugin to serve. Exactly one of Runtime and Volume is
 // set, matching Kind.

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"maps"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
+	"github.com/podhost/podhost/sdk/runtimetest"
+)
+
+// The conformance kit must catch a plugin that breaks the contract. Each
+// mutant is runtime-memory with one bug; TestKitCatchesMutants runs the kit
+// against it in a child process (this test binary, re-executed) and expects
+// the named subtest to fail.
+
+// mutantEnv names the mutant TestMutantConformance serves.
+const mutantEnv = "RUNTIME_MEMORY_MUTANT"
+
+// mutant is runtime-memory with some calls replaced.
+type mutant struct {
+	*server
+	noEventsCapability bool
+	sandboxStatus      func(context.Context, *runtimev1.SandboxStatusRequest) (*runtimev1.SandboxStatusResponse, error)
+	listSandboxes      func(context.Context, *runtimev1.ListSandboxesRequest) (*runtimev1.ListSandboxesResponse, error)
+	stopSandbox        func(context.Context, *runtimev1.StopSandboxRequest) (*runtimev1.StopSandboxResponse, error)
+	createContainer    func(context.Context, *runtimev1.CreateContainerRequest) (*runtimev1.CreateContainerResponse, error)
+	removeImage        func(context.Context, *runtimev1.RemoveImageRequest) (*runtimev1.RemoveImageResponse, error)
+	events             func(*runtimev1.EventsRequest, grpc.ServerStreamingServer[runtimev1.Event]) error
+}
+
+func (m *mutant) SandboxStatus(ctx context.Context, req *runtimev1.SandboxStatusRequest) (*runtimev1.SandboxStatusResponse, error) {
+	if m.sandboxStatus != nil {
+		return m.sandboxStatus(ctx, req)
+	}
+	return m.server.SandboxStatus(ctx, req)
+}
+
+func (m *mutant) ListSandboxes(ctx context.Context, req *runtimev1.ListSandboxesRequest) (*runtimev1.ListSandboxesResponse, error) {
+	if m.listSandboxes != nil {
+		return m.listSandboxes(ctx, req)
+	}
+	return m.server.ListSandboxes(ctx, req)
+}
+
+func (m *mutant) StopSandbox(ctx context.Context, req *runtimev1.StopSandboxRequest) (*runtimev1.StopSandboxResponse, error) {
+	if m.stopSandbox != nil {
+		return m.stopSandbox(ctx, req)
+	}
+	return m.server.StopSandbox(ctx, req)
+}
+
+func (m *mutant) CreateContainer(ctx context.Context, req *runtimev1.CreateContainerRequest) (*runtimev1.CreateContainerResponse, error) {
+	if m.createContainer != nil {
+		return m.createContainer(ctx, req)
+	}
+	return m.server.CreateContainer(ctx, req)
+}
+
+func (m *mutant) RemoveImage(ctx context.Context, req *runtimev1.RemoveImageRequest) (*runtimev1.RemoveImageResponse, error) {
+	if m.removeImage != nil {
+		return m.removeImage(ctx, req)
+	}
+	return m.server.RemoveImage(ctx, req)
+}
+
+func (m *mutant) Events(req *runtimev1.EventsRequest, stream grpc.ServerStreamingServer[runtimev1.Event]) error {
+	if m.events != nil {
+		return m.events(req, stream)
+	}
+	return m.server.Events(req, stream)
+}
+
+// mutants maps a bug to the mutant and the kit subtest that must catch it.
+var mutants = map[string]struct {
+	mutate   func(m *mutant)
+	caughtBy string
+}{
+	"labels changed": {func(m *mutant) {
+		m.sandboxStatus = func(ctx context.Context, req *runtimev1.SandboxStatusRequest) (*runtimev1.SandboxStatusResponse, error) {
+			resp, err := m.server.SandboxStatus(ctx, req)
+			if err == nil {
+				maps.DeleteFunc(resp.Sandbox.Labels, func(k, _ string) bool { return strings.Contains(k, " ") })
+			}
+			return resp, err
+		}
+	}, "RunSandbox_keeps_labels,_annotations_and_metadata"},
+	"label selector ignored": {func(m *mutant) {
+		m.listSandboxes = func(ctx context.Context, req *runtimev1.ListSandboxesRequest) (*runtimev1.ListSandboxesResponse, error) {
+			if len(req.GetFilter().GetLabelSelector()) > 1 {
+				req.Filter.LabelSelector = nil
+			}
+			return m.server.ListSandboxes(ctx, req)
+		}
+	}, "ListSandboxes_filters_by_label,_id_and_state"},
+	"stopping an unknown sandbox is NOT_FOUND": {func(m *mutant) {
+		m.stopSandbox = func(ctx context.Context, req *runtimev1.StopSandboxRequest) (*runtimev1.StopSandboxResponse, error) {
+			if _, err := m.server.SandboxStatus(ctx, &runtimev1.SandboxStatusRequest{SandboxId: req.GetSandboxId()}); err != nil {
+				return nil, err
+			}
+			return m.server.StopSandbox(ctx, req)
+		}
+	}, "unknown_objects"},
+	"unknown sandbox is INTERNAL": {func(m *mutant) {
+		m.createContainer = func(ctx context.Context, req *runtimev1.CreateContainerRequest) (*runtimev1.CreateContainerResponse, error) {
+			resp, err := m.server.CreateContainer(ctx, req)
+			if status.Code(err) == codes.NotFound {
+				err = status.Error(codes.Internal, "no sandbox")
+			}
+			return resp, err
+		}
+	}, "CreateContainer_in_an_unknown_sandbox_is_NOT_FOUND"},
+	"code outside the contract": {func(m *mutant) {
+		m.removeImage = func(context.Context, *runtimev1.RemoveImageRequest) (*runtimev1.RemoveImageResponse, error) {
+			return nil, status.Error(codes.AlreadyExists, "gone already")
+		}
+	}, "an_absent_image"},
+	"events stream silent": {func(m *mutant) {
+		m.events = func(_ *runtimev1.EventsRequest, stream grpc.ServerStreamingServer[runtimev1.Event]) error {
+			if err := stream.SendHeader(metadata.MD{}); err != nil {
+				return err
+			}
+			<-stream.Context().Done()
+			return nil
+		}
+	}, "Events_streams_changes"},
+	"events served without the capability": {func(m *mutant) {
+		m.noEventsCapability = true
+	}, "Events_is_UNIMPLEMENTED_without_runtime.events"},
+}
+
+func TestMutantConformance(t *testing.T) {
+	name := os.Getenv(mutantEnv)
+	mu, ok := mutants[name]
+	if !ok && name != "" {
+		t.Fatalf("unknown mutant %q", name)
+	}
+	runtimetest.Run(t, func(t *testing.T) runtimetest.Setup {
+		p := newPlugin("test")
+		m := &mutant{server: p.Runtime.(*server)}
+		if mu.mutate != nil {
+			mu.mutate(m)
+		}
+		if m.noEventsCapability {
+			p.Capabilities = nil
+		}
+		p.Runtime = m
+		return runtimetest.Setup{Plugin: p, CallTimeout: 5 * time.Second}
+	})
+}
+
+func TestKitCatchesMutants(t *testing.T) {
+	for name, mu := range mutants {
+		t.Run(name, func(t *testing.T) {
+			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestMutantConformance$", "-test.v")
+			cmd.Env = append(os.Environ(), mutantEnv+"="+name)
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("the kit passed mutant %q; want it to fail\n%s", name, out)
+			}
+			if want := "--- FAIL: TestMutantConformance/" + mu.caughtBy + " "; !strings.Contains(string(out), want) {
+				t.Errorf("the kit's output lacks %q\n%s", want, out)
+			}
+		})
+	}
+}

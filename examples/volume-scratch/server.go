@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/podhost/podhost/host/pluginapi"
+	volumev1 "github.com/podhost/podhost/proto/volume/v1"
+	"github.com/podhost/podhost/sdk"
+)
+
+// newPlugin describes volume-scratch to the SDK.
+func newPlugin(version string) sdk.Plugin {
+	return sdk.Plugin{
+		Name:         "volume-scratch",
+		Version:      version,
+		Kind:         pluginapi.KindVolume,
+		Capabilities: []string{pluginapi.CapVolumeMetrics},
+		Volume:       &server{scratch: &scratch{statfs: statfs}},
+		Configure:    configure,
+	}
+}
+
+// config is volume-scratch's config: it has no settings, and refuses any.
+type config struct{}
+
+func configure(_ context.Context, raw json.RawMessage) []sdk.FieldError {
+	var c config
+	return sdk.DecodeConfig(raw, &c)
+}
+
+// server translates the Volume service to scratch calls and maps errors.
+type server struct {
+	volumev1.UnimplementedVolumeServer
+	scratch *scratch
+}
+
+func (s *server) GetCapabilities(context.Context, *volumev1.GetCapabilitiesRequest) (*volumev1.GetCapabilitiesResponse, error) {
+	return &volumev1.GetCapabilitiesResponse{StageUnstage: true, SupportsMetrics: true}, nil
+}
+
+func (s *server) Stage(ctx context.Context, req *volumev1.StageRequest) (*volumev1.StageResponse, error) {
+	if err := filesystemOnly(req.GetCapability()); err != nil {
+		return nil, err
+	}
+	return reply(&volumev1.StageResponse{}, s.scratch.Stage(ctx, req.GetVolumeId(), req.GetStagingPath()))
+}
+
+func (s *server) Unstage(ctx context.Context, req *volumev1.UnstageRequest) (*volumev1.UnstageResponse, error) {
+	return reply(&volumev1.UnstageResponse{}, s.scratch.Unstage(ctx, req.GetVolumeId(), req.GetStagingPath()))
+}
+
+func (s *server) Publish(ctx context.Context, req *volumev1.PublishRequest) (*volumev1.PublishResponse, error) {
+	if err := filesystemOnly(req.GetCapability()); err != nil {
+		return nil, err
+	}
+	err := s.scratch.Publish(ctx, req.GetVolumeId(), req.GetStagingPath(), req.GetTargetPath(), req.GetReadonly())
+	return reply(&volumev1.PublishResponse{}, err)
+}
+
+func (s *server) Unpublish(ctx context.Context, req *volumev1.UnpublishRequest) (*volumev1.UnpublishResponse, error) {
+	return reply(&volumev1.UnpublishResponse{}, s.scratch.Unpublish(ctx, req.GetVolumeId(), req.GetTargetPath()))
+}
+
+func (s *server) GetMetrics(ctx context.Context, req *volumev1.GetMetricsRequest) (*volumev1.GetMetricsResponse, error) {
+	u, err := s.scratch.Metrics(ctx, req.GetVolumeId(), req.GetVolumePath())
+	return reply(&volumev1.GetMetricsResponse{
+		TotalBytes: u.TotalBytes, UsedBytes: u.UsedBytes, AvailableBytes: u.AvailableBytes,
+		TotalInodes: u.TotalInodes, UsedInodes: u.UsedInodes, AvailableInodes: u.AvailableInodes,
+	}, err)
+}
+
+// filesystemOnly refuses raw block volumes, which scratch cannot provide.
+func filesystemOnly(c *volumev1.Capability) error {
+	if c.GetBlock() != nil {
+		return status.Error(codes.InvalidArgument, "volume-scratch provides filesystem volumes only")
+	}
+	return nil
+}
+
+// reply returns resp, or the gRPC status for err.
+func reply[T any](resp *T, err error) (*T, error) {
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return resp, nil
+}
+
+// toStatus maps scratch errors to the contract's codes. Anything unexpected
+// (a failed write, a full disk) is INTERNAL: the call may have taken effect
+// in part, and the host treats it as uncertain.
+func toStatus(err error) error {
+	code := codes.Internal
+	switch {
+	case errors.Is(err, errInvalid):
+		code = codes.InvalidArgument
+	case errors.Is(err, errNotStaged):
+		code = codes.FailedPrecondition
+	case errors.Is(err, errOtherVolume):
+		code = codes.AlreadyExists
+	case errors.Is(err, errNotPublished):
+		code = codes.NotFound
+	case errors.Is(err, context.Canceled):
+		code = codes.Canceled
+	case errors.Is(err, context.DeadlineExceeded):
+		code = codes.DeadlineExceeded
+	}
+	return status.Error(code, err.Error())
+}
