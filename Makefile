@@ -12,7 +12,8 @@ TOOL_PKGS   := github.com/bufbuild/buf/cmd/buf \
                golang.org/x/perf/cmd/benchstat
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all build host plugins tools proto check-proto lint test unit e2e deps images demo bench clean
+.PHONY: all build host plugins tools proto check-proto lint test unit e2e deps images demo \
+        containerd-up containerd-down bench-floor clean
 
 all: build
 
@@ -67,6 +68,24 @@ e2e: deps build
 
 demo: deps build
 	bash hack/demo.sh
+
+# Local OCI image archives (podhost.local/pause:1, podhost.local/busybox:1).
+images:
+	$(GO) run ./hack/mkimage -local build/images
+
+# A private containerd under CTRD_DIR, for poking around by hand.
+CTRD_DIR ?= /tmp/podhost-ctrd
+containerd-up: deps
+	bash hack/containerd-up.sh $(CTRD_DIR)
+containerd-down:
+	bash hack/containerd-down.sh $(CTRD_DIR)
+
+# The floor: the same CRI calls issued directly to containerd, no agent.
+bench-floor: deps
+	bash hack/containerd-up.sh $(CTRD_DIR)
+	$(GO) run ./bench/crifloor -endpoint unix://$(CTRD_DIR)/containerd.sock -n 20 -parallel 1
+	$(GO) run ./bench/crifloor -endpoint unix://$(CTRD_DIR)/containerd.sock -n 20 -parallel 20
+	bash hack/containerd-down.sh $(CTRD_DIR)
 
 clean:
 	rm -rf bin

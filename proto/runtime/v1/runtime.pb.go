@@ -15,6 +15,8 @@
 //   INTERNAL, UNKNOWN  anything else (uncertain).
 // The host lists or asks for status after an uncertain error before it acts
 // again, so a call that did take effect is never duplicated.
+// An empty id is INVALID_ARGUMENT in every call that takes one, including the
+// stop and remove calls that otherwise succeed for unknown ids.
 //
 // Identification. Every sandbox and container carries the labels the host
 // gives it; the host puts the pod's UID, namespace and name, the container

@@ -15,6 +15,8 @@
 //   INTERNAL, UNKNOWN  anything else (uncertain).
 // The host lists or asks for status after an uncertain error before it acts
 // again, so a call that did take effect is never duplicated.
+// An empty id is INVALID_ARGUMENT in every call that takes one, including the
+// stop and remove calls that otherwise succeed for unknown ids.
 //
 // Identification. Every sandbox and container carries the labels the host
 // gives it; the host puts the pod's UID, namespace and name, the container
@@ -122,7 +124,10 @@ type RuntimeClient interface {
 	// them, starting with changes after the call. Only plugins that list the
 	// capability "runtime.events" serve it (others answer UNIMPLEMENTED). The
 	// stream is a hint that makes the host's periodic relist a fallback: it
-	// may drop or repeat events, and ends with the plugin.
+	// may drop or repeat events, and ends with the plugin. The plugin sends
+	// the stream's header (grpc.ServerStream.SendHeader) once it has
+	// subscribed to its backend, so that a caller that waits for the header
+	// misses no change made after it.
 	Events(ctx context.Context, in *EventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[Event], error)
 }
 
@@ -383,7 +388,10 @@ type RuntimeServer interface {
 	// them, starting with changes after the call. Only plugins that list the
 	// capability "runtime.events" serve it (others answer UNIMPLEMENTED). The
 	// stream is a hint that makes the host's periodic relist a fallback: it
-	// may drop or repeat events, and ends with the plugin.
+	// may drop or repeat events, and ends with the plugin. The plugin sends
+	// the stream's header (grpc.ServerStream.SendHeader) once it has
+	// subscribed to its backend, so that a caller that waits for the header
+	// misses no change made after it.
 	Events(*EventsRequest, grpc.ServerStreamingServer[Event]) error
 	mustEmbedUnimplementedRuntimeServer()
 }
