@@ -1,0 +1,45 @@
+// Package lifecycle owns the life of a pod on the node: the pod worker
+// (create, sync, terminate, finish), the status manager (versioned cache,
+// batched writes to sinks), housekeeping (config versus runtime), the PLEG
+// and runtime cache, and the lifecycle metrics.
+//
+// The core is deterministic. PodWorkers and StatusManager are state
+// machines: requests in, work out, time from an injected Clock, jitter from
+// an injected Jitter. They start no goroutines and do no I/O. Small drivers
+// perform the work: Workers (one goroutine per pod), PLEG.Run, SyncLoop and
+// StatusManager.Run.
+//
+// Who may import it: cmd/host and host/. It imports only the standard
+// library, k8s.io/api, k8s.io/apimachinery, prometheus and component-base;
+// never gRPC, go-plugin, proto/ or os/exec (deps_test.go enforces it). The
+// runtime, volumes and status sinks are the interfaces in contracts.go,
+// implemented by host/ on top of the plugins.
+//
+// A pod UID moves through these states and never backwards:
+//
+//	(unknown) --UpdatePod--> WAITING --allowed--> SYNC --kill/delete/terminal--> TERMINATING
+//	              |             |                   |                               |   ^ err: retry
+//	              |             |                   +--SyncPod says terminal--------+   |
+//	              |             +--kill before start--> FINISHED (no sync* call)    |ok
+//	              |                                                                 v
+//	              |                                 FINISHED <--ok-- TERMINATED <---+
+//	              |                                    |               ^ err: retry
+//	              |                                    +--SyncKnownPods (orphan or restart)--> (forgotten)
+//	              +--runtime-only kill--> TERMINATING(runtime) --ok--> (forgotten at once)
+//
+// SYNC calls PodSyncer.SyncPod, TERMINATING calls SyncTerminatingPod (or
+// SyncTerminatingRuntimePod), TERMINATED calls SyncTerminatedPod.
+//
+// Duties of the drivers:
+//
+//  1. Call PodWorkers.Begin for every doorbell signal of a UID, perform the
+//     returned Work, then call Complete with its result; exit when the
+//     doorbell is closed or Begin/Complete says so.
+//  2. Cancel the context of a Work as soon as UpdatePod names it in
+//     UpdateEffects.Cancel; never start a container on a cancelled context.
+//  3. Hand the syncer a runtime status newer than Work.StatusNewerThan.
+//  4. Call SyncKnownPods only from housekeeping, and run housekeeping only
+//     once every config source has reported.
+//  5. Call StatusManager.SyncBatch(false) on each doorbell and
+//     SyncBatch(true) every StatusSyncPeriod, from a single goroutine.
+package lifecycle

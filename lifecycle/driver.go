@@ -1,0 +1,166 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Workers is the driver of the pod worker: one goroutine per UID performs
+// the work the core hands out and feeds back the results. It implements
+// PodWorkerSet. Goroutines start only inside Run.
+type Workers struct {
+	core     *PodWorkers
+	syncer   PodSyncer
+	cache    *Cache
+	recorder Recorder
+
+	mu      sync.Mutex
+	cancels map[uint64]context.CancelFunc
+	pending []workerLoop
+	spawn   chan struct{}
+	wg      sync.WaitGroup
+}
+
+type workerLoop struct {
+	uid    types.UID
+	notify <-chan struct{}
+}
+
+// NewWorkers returns a driver for the core. recorder may be nil.
+func NewWorkers(core *PodWorkers, syncer PodSyncer, cache *Cache, recorder Recorder) *Workers {
+	return &Workers{
+		core: core, syncer: syncer, cache: cache, recorder: recorder,
+		cancels: map[uint64]context.CancelFunc{},
+		spawn:   make(chan struct{}, 1),
+	}
+}
+
+// Core returns the deterministic core, for queries.
+func (w *Workers) Core() *PodWorkers { return w.core }
+
+// UpdatePod hands a request to the core, cancels the in-flight sync it
+// supersedes and schedules a worker goroutine for a new UID.
+func (w *Workers) UpdatePod(opts UpdatePodOptions) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	eff := w.core.UpdatePod(opts)
+	if eff.Cancel != 0 {
+		if cancel := w.cancels[eff.Cancel]; cancel != nil {
+			cancel()
+		}
+	}
+	if eff.NewWorker != nil {
+		uid := types.UID("")
+		if opts.Pod != nil {
+			uid = opts.Pod.UID
+		} else if opts.RunningPod != nil {
+			uid = opts.RunningPod.ID
+		}
+		w.pending = append(w.pending, workerLoop{uid: uid, notify: eff.NewWorker})
+		select {
+		case w.spawn <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// SyncKnownPods forwards to the core.
+func (w *Workers) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSync {
+	return w.core.SyncKnownPods(desired)
+}
+
+// IsPodKnownTerminated forwards to the core.
+func (w *Workers) IsPodKnownTerminated(uid types.UID) bool { return w.core.IsPodKnownTerminated(uid) }
+
+// IsPodTerminationRequested forwards to the core.
+func (w *Workers) IsPodTerminationRequested(uid types.UID) bool {
+	return w.core.IsPodTerminationRequested(uid)
+}
+
+// Run starts a goroutine per worker until ctx ends, then waits for all of
+// them to return.
+func (w *Workers) Run(ctx context.Context) {
+	defer w.wg.Wait()
+	for {
+		w.mu.Lock()
+		loops := w.pending
+		w.pending = nil
+		w.mu.Unlock()
+		for _, l := range loops {
+			w.wg.Add(1)
+			go func() {
+				defer w.wg.Done()
+				w.loop(ctx, l)
+			}()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.spawn:
+		}
+	}
+}
+
+func (w *Workers) loop(ctx context.Context, l workerLoop) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-l.notify:
+			if !ok {
+				return
+			}
+		}
+		w.mu.Lock()
+		work, outcome := w.core.Begin(l.uid)
+		if outcome != BeginRun {
+			w.mu.Unlock()
+			if outcome == BeginExit {
+				return
+			}
+			continue
+		}
+		wctx, cancel := context.WithCancel(ctx)
+		w.cancels[work.ID] = cancel
+		w.mu.Unlock()
+
+		res := w.perform(wctx, work)
+
+		w.mu.Lock()
+		delete(w.cancels, work.ID)
+		cancel()
+		exit := w.core.Complete(work, res)
+		w.mu.Unlock()
+		if exit {
+			return
+		}
+	}
+}
+
+// perform makes the sync* call of one work, reading a fresh enough status.
+func (w *Workers) perform(ctx context.Context, work Work) WorkResult {
+	if work.RuntimeOnly() {
+		return WorkResult{Err: w.syncer.SyncTerminatingRuntimePod(ctx, work.RunningPod)}
+	}
+	status, err := w.cache.GetNewerThan(ctx, work.UID, work.StatusNewerThan)
+	if err != nil {
+		if ctx.Err() == nil && w.recorder != nil {
+			w.recorder.Event(work.Pod, EventWarning, "FailedSync", "error determining status: "+err.Error())
+		}
+		return WorkResult{Err: fmt.Errorf("determining pod status: %w", err)}
+	}
+	switch work.WorkType {
+	case WorkTerminated:
+		return WorkResult{Err: w.syncer.SyncTerminatedPod(ctx, work.Pod, status)}
+	case WorkTerminating:
+		return WorkResult{Err: w.syncer.SyncTerminatingPod(ctx, work.Pod, status, work.GracePeriod, work.StatusFunc)}
+	}
+	terminal, err := w.syncer.SyncPod(ctx, work.UpdateType, work.Pod, work.MirrorPod, status)
+	return WorkResult{IsTerminal: terminal, Err: err}
+}
+
+var _ PodWorkerSet = (*Workers)(nil)

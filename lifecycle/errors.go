@@ -1,0 +1,22 @@
+package lifecycle
+
+import "errors"
+
+// Sentinel errors of the lifecycle core. Callers compare with errors.Is;
+// messages are wrapped with %w and lower-case context.
+var (
+	// ErrNotFound means the runtime, cache or sink does not know the pod.
+	ErrNotFound = errors.New("not found")
+	// ErrUIDMismatch means a sink holds a different pod under the same name.
+	ErrUIDMismatch = errors.New("pod uid mismatch")
+	// ErrNetworkNotReady means the pod network is not ready; it is retried
+	// after one second instead of the normal back-off.
+	ErrNetworkNotReady = errors.New("network is not ready")
+	// ErrContainersStillRunning means a kill returned but a container runs.
+	ErrContainersStillRunning = errors.New("detected running containers after a successful kill")
+	// ErrGracePeriodExceeded means a kill did not finish in time.
+	ErrGracePeriodExceeded = errors.New("pod termination exceeded its grace period")
+	// ErrTerminationRequested means a container start was refused because
+	// the pod is terminating.
+	ErrTerminationRequested = errors.New("pod termination was requested")
+)

@@ -1,0 +1,182 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// PLEG cadences.
+const (
+	RelistPeriod    = time.Second
+	relistThreshold = 3 * time.Minute
+	plegChannelSize = 1000
+)
+
+// PodLifecycleEventType names a container transition.
+type PodLifecycleEventType string
+
+// The events the PLEG emits.
+const (
+	ContainerStarted PodLifecycleEventType = "ContainerStarted"
+	ContainerDied    PodLifecycleEventType = "ContainerDied"
+	ContainerRemoved PodLifecycleEventType = "ContainerRemoved"
+	ContainerChanged PodLifecycleEventType = "ContainerChanged"
+)
+
+// PodLifecycleEvent is one observed transition of a pod's container.
+type PodLifecycleEvent struct {
+	ID          types.UID
+	Type        PodLifecycleEventType
+	ContainerID string
+}
+
+// PLEG relists the runtime, turns container state changes into events and
+// keeps the Cache current. Relist is deterministic given the runtime's
+// answers and the clock; Run drives it. A runtime that streams events can
+// feed Run's trigger channel so that relisting becomes a fallback.
+type PLEG struct {
+	runtime    Runtime
+	cache      *Cache
+	clock      Clock
+	metrics    *Metrics
+	events     chan PodLifecycleEvent
+	old        map[types.UID]map[string]ContainerState
+	reinspect  map[types.UID]*RunningPod
+	lastRelist time.Time
+	// Discarded counts events dropped because the channel was full.
+	Discarded int
+}
+
+// NewPLEG returns a PLEG over the runtime that writes the cache.
+func NewPLEG(runtime Runtime, cache *Cache, clock Clock, metrics *Metrics) *PLEG {
+	return &PLEG{
+		runtime: runtime, cache: cache, clock: clock, metrics: metrics,
+		events:    make(chan PodLifecycleEvent, plegChannelSize),
+		old:       map[types.UID]map[string]ContainerState{},
+		reinspect: map[types.UID]*RunningPod{},
+	}
+}
+
+// Events returns the event channel.
+func (g *PLEG) Events() <-chan PodLifecycleEvent { return g.events }
+
+// Healthy reports an error if no relist happened for three minutes.
+func (g *PLEG) Healthy() error {
+	if d := g.clock.Now().Sub(g.lastRelist); !g.lastRelist.IsZero() && d > relistThreshold {
+		return fmt.Errorf("pleg was last seen active %s ago; threshold is %s", d, relistThreshold)
+	}
+	return nil
+}
+
+// Relist lists the runtime once, emits events for changed containers,
+// re-inspects changed pods into the cache and advances the cache time to
+// the moment before the list. Relist must not be called concurrently.
+func (g *PLEG) Relist(ctx context.Context) error {
+	start := g.clock.Now()
+	if g.metrics != nil && !g.lastRelist.IsZero() {
+		g.metrics.PLEGRelistInterval.Observe(start.Sub(g.lastRelist).Seconds())
+	}
+	g.lastRelist = start
+	pods, err := g.runtime.ListPods(ctx)
+	if err != nil {
+		return fmt.Errorf("relisting runtime pods: %w", err)
+	}
+	current := make(map[types.UID]map[string]ContainerState, len(pods))
+	byUID := make(map[types.UID]*RunningPod, len(pods))
+	for _, p := range pods {
+		states := make(map[string]ContainerState, len(p.Containers))
+		for _, c := range p.Containers {
+			states[c.ID] = c.State
+		}
+		current[p.ID], byUID[p.ID] = states, p
+	}
+	changed := map[types.UID]*RunningPod{}
+	for uid, pod := range g.reinspect {
+		changed[uid] = pod
+	}
+	for uid := range unionKeys(g.old, current) {
+		for id := range unionKeys(g.old[uid], current[uid]) {
+			oldState, had := g.old[uid][id]
+			newState, has := current[uid][id]
+			if had && has && oldState == newState {
+				continue
+			}
+			if typ, ok := eventFor(oldState, had, newState, has); ok {
+				g.emit(PodLifecycleEvent{ID: uid, Type: typ, ContainerID: id})
+			}
+			p := byUID[uid]
+			if p == nil {
+				p = &RunningPod{ID: uid}
+			}
+			changed[uid] = p
+		}
+	}
+	g.reinspect = map[types.UID]*RunningPod{}
+	for uid, p := range changed {
+		status, err := g.runtime.PodStatus(ctx, uid, p.Name, p.Namespace)
+		if err != nil {
+			g.reinspect[uid] = p
+			continue
+		}
+		g.cache.Set(uid, status, nil, start)
+	}
+	g.old = current
+	g.cache.UpdateTime(start)
+	if g.metrics != nil {
+		g.metrics.PLEGRelistDuration.Observe(g.clock.Now().Sub(start).Seconds())
+		g.metrics.PLEGLastSeen.Set(float64(start.Unix()))
+	}
+	return nil
+}
+
+func eventFor(old ContainerState, had bool, new ContainerState, has bool) (PodLifecycleEventType, bool) {
+	switch {
+	case has && new == ContainerRunning:
+		return ContainerStarted, true
+	case has && new == ContainerExited:
+		return ContainerDied, true
+	case has && new == ContainerUnknown:
+		return ContainerChanged, true
+	case !has && had && old == ContainerRunning:
+		return ContainerDied, true
+	case !has && had:
+		return ContainerRemoved, true
+	}
+	return "", false
+}
+
+func (g *PLEG) emit(ev PodLifecycleEvent) {
+	select {
+	case g.events <- ev:
+	default:
+		g.Discarded++
+	}
+}
+
+func unionKeys[K comparable, V any](a, b map[K]V) map[K]struct{} {
+	out := make(map[K]struct{}, len(a)+len(b))
+	for k := range a {
+		out[k] = struct{}{}
+	}
+	for k := range b {
+		out[k] = struct{}{}
+	}
+	return out
+}
+
+// Run relists every period, and at once whenever trigger fires (a runtime
+// event stream may feed it; nil disables it), until ctx ends.
+func (g *PLEG) Run(ctx context.Context, period time.Duration, trigger <-chan struct{}) {
+	for {
+		_ = g.Relist(ctx) // errors are retried on the next relist
+		select {
+		case <-ctx.Done():
+			return
+		case <-g.clock.After(period):
+		case <-trigger:
+		}
+	}
+}

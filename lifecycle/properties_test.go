@@ -1,0 +1,230 @@
+package lifecycle_test
+
+import (
+	"fmt"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"pgregory.net/rapid"
+
+	"github.com/podhost/podhost/lifecycle"
+	"github.com/podhost/podhost/lifecycle/lifecycletest"
+)
+
+// rank orders the lifecycle of a UID; it may only grow until the UID is
+// forgotten.
+func rank(st lifecycle.PodWorkerState) int {
+	switch {
+	case st.Finished:
+		return 3
+	case !st.TerminatedAt.IsZero():
+		return 2
+	case !st.TerminatingAt.IsZero():
+		return 1
+	}
+	return 0
+}
+
+// TestWorkerInvariants drives the harness with random interleavings of
+// create, update, kill, API delete, force delete, runtime reports, runtime
+// errors, housekeeping, clock steps and partial worker progress, and checks
+// the invariants of section 9 after every step.
+func TestWorkerInvariants(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		h := lifecycletest.NewHarness()
+		uids := []string{"a", "b", "c", "s1", "s2"}
+		podOpts := func(uid string) string {
+			if uid[0] == 's' {
+				return "uid=" + uid + " name=static static"
+			}
+			return "uid=" + uid
+		}
+		lastRank := map[string]int{}
+		incarnation := map[string]int64{}
+		lastGrace := map[string]int64{}
+		synced := false
+		held := map[string]bool{}
+		run := func(line string) {
+			h.Run(lifecycletest.ParseCmd(line))
+		}
+		steps := rapid.IntRange(1, 40).Draw(rt, "steps")
+		for range steps {
+			uid := rapid.SampledFrom(uids).Draw(rt, "uid")
+			action := rapid.SampledFrom([]string{"create", "update", "kill", "delete", "force-delete",
+				"runtime-report", "runtime-error", "housekeeping", "tick", "drain", "begin", "finish"}).Draw(rt, "action")
+			switch action {
+			case "create":
+				run("config add " + podOpts(uid))
+				run("update create " + podOpts(uid))
+			case "update":
+				run("update update " + podOpts(uid))
+			case "kill":
+				g := rapid.IntRange(0, 40).Draw(rt, "grace")
+				run(fmt.Sprintf("update kill %s kill-grace=%d", podOpts(uid), g))
+			case "delete":
+				g := rapid.IntRange(0, 40).Draw(rt, "grace")
+				run(fmt.Sprintf("config add %s deleted=%d", podOpts(uid), g))
+				run(fmt.Sprintf("update update %s deleted=%d", podOpts(uid), g))
+			case "force-delete":
+				run("config remove uid=" + uid)
+			case "runtime-report":
+				run("runtime add uid=" + uid)
+			case "runtime-error":
+				op := rapid.SampledFrom([]string{"sync", "terminating", "runtime", "terminated"}).Draw(rt, "op")
+				run(fmt.Sprintf("fail %s uid=%s times=1", op, uid))
+			case "housekeeping":
+				if len(held) == 0 {
+					run("housekeeping")
+					synced = true
+				}
+			case "tick":
+				run("tick seconds=1")
+			case "drain":
+				run("drain")
+			case "begin":
+				if !held[uid] {
+					out := h.Run(lifecycletest.ParseCmd("begin uid=" + uid))
+					held[uid] = out != "not signalled" && out != "ok" && out != ""
+					if !held[uid] {
+						delete(held, uid)
+					}
+				}
+			case "finish":
+				if held[uid] {
+					run("finish uid=" + uid)
+					delete(held, uid)
+				}
+			}
+			if len(h.Violations) > 0 {
+				rt.Fatalf("invariant 4: %v", h.Violations)
+			}
+			for _, u := range uids {
+				st, ok := h.Workers.Inspect(types.UID(u))
+				if !ok {
+					delete(lastRank, u)
+					delete(lastGrace, u)
+					continue
+				}
+				if inc := st.SyncedAt.UnixNano(); inc != incarnation[u] {
+					// Purged and re-created within one step (UID reuse).
+					incarnation[u] = inc
+					delete(lastRank, u)
+					delete(lastGrace, u)
+				}
+				if r := rank(st); r < lastRank[u] {
+					rt.Fatalf("invariant 3: %s went from rank %d back to %d", u, lastRank[u], r)
+				} else {
+					lastRank[u] = r
+				}
+				if st.GracePeriod != 0 {
+					if st.GracePeriod < 1 {
+						rt.Fatalf("invariant 5: %s grace %d < 1", u, st.GracePeriod)
+					}
+					if g, ok := lastGrace[u]; ok && st.GracePeriod > g {
+						rt.Fatalf("invariant 5: %s grace grew from %d to %d", u, g, st.GracePeriod)
+					}
+					lastGrace[u] = st.GracePeriod
+				}
+				if st.StartedTerminating && st.TerminatingAt.IsZero() {
+					rt.Fatalf("%s observed termination that was never requested", u)
+				}
+			}
+			if got := h.Workers.CouldHaveRunningContainers("never-seen"); got != !synced {
+				rt.Fatalf("invariant 9: unknown UID possibly running = %t with podsSynced %t", got, synced)
+			}
+		}
+		for u := range held {
+			run("finish uid=" + u)
+		}
+		// Invariants 2 and 8: with errors cleared, repeated housekeeping
+		// and draining finish every pod that is not desired.
+		for _, op := range []string{"sync", "terminating", "runtime", "terminated"} {
+			run("unfail " + op + " uid=*")
+			for _, u := range uids {
+				run("unfail " + op + " uid=" + u)
+			}
+		}
+		for _, u := range uids {
+			run("config remove uid=" + u)
+		}
+		for range 6 {
+			run("housekeeping")
+			run("drain")
+		}
+		for _, u := range uids {
+			if st, ok := h.Workers.Inspect(types.UID(u)); ok && !st.Finished {
+				rt.Fatalf("invariant 8: orphan %s never finished: %+v", u, st)
+			}
+		}
+		pods, _ := h.Runtime.ListPods(t.Context())
+		for _, p := range pods {
+			if p.IsRunning() {
+				rt.Fatalf("invariant 7: runtime pod %s still running after housekeeping", p.ID)
+			}
+		}
+	})
+}
+
+// TestStatusInvariants checks the status manager's guarantees over random
+// status sequences: versions never go backwards, a terminal phase is
+// sticky, and finished pods report no container as exit 0 without
+// runtime evidence.
+func TestStatusInvariants(t *testing.T) {
+	phases := []v1.PodPhase{v1.PodPending, v1.PodRunning, v1.PodSucceeded, v1.PodFailed}
+	rapid.Check(t, func(rt *rapid.T) {
+		e := newStatusEnv()
+		pod := apiPod("1", "p")
+		pod.Spec.RestartPolicy = rapid.SampledFrom([]v1.RestartPolicy{v1.RestartPolicyAlways, v1.RestartPolicyNever, v1.RestartPolicyOnFailure}).Draw(rt, "policy")
+		e.sink.Store(pod)
+		var lastVersion uint64
+		var terminal v1.PodPhase
+		evidence := map[string]bool{}
+		for range rapid.IntRange(1, 20).Draw(rt, "steps") {
+			if rapid.IntRange(0, 6).Draw(rt, "terminate") == 0 {
+				e.m.TerminatePod(pod)
+			} else {
+				var cs []v1.ContainerStatus
+				for _, name := range []string{"c1", "c2"} {
+					switch rapid.IntRange(0, 3).Draw(rt, "state") {
+					case 0:
+						cs = append(cs, running(name, name))
+					case 1:
+						cs = append(cs, terminated(name, 0))
+						evidence[name] = true
+					case 2:
+						cs = append(cs, terminated(name, 1))
+					default:
+						cs = append(cs, waiting(name))
+					}
+				}
+				e.m.SetPodStatus(pod, v1.PodStatus{Phase: rapid.SampledFrom(phases).Draw(rt, "phase"), ContainerStatuses: cs})
+			}
+			if rapid.Bool().Draw(rt, "sync") {
+				e.m.SyncBatch(t.Context(), rapid.Bool().Draw(rt, "all"))
+			}
+			v := e.m.Version("1")
+			if v < lastVersion {
+				rt.Fatalf("version went back from %d to %d", lastVersion, v)
+			}
+			lastVersion = v
+			st, _ := e.m.PodStatus("1")
+			if terminal != "" && st.Phase != terminal {
+				rt.Fatalf("terminal phase %s became %s", terminal, st.Phase)
+			}
+			if st.Phase == v1.PodSucceeded || st.Phase == v1.PodFailed {
+				terminal = st.Phase
+			}
+			if api, ok := e.sink.Pod("ns", "p"); ok && isTerminal(api.Status.Phase) && terminal != "" && api.Status.Phase != terminal {
+				rt.Fatalf("sink phase %s differs from terminal %s", api.Status.Phase, terminal)
+			}
+			for _, c := range st.ContainerStatuses {
+				if term := c.State.Terminated; term != nil && term.ExitCode == 0 && !evidence[c.Name] {
+					rt.Fatalf("container %s reported exit 0 without runtime evidence", c.Name)
+				}
+			}
+		}
+	})
+}
+
+func isTerminal(p v1.PodPhase) bool { return p == v1.PodSucceeded || p == v1.PodFailed }

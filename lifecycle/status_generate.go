@@ -1,0 +1,295 @@
+package lifecycle
+
+import (
+	"container/list"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// GeneratePodStatus builds the API status of a pod from the runtime's view.
+// cached is the status manager's last status (zero if none). podIsTerminal
+// is true once no container can run. A terminal phase never regresses: the
+// cached or API terminal phase wins over a generated one, and Failed never
+// becomes Succeeded. reasons may be nil.
+func GeneratePodStatus(pod *v1.Pod, rs *PodStatus, cached v1.PodStatus, podIsTerminal bool, reasons *ReasonCache) v1.PodStatus {
+	old := cached
+	if old.Phase == "" {
+		old = pod.Status
+	}
+	deleting := pod.DeletionTimestamp != nil
+	s := v1.PodStatus{
+		InitContainerStatuses: convertContainers(pod, pod.Spec.InitContainers, rs, old.InitContainerStatuses, deleting, reasons, false),
+		ContainerStatuses:     convertContainers(pod, pod.Spec.Containers, rs, old.ContainerStatuses, deleting, reasons, !initDone(pod, rs)),
+		StartTime:             old.StartTime,
+	}
+	if rs != nil {
+		for i, ip := range rs.IPs {
+			if i == 0 {
+				s.PodIP = ip
+			}
+			s.PodIPs = append(s.PodIPs, v1.PodIP{IP: ip})
+		}
+	}
+	s.Phase = podPhase(pod, s.InitContainerStatuses, s.ContainerStatuses, podIsTerminal)
+	switch {
+	case !isTerminalPhase(s.Phase) && isTerminalPhase(cached.Phase):
+		s.Phase = cached.Phase
+	case isTerminalPhase(pod.Status.Phase) && s.Phase != pod.Status.Phase:
+		s.Phase = pod.Status.Phase
+	}
+	if s.Phase == old.Phase {
+		s.Reason, s.Message = old.Reason, old.Message
+	}
+	ready := v1.ConditionTrue
+	if len(s.ContainerStatuses) == 0 || isTerminalPhase(s.Phase) {
+		ready = v1.ConditionFalse
+	}
+	for _, c := range s.ContainerStatuses {
+		if !c.Ready {
+			ready = v1.ConditionFalse
+		}
+	}
+	initialized := v1.ConditionFalse
+	if initDone(pod, rs) {
+		initialized = v1.ConditionTrue
+	}
+	s.Conditions = []v1.PodCondition{
+		{Type: v1.PodInitialized, Status: initialized},
+		{Type: v1.ContainersReady, Status: ready},
+		{Type: v1.PodReady, Status: ready},
+		{Type: v1.PodScheduled, Status: v1.ConditionTrue},
+	}
+	return s
+}
+
+// initDone reports whether every init container exited 0.
+func initDone(pod *v1.Pod, rs *PodStatus) bool {
+	for _, c := range pod.Spec.InitContainers {
+		cs := rs.Container(c.Name)
+		if cs == nil || cs.State != ContainerExited || cs.ExitCode != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func convertContainers(pod *v1.Pod, specs []v1.Container, rs *PodStatus, old []v1.ContainerStatus, deleting bool, reasons *ReasonCache, initPending bool) []v1.ContainerStatus {
+	if len(specs) == 0 {
+		return nil
+	}
+	out := make([]v1.ContainerStatus, 0, len(specs))
+	for _, spec := range specs {
+		var prev *v1.ContainerStatus
+		for i := range old {
+			if old[i].Name == spec.Name {
+				prev = &old[i]
+			}
+		}
+		prevRunning := prev != nil && prev.State.Running != nil
+		c := v1.ContainerStatus{Name: spec.Name, Image: spec.Image}
+		if prev != nil {
+			c.RestartCount = prev.RestartCount
+			c.LastTerminationState = *prev.LastTerminationState.DeepCopy()
+		}
+		cs := rs.Container(spec.Name)
+		switch {
+		case cs == nil:
+			reason := "ContainerCreating"
+			if initPending {
+				reason = "PodInitializing"
+			}
+			c.State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: reason}}
+			if prevRunning {
+				c.LastTerminationState = v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
+					ExitCode: lostExitCode, Reason: ReasonContainerStatusUnknown, Message: msgLostWhileRunning}}
+				if !deleting {
+					c.RestartCount++
+				}
+			}
+		case cs.State == ContainerUnknown && prevRunning:
+			c.State = v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
+				ExitCode: lostExitCode, Reason: ReasonContainerStatusUnknown, Message: msgLostAtTermination}}
+			c.RestartCount++
+		default:
+			c.ContainerID, c.RestartCount = cs.ID, max(c.RestartCount, cs.RestartCount)
+			c.State = runtimeState(cs)
+		}
+		if reasons != nil && c.State.Running == nil && restartAllowed(pod, &c) {
+			if r, ok := reasons.Get(pod.UID, spec.Name); ok {
+				if c.State.Terminated != nil {
+					c.LastTerminationState = c.State
+				}
+				c.State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: r.Reason, Message: r.Message}}
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func runtimeState(cs *ContainerStatus) v1.ContainerState {
+	switch cs.State {
+	case ContainerRunning:
+		return v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.NewTime(cs.StartedAt)}}
+	case ContainerExited:
+		reason := cs.Reason
+		if reason == "" {
+			reason = "Completed"
+			if cs.ExitCode != 0 {
+				reason = "Error"
+			}
+		}
+		return v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
+			ExitCode: cs.ExitCode, Reason: reason, Message: cs.Message, ContainerID: cs.ID,
+			StartedAt: metav1.NewTime(cs.StartedAt), FinishedAt: metav1.NewTime(cs.FinishedAt)}}
+	case ContainerUnknown:
+		return v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: ReasonContainerStatusUnknown}}
+	}
+	return v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "ContainerCreating"}}
+}
+
+func restartAllowed(pod *v1.Pod, c *v1.ContainerStatus) bool {
+	switch pod.Spec.RestartPolicy {
+	case v1.RestartPolicyNever:
+		return false
+	case v1.RestartPolicyOnFailure:
+		return c.State.Terminated == nil || c.State.Terminated.ExitCode != 0
+	}
+	return true
+}
+
+// podPhase computes the phase from container statuses.
+func podPhase(pod *v1.Pod, init, regular []v1.ContainerStatus, podIsTerminal bool) v1.PodPhase {
+	pendingInit := false
+	for _, c := range init {
+		if t := c.State.Terminated; t != nil {
+			if t.ExitCode != 0 && pod.Spec.RestartPolicy == v1.RestartPolicyNever {
+				return v1.PodFailed
+			}
+			if t.ExitCode == 0 {
+				continue
+			}
+		}
+		pendingInit = true
+	}
+	var running, waiting, stopped, succeeded, unknown int
+	for _, c := range regular {
+		switch {
+		case c.State.Running != nil:
+			running++
+		case c.State.Terminated != nil:
+			stopped++
+			if c.State.Terminated.ExitCode == 0 {
+				succeeded++
+			}
+		case c.State.Waiting != nil:
+			if c.LastTerminationState.Terminated != nil {
+				stopped++
+			} else {
+				waiting++
+			}
+		default:
+			unknown++
+		}
+	}
+	switch {
+	case pendingInit && running == 0 && stopped == 0:
+		return v1.PodPending
+	case waiting > 0:
+		return v1.PodPending
+	case running > 0 && unknown == 0:
+		return v1.PodRunning
+	case running == 0 && stopped > 0 && unknown == 0:
+		if podIsTerminal && !IsStaticPod(pod) {
+			if succeeded == stopped {
+				return v1.PodSucceeded
+			}
+			return v1.PodFailed
+		}
+		switch {
+		case pod.Spec.RestartPolicy == v1.RestartPolicyAlways || pod.Spec.RestartPolicy == "":
+			return v1.PodRunning
+		case succeeded == stopped:
+			return v1.PodSucceeded
+		case pod.Spec.RestartPolicy == v1.RestartPolicyNever:
+			return v1.PodFailed
+		}
+		return v1.PodRunning
+	}
+	if len(regular) == 0 && podIsTerminal {
+		return v1.PodFailed
+	}
+	return v1.PodPending
+}
+
+// maxReasonCacheEntries bounds the reason cache.
+const maxReasonCacheEntries = 1000
+
+// StartFailure is the last start error of a container.
+type StartFailure struct {
+	Reason, Message string
+}
+
+// ReasonCache remembers the last start error of each container (LRU of
+// 1000 entries keyed by pod UID and container name). A successful start
+// removes the entry. It is safe for concurrent use.
+type ReasonCache struct {
+	mu    sync.Mutex
+	order *list.List
+	items map[string]*list.Element
+}
+
+type reasonEntry struct {
+	key string
+	val StartFailure
+}
+
+// NewReasonCache returns an empty cache.
+func NewReasonCache() *ReasonCache {
+	return &ReasonCache{order: list.New(), items: map[string]*list.Element{}}
+}
+
+func reasonKey(uid types.UID, name string) string { return string(uid) + "_" + name }
+
+// Add records a start failure.
+func (r *ReasonCache) Add(uid types.UID, name string, f StartFailure) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := reasonKey(uid, name)
+	if e, ok := r.items[k]; ok {
+		e.Value.(*reasonEntry).val = f
+		r.order.MoveToFront(e)
+		return
+	}
+	r.items[k] = r.order.PushFront(&reasonEntry{key: k, val: f})
+	if r.order.Len() > maxReasonCacheEntries {
+		last := r.order.Back()
+		r.order.Remove(last)
+		delete(r.items, last.Value.(*reasonEntry).key)
+	}
+}
+
+// Remove forgets the container's failure after a successful start.
+func (r *ReasonCache) Remove(uid types.UID, name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e, ok := r.items[reasonKey(uid, name)]; ok {
+		r.order.Remove(e)
+		delete(r.items, reasonKey(uid, name))
+	}
+}
+
+// Get returns the container's last start failure.
+func (r *ReasonCache) Get(uid types.UID, name string) (StartFailure, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.items[reasonKey(uid, name)]
+	if !ok {
+		return StartFailure{}, false
+	}
+	r.order.MoveToFront(e)
+	return e.Value.(*reasonEntry).val, true
+}

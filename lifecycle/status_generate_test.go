@@ -1,0 +1,109 @@
+package lifecycle_test
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podhost/podhost/lifecycle"
+)
+
+func TestGeneratePodStatusPhase(t *testing.T) {
+	exited := func(code int32) *lifecycle.PodStatus {
+		return &lifecycle.PodStatus{ID: "1", ContainerStatuses: []lifecycle.ContainerStatus{{Name: "c1", State: lifecycle.ContainerExited, ExitCode: code}}}
+	}
+	tests := []struct {
+		name      string
+		policy    v1.RestartPolicy
+		rs        *lifecycle.PodStatus
+		apiPhase  v1.PodPhase
+		cached    v1.PodPhase
+		terminal  bool
+		wantPhase v1.PodPhase
+	}{
+		{name: "G68 Never and exit 1 gives Failed", policy: v1.RestartPolicyNever, rs: exited(1), wantPhase: v1.PodFailed},
+		{name: "G68 Never and exit 0 gives Succeeded", policy: v1.RestartPolicyNever, rs: exited(0), wantPhase: v1.PodSucceeded},
+		{name: "G68 Always and stopped stays Running", policy: v1.RestartPolicyAlways, rs: exited(1), wantPhase: v1.PodRunning},
+		{name: "G68 terminal pod with a failed container is Failed", policy: v1.RestartPolicyAlways, rs: exited(1), terminal: true, wantPhase: v1.PodFailed},
+		{name: "G68 cached terminal phase wins over a non-terminal one", policy: v1.RestartPolicyAlways, rs: exited(1), cached: v1.PodFailed, wantPhase: v1.PodFailed},
+		{name: "G68 API Failed is never turned into Succeeded (issue 58711)", policy: v1.RestartPolicyNever, rs: exited(0), apiPhase: v1.PodFailed, wantPhase: v1.PodFailed},
+		{name: "G68 nothing started yet is Pending", policy: v1.RestartPolicyAlways, rs: &lifecycle.PodStatus{ID: "1"}, wantPhase: v1.PodPending},
+		{name: "G68 running container gives Running", policy: v1.RestartPolicyNever,
+			rs: &lifecycle.PodStatus{ID: "1", ContainerStatuses: []lifecycle.ContainerStatus{{Name: "c1", State: lifecycle.ContainerRunning}}}, wantPhase: v1.PodRunning},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := apiPod("1", "p")
+			pod.Spec.Containers = []v1.Container{{Name: "c1"}}
+			pod.Spec.RestartPolicy = tt.policy
+			pod.Status.Phase = tt.apiPhase
+			pod.Status.Message = "api message"
+			got := lifecycle.GeneratePodStatus(pod, tt.rs, v1.PodStatus{Phase: tt.cached}, tt.terminal, nil)
+			if got.Phase != tt.wantPhase {
+				t.Errorf("phase %q; want %q", got.Phase, tt.wantPhase)
+			}
+			if tt.apiPhase != "" && got.Phase == tt.apiPhase && tt.cached == "" && got.Message != "api message" {
+				t.Errorf("G68 message %q not kept with an unchanged phase", got.Message)
+			}
+		})
+	}
+}
+
+func TestGeneratePodStatusLostContainers(t *testing.T) {
+	runningBefore := v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{
+		{Name: "c1", RestartCount: 2, State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}}}
+	pod := func(deleting bool) *v1.Pod {
+		p := apiPod("1", "p")
+		p.Spec.Containers = []v1.Container{{Name: "c1"}}
+		if deleting {
+			ts := metav1.Now()
+			p.DeletionTimestamp = &ts
+		}
+		return p
+	}
+	t.Run("G69 unknown state of a running container is terminated 137 with a restart", func(t *testing.T) {
+		rs := &lifecycle.PodStatus{ID: "1", ContainerStatuses: []lifecycle.ContainerStatus{{Name: "c1", State: lifecycle.ContainerUnknown}}}
+		got := lifecycle.GeneratePodStatus(pod(false), rs, runningBefore, false, nil).ContainerStatuses[0]
+		if term := got.State.Terminated; term == nil || term.ExitCode != 137 || term.Reason != "ContainerStatusUnknown" || got.RestartCount != 3 {
+			t.Errorf("status %+v; want Terminated(137, ContainerStatusUnknown), restarts 3", got)
+		}
+	})
+	t.Run("G69 missing running container keeps a 137 last termination, no Pending fallback", func(t *testing.T) {
+		got := lifecycle.GeneratePodStatus(pod(false), &lifecycle.PodStatus{ID: "1"}, runningBefore, false, nil)
+		c := got.ContainerStatuses[0]
+		if lt := c.LastTerminationState.Terminated; lt == nil || lt.ExitCode != 137 || c.RestartCount != 3 {
+			t.Errorf("status %+v; want last termination 137 and restarts 3", c)
+		}
+		if got.Phase == v1.PodPending {
+			t.Errorf("pod fell back to Pending")
+		}
+	})
+	t.Run("G69 no restart increment while the pod is being deleted", func(t *testing.T) {
+		c := lifecycle.GeneratePodStatus(pod(true), &lifecycle.PodStatus{ID: "1"}, runningBefore, false, nil).ContainerStatuses[0]
+		if c.RestartCount != 2 {
+			t.Errorf("restarts %d; want 2", c.RestartCount)
+		}
+	})
+	t.Run("G69 a never-reported container is never exit 0", func(t *testing.T) {
+		got := lifecycle.GeneratePodStatus(pod(false), &lifecycle.PodStatus{ID: "1"}, v1.PodStatus{}, true, nil)
+		if term := got.ContainerStatuses[0].State.Terminated; term != nil && term.ExitCode == 0 {
+			t.Errorf("a container without status reported exit 0")
+		}
+	})
+	t.Run("G69 reason cache shows the last start error and is LRU-bounded", func(t *testing.T) {
+		rc := lifecycle.NewReasonCache()
+		rc.Add("1", "c1", lifecycle.StartFailure{Reason: "CreateContainerError", Message: "boom"})
+		rs := &lifecycle.PodStatus{ID: "1", ContainerStatuses: []lifecycle.ContainerStatus{{Name: "c1", State: lifecycle.ContainerExited, ExitCode: 1}}}
+		c := lifecycle.GeneratePodStatus(pod(false), rs, v1.PodStatus{}, false, rc).ContainerStatuses[0]
+		if w := c.State.Waiting; w == nil || w.Reason != "CreateContainerError" || w.Message != "boom" {
+			t.Errorf("state %+v; want Waiting(CreateContainerError)", c.State)
+		}
+		for i := range 1000 {
+			rc.Add("x", string(rune(i)), lifecycle.StartFailure{Reason: "r"})
+		}
+		if _, ok := rc.Get("1", "c1"); ok {
+			t.Errorf("oldest entry survived 1000 newer ones")
+		}
+	})
+}

@@ -1,0 +1,122 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// defaultGracePeriod is used when a pod has no grace period at all.
+const defaultGracePeriod = int64(30)
+
+// terminationState is what the syncer asks the pod worker.
+type terminationState interface {
+	IsPodTerminationRequested(uid types.UID) bool
+}
+
+// Syncer implements PodSyncer on a Runtime, Volumes and a StatusManager:
+// the three phases of a pod with status reporting in between. The host
+// supplies the Runtime (over the runtime plugin) and Volumes.
+type Syncer struct {
+	Runtime Runtime
+	// Volumes may be nil (no volumes).
+	Volumes Volumes
+	Status  *StatusManager
+	// Pods is the pod worker; it may be nil.
+	Pods terminationState
+	// Reasons may be nil.
+	Reasons  *ReasonCache
+	Recorder Recorder
+}
+
+func (s *Syncer) cached(uid types.UID) v1.PodStatus {
+	st, _ := s.Status.PodStatus(uid)
+	return st
+}
+
+// SyncPod writes the generated status, then mounts volumes and lets the
+// runtime start what the spec asks for. It reports a terminal pod without
+// setting anything up, and starts nothing once termination was requested.
+func (s *Syncer) SyncPod(ctx context.Context, _ UpdateType, pod, _ *v1.Pod, status *PodStatus) (bool, error) {
+	api := GeneratePodStatus(pod, status, s.cached(pod.UID), false, s.Reasons)
+	s.Status.SetPodStatus(pod, api)
+	if isTerminalPhase(api.Phase) {
+		return true, nil
+	}
+	if s.Pods != nil && s.Pods.IsPodTerminationRequested(pod.UID) {
+		return false, fmt.Errorf("syncing pod %s: %w", PodFullName(pod), ErrTerminationRequested)
+	}
+	if s.Volumes != nil {
+		if err := s.Volumes.MountPod(ctx, pod); err != nil {
+			return false, fmt.Errorf("mounting volumes of %s: %w", PodFullName(pod), err)
+		}
+	}
+	if err := s.Runtime.SyncPod(ctx, pod, status); err != nil {
+		return false, fmt.Errorf("syncing pod %s: %w", PodFullName(pod), err)
+	}
+	return false, nil
+}
+
+// SyncTerminatingPod reports the terminating status, kills the pod within
+// the grace period, checks that nothing runs and reports the stopped
+// status with the exit codes captured.
+func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, status *PodStatus, gracePeriod *int64, statusFn func(*v1.PodStatus)) error {
+	api := GeneratePodStatus(pod, status, s.cached(pod.UID), false, s.Reasons)
+	if statusFn != nil {
+		statusFn(&api)
+	}
+	s.Status.SetPodStatus(pod, api)
+	grace := defaultGracePeriod
+	switch {
+	case gracePeriod != nil:
+		grace = *gracePeriod
+	case pod.Spec.TerminationGracePeriodSeconds != nil:
+		grace = *pod.Spec.TerminationGracePeriodSeconds
+	}
+	if err := s.Runtime.KillPod(ctx, pod, nil, grace); err != nil {
+		if s.Recorder != nil {
+			s.Recorder.Event(pod, EventWarning, "FailedToKillPod", err.Error())
+		}
+		return fmt.Errorf("killing pod %s: %w", PodFullName(pod), err)
+	}
+	stopped, err := s.Runtime.PodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
+	if err != nil {
+		return fmt.Errorf("reading status of %s after kill: %w", PodFullName(pod), err)
+	}
+	for _, c := range stopped.ContainerStatuses {
+		if c.State == ContainerRunning {
+			return fmt.Errorf("pod %s: %w", PodFullName(pod), ErrContainersStillRunning)
+		}
+	}
+	final := GeneratePodStatus(pod, stopped, s.cached(pod.UID), true, s.Reasons)
+	if statusFn != nil {
+		statusFn(&final)
+	}
+	s.Status.SetPodStatus(pod, final)
+	return nil
+}
+
+// SyncTerminatingRuntimePod kills a pod without config with grace 1.
+func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, pod *RunningPod) error {
+	if err := s.Runtime.KillPod(ctx, nil, pod, orphanKillGrace); err != nil {
+		return fmt.Errorf("killing runtime pod %s: %w", pod.ID, err)
+	}
+	return nil
+}
+
+// SyncTerminatedPod writes the final status, waits for volumes to be
+// unmounted and marks the status finished.
+func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, status *PodStatus) error {
+	s.Status.SetPodStatus(pod, GeneratePodStatus(pod, status, s.cached(pod.UID), true, s.Reasons))
+	if s.Volumes != nil {
+		if err := s.Volumes.UnmountPod(ctx, pod); err != nil {
+			return fmt.Errorf("unmounting volumes of %s: %w", PodFullName(pod), err)
+		}
+	}
+	s.Status.TerminatePod(pod)
+	return nil
+}
+
+var _ PodSyncer = (*Syncer)(nil)
