@@ -13,6 +13,7 @@ type PluginInfo struct {
 	Restarts     int       `json:"restarts"`
 	LastError    string    `json:"lastError,omitempty"`
 	Capabilities []string  `json:"capabilities,omitempty"`
+	PID          int       `json:"pid,omitempty"`
 	Since        time.Time `json:"since,omitzero"`
 }
 

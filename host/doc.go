@@ -1,0 +1,18 @@
+// Package host owns the plugin supervisor of the podhost node agent: it
+// launches every configured runtime and volume plugin over go-plugin gRPC
+// (versioned handshake, AutoMTLS, optional sha256 pin, plugin logs forwarded
+// under the plugin's name), checks each launch (GetInfo, Configure, Probe),
+// detects a plugin's exit, fails calls to a dead plugin with ErrPluginExited,
+// restarts it with exponential back-off, probes it periodically and tells
+// subscribers what happened so the lifecycle can resync.
+//
+// Manager is the entry point: NewManager, Start with the PluginSpecs the
+// config layer produced, List for `host plugins list`, Identity/Runtime/Volume
+// for typed gRPC clients that always reach the current instance of a plugin,
+// Subscribe for lifecycle events and Stop for shutdown.
+//
+// The host's command (cmd/host) and the adapters that turn plugin clients into
+// the lifecycle's interfaces import this package; package lifecycle never
+// does. Containers are not the supervisor's concern: stopping a plugin never
+// touches the workloads it started.
+package host
