@@ -1,0 +1,28 @@
+package sources
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrConflict is matched by every [*ConflictError].
+var ErrConflict = errors.New("name claimed by another source")
+
+// ConflictError rejects an object whose kind and namespace/name an earlier
+// claimant already holds.
+type ConflictError struct {
+	// Kind is "Pod", "PersistentVolume" or "PersistentVolumeClaim".
+	Kind string
+	// Name is namespace/name, or name for a PersistentVolume.
+	Name string
+	// Loser and Winner are the rejected object's origin and the holder's.
+	Loser, Winner Origin
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("%s: %s %s: %v: held by source %q (%s)",
+		e.Loser.Where, e.Kind, e.Name, ErrConflict, e.Winner.Source, e.Winner.Where)
+}
+
+// Is makes errors.Is(err, ErrConflict) true.
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }

@@ -1,0 +1,157 @@
+package podvalidate
+
+import (
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+var (
+	pullPolicies = []string{string(v1.PullAlways), string(v1.PullIfNotPresent), string(v1.PullNever)}
+	protocols    = []string{string(v1.ProtocolTCP), string(v1.ProtocolUDP), string(v1.ProtocolSCTP)}
+)
+
+// validateContainers checks init and app containers; names are unique across
+// both lists, as they share one namespace in the runtime.
+func validateContainers(spec *v1.PodSpec, volumes sets.Set[string], path *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	if len(spec.Containers) == 0 {
+		allErrs = append(allErrs, field.Required(path.Child("containers"), "must have at least one container"))
+	}
+	names := sets.New[string]()
+	for i := range spec.InitContainers {
+		allErrs = append(allErrs, validateContainer(&spec.InitContainers[i], names, volumes, path.Child("initContainers").Index(i))...)
+	}
+	for i := range spec.Containers {
+		allErrs = append(allErrs, validateContainer(&spec.Containers[i], names, volumes, path.Child("containers").Index(i))...)
+	}
+	return allErrs
+}
+
+func validateContainer(c *v1.Container, names, volumes sets.Set[string], path *field.Path) field.ErrorList {
+	allErrs := dnsName(c.Name, path.Child("name"), validation.IsDNS1123Label)
+	if c.Name != "" {
+		if names.Has(c.Name) {
+			allErrs = append(allErrs, field.Duplicate(path.Child("name"), c.Name))
+		}
+		names.Insert(c.Name)
+	}
+	if strings.TrimSpace(c.Image) == "" {
+		allErrs = append(allErrs, field.Required(path.Child("image"), ""))
+	}
+	switch c.ImagePullPolicy {
+	case "", v1.PullAlways, v1.PullIfNotPresent, v1.PullNever:
+	default:
+		allErrs = append(allErrs, field.NotSupported(path.Child("imagePullPolicy"), c.ImagePullPolicy, pullPolicies))
+	}
+	allErrs = append(allErrs, validatePorts(c.Ports, path.Child("ports"))...)
+	allErrs = append(allErrs, validateEnv(c, path)...)
+	allErrs = append(allErrs, validateResources(&c.Resources, path.Child("resources"))...)
+	for i, m := range c.VolumeMounts {
+		mp := path.Child("volumeMounts").Index(i)
+		switch {
+		case m.Name == "":
+			allErrs = append(allErrs, field.Required(mp.Child("name"), ""))
+		case !volumes.Has(m.Name):
+			allErrs = append(allErrs, field.NotFound(mp.Child("name"), m.Name))
+		}
+		if m.MountPath == "" {
+			allErrs = append(allErrs, field.Required(mp.Child("mountPath"), ""))
+		}
+	}
+	return allErrs
+}
+
+func validatePorts(ports []v1.ContainerPort, path *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	names := sets.New[string]()
+	for i, p := range ports {
+		pp := path.Index(i)
+		if p.Name != "" {
+			for _, msg := range validation.IsValidPortName(p.Name) {
+				allErrs = append(allErrs, field.Invalid(pp.Child("name"), p.Name, msg))
+			}
+			if names.Has(p.Name) {
+				allErrs = append(allErrs, field.Duplicate(pp.Child("name"), p.Name))
+			}
+			names.Insert(p.Name)
+		}
+		for _, msg := range validation.IsValidPortNum(int(p.ContainerPort)) {
+			allErrs = append(allErrs, field.Invalid(pp.Child("containerPort"), p.ContainerPort, msg))
+		}
+		if p.HostPort != 0 {
+			for _, msg := range validation.IsValidPortNum(int(p.HostPort)) {
+				allErrs = append(allErrs, field.Invalid(pp.Child("hostPort"), p.HostPort, msg))
+			}
+		}
+		switch p.Protocol {
+		case "", v1.ProtocolTCP, v1.ProtocolUDP, v1.ProtocolSCTP:
+		default:
+			allErrs = append(allErrs, field.NotSupported(pp.Child("protocol"), p.Protocol, protocols))
+		}
+	}
+	return allErrs
+}
+
+// validateEnv checks variable names and that each value comes from a place
+// a node agent without an API server can read.
+func validateEnv(c *v1.Container, path *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	for i, e := range c.Env {
+		ep := path.Child("env").Index(i)
+		if e.Name == "" {
+			allErrs = append(allErrs, field.Required(ep.Child("name"), ""))
+		}
+		for _, msg := range validation.IsEnvVarName(e.Name) {
+			if e.Name != "" {
+				allErrs = append(allErrs, field.Invalid(ep.Child("name"), e.Name, msg))
+			}
+		}
+		from := e.ValueFrom
+		if from == nil {
+			continue
+		}
+		if e.Value != "" {
+			allErrs = append(allErrs, field.Invalid(ep.Child("valueFrom"), "", "may not be specified when value is not empty"))
+		}
+		if from.ConfigMapKeyRef != nil || from.SecretKeyRef != nil || from.FileKeyRef != nil {
+			allErrs = append(allErrs, field.Forbidden(ep.Child("valueFrom"), "unsupported env source: only fieldRef and resourceFieldRef are supported"))
+		}
+	}
+	for i := range c.EnvFrom {
+		allErrs = append(allErrs, field.Forbidden(path.Child("envFrom").Index(i), "unsupported env source: configMapRef and secretRef are not supported"))
+	}
+	return allErrs
+}
+
+func validateResources(r *v1.ResourceRequirements, path *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	for name, q := range r.Limits {
+		allErrs = append(allErrs, validateQuantity(name, q, path.Child("limits").Key(string(name)))...)
+	}
+	for name, q := range r.Requests {
+		p := path.Child("requests").Key(string(name))
+		allErrs = append(allErrs, validateQuantity(name, q, p)...)
+		if limit, ok := r.Limits[name]; ok && q.Cmp(limit) > 0 {
+			allErrs = append(allErrs, field.Invalid(p, q.String(), "must be less than or equal to "+string(name)+" limit of "+limit.String()))
+		}
+	}
+	return sortErrors(allErrs)
+}
+
+func validateQuantity(name v1.ResourceName, q resource.Quantity, path *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	if errs := validation.IsQualifiedName(string(name)); len(errs) > 0 {
+		for _, msg := range errs {
+			allErrs = append(allErrs, field.Invalid(path, string(name), msg))
+		}
+	}
+	if q.Sign() < 0 {
+		allErrs = append(allErrs, field.Invalid(path, q.String(), "must be greater than or equal to 0"))
+	}
+	return allErrs
+}

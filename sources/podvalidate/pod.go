@@ -1,0 +1,99 @@
+package podvalidate
+
+import (
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// ClaimLookup reports whether a PersistentVolumeClaim namespace/name is
+// known to podhost.
+type ClaimLookup func(namespace, name string) bool
+
+var (
+	restartPolicies = []string{string(v1.RestartPolicyAlways), string(v1.RestartPolicyOnFailure), string(v1.RestartPolicyNever)}
+	dnsPolicies     = []string{string(v1.DNSClusterFirst), string(v1.DNSClusterFirstWithHostNet), string(v1.DNSDefault), string(v1.DNSNone)}
+)
+
+// ValidatePod returns every rule the pod breaks. With a nil claims lookup
+// the persistentVolumeClaim references are not resolved; sources that see
+// only part of the claims pass nil and the merger resolves them later with
+// [ValidateClaimRefs].
+func ValidatePod(pod *v1.Pod, claims ClaimLookup) field.ErrorList {
+	if pod == nil {
+		return field.ErrorList{field.Required(field.NewPath("pod"), "")}
+	}
+	allErrs := validateObjectMeta(&pod.ObjectMeta, field.NewPath("metadata"))
+	allErrs = append(allErrs, validateSpec(&pod.Spec, field.NewPath("spec"))...)
+	if claims != nil {
+		allErrs = append(allErrs, ValidateClaimRefs(pod, claims)...)
+	}
+	return allErrs
+}
+
+// ValidateClaimRefs checks that every persistentVolumeClaim volume of the
+// pod names a claim known in the pod's namespace.
+func ValidateClaimRefs(pod *v1.Pod, claims ClaimLookup) field.ErrorList {
+	var allErrs field.ErrorList
+	for i, vol := range pod.Spec.Volumes {
+		pvc := vol.PersistentVolumeClaim
+		if pvc == nil || pvc.ClaimName == "" {
+			continue
+		}
+		if !claims(pod.Namespace, pvc.ClaimName) {
+			p := field.NewPath("spec", "volumes").Index(i).Child("persistentVolumeClaim", "claimName")
+			allErrs = append(allErrs, field.NotFound(p, pvc.ClaimName))
+		}
+	}
+	return allErrs
+}
+
+func validateObjectMeta(meta *metav1.ObjectMeta, path *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	allErrs = append(allErrs, dnsName(meta.Name, path.Child("name"), validation.IsDNS1123Subdomain)...)
+	allErrs = append(allErrs, dnsName(meta.Namespace, path.Child("namespace"), validation.IsDNS1123Label)...)
+	return allErrs
+}
+
+// dnsName checks a required name with one of apimachinery's DNS validators.
+func dnsName(name string, path *field.Path, check func(string) []string) field.ErrorList {
+	if name == "" {
+		return field.ErrorList{field.Required(path, "")}
+	}
+	var allErrs field.ErrorList
+	for _, msg := range check(name) {
+		allErrs = append(allErrs, field.Invalid(path, name, msg))
+	}
+	return allErrs
+}
+
+func validateSpec(spec *v1.PodSpec, path *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	volumes, errs := validateVolumes(spec.Volumes, path.Child("volumes"))
+	allErrs = append(allErrs, errs...)
+	allErrs = append(allErrs, validateContainers(spec, volumes, path)...)
+
+	switch spec.RestartPolicy {
+	case "":
+		allErrs = append(allErrs, field.Required(path.Child("restartPolicy"), ""))
+	case v1.RestartPolicyAlways, v1.RestartPolicyOnFailure, v1.RestartPolicyNever:
+	default:
+		allErrs = append(allErrs, field.NotSupported(path.Child("restartPolicy"), spec.RestartPolicy, restartPolicies))
+	}
+	switch spec.DNSPolicy {
+	case "", v1.DNSClusterFirst, v1.DNSClusterFirstWithHostNet, v1.DNSDefault, v1.DNSNone:
+	default:
+		allErrs = append(allErrs, field.NotSupported(path.Child("dnsPolicy"), spec.DNSPolicy, dnsPolicies))
+	}
+	if g := spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
+		allErrs = append(allErrs, field.Invalid(path.Child("terminationGracePeriodSeconds"), *g, "must be greater than or equal to 0"))
+	}
+	if d := spec.ActiveDeadlineSeconds; d != nil && *d <= 0 {
+		allErrs = append(allErrs, field.Invalid(path.Child("activeDeadlineSeconds"), *d, "must be greater than 0"))
+	}
+	if len(spec.EphemeralContainers) > 0 {
+		allErrs = append(allErrs, field.Forbidden(path.Child("ephemeralContainers"), "not supported in a pod manifest"))
+	}
+	return allErrs
+}

@@ -1,0 +1,204 @@
+package podvalidate
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+)
+
+// validPod is a pod that breaks no rule; each case below breaks one.
+func validPod() *v1.Pod {
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-node1", Namespace: "default"},
+		Spec: v1.PodSpec{
+			RestartPolicy:                 v1.RestartPolicyAlways,
+			DNSPolicy:                     v1.DNSClusterFirst,
+			TerminationGracePeriodSeconds: ptr.To[int64](30),
+			InitContainers:                []v1.Container{{Name: "init", Image: "busybox:1"}},
+			Containers: []v1.Container{{
+				Name:         "app",
+				Image:        "nginx:1.27",
+				Ports:        []v1.ContainerPort{{Name: "http", ContainerPort: 80, Protocol: v1.ProtocolTCP}},
+				Env:          []v1.EnvVar{{Name: "MODE", Value: "prod"}},
+				VolumeMounts: []v1.VolumeMount{{Name: "data", MountPath: "/data"}},
+				Resources: v1.ResourceRequirements{
+					Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m")},
+					Limits:   v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")},
+				},
+			}},
+			Volumes: []v1.Volume{
+				{Name: "data", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}},
+				{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}},
+			},
+		},
+	}
+}
+
+func knownClaims(ns, name string) bool { return ns == "default" && name == "data" }
+
+func TestValidatePod(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(p *v1.Pod)
+		want   []string // "path: type", in order
+	}{
+		{"valid", func(*v1.Pod) {}, nil},
+		{"name required", func(p *v1.Pod) { p.Name = "" }, []string{"metadata.name: Required value"}},
+		{"name not a subdomain", func(p *v1.Pod) { p.Name = "Web_1" }, []string{"metadata.name: Invalid value"}},
+		{"namespace required", func(p *v1.Pod) { p.Namespace = "" }, []string{"metadata.namespace: Required value", "spec.volumes[0].persistentVolumeClaim.claimName: Not found"}},
+		{"namespace not a label", func(p *v1.Pod) { p.Namespace = "a.b" }, []string{"metadata.namespace: Invalid value", "spec.volumes[0].persistentVolumeClaim.claimName: Not found"}},
+		{"containers required", func(p *v1.Pod) { p.Spec.Containers = nil }, []string{"spec.containers: Required value"}},
+		{"container name required", func(p *v1.Pod) { p.Spec.Containers[0].Name = "" }, []string{"spec.containers[0].name: Required value"}},
+		{"container name not a label", func(p *v1.Pod) { p.Spec.Containers[0].Name = "App" }, []string{"spec.containers[0].name: Invalid value"}},
+		{"container name duplicate", func(p *v1.Pod) {
+			p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: "app", Image: "x"})
+		}, []string{"spec.containers[1].name: Duplicate value"}},
+		{"container name duplicates init container", func(p *v1.Pod) { p.Spec.Containers[0].Name = "init" }, []string{"spec.containers[0].name: Duplicate value"}},
+		{"image required", func(p *v1.Pod) { p.Spec.Containers[0].Image = " " }, []string{"spec.containers[0].image: Required value"}},
+		{"init image required", func(p *v1.Pod) { p.Spec.InitContainers[0].Image = "" }, []string{"spec.initContainers[0].image: Required value"}},
+		{"image pull policy", func(p *v1.Pod) { p.Spec.Containers[0].ImagePullPolicy = "Sometimes" }, []string{"spec.containers[0].imagePullPolicy: Unsupported value"}},
+		{"restart policy required", func(p *v1.Pod) { p.Spec.RestartPolicy = "" }, []string{"spec.restartPolicy: Required value"}},
+		{"restart policy unsupported", func(p *v1.Pod) { p.Spec.RestartPolicy = "Sometimes" }, []string{"spec.restartPolicy: Unsupported value"}},
+		{"dns policy unsupported", func(p *v1.Pod) { p.Spec.DNSPolicy = "Mine" }, []string{"spec.dnsPolicy: Unsupported value"}},
+		{"grace period negative", func(p *v1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](-1) }, []string{"spec.terminationGracePeriodSeconds: Invalid value"}},
+		{"grace period zero", func(p *v1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0) }, nil},
+		{"active deadline zero", func(p *v1.Pod) { p.Spec.ActiveDeadlineSeconds = ptr.To[int64](0) }, []string{"spec.activeDeadlineSeconds: Invalid value"}},
+		{"ephemeral containers", func(p *v1.Pod) {
+			p.Spec.EphemeralContainers = []v1.EphemeralContainer{{EphemeralContainerCommon: v1.EphemeralContainerCommon{Name: "dbg", Image: "x"}}}
+		}, []string{"spec.ephemeralContainers: Forbidden"}},
+		{"volume name required", func(p *v1.Pod) { p.Spec.Volumes[1].Name = "" }, []string{"spec.volumes[1].name: Required value"}},
+		{"volume name not a label", func(p *v1.Pod) { p.Spec.Volumes[1].Name = "Scratch" }, []string{"spec.volumes[1].name: Invalid value"}},
+		{"volume name duplicate", func(p *v1.Pod) { p.Spec.Volumes[1].Name = "data" }, []string{"spec.volumes[1].name: Duplicate value"}},
+		{"volume source required", func(p *v1.Pod) { p.Spec.Volumes[1].EmptyDir = nil }, []string{"spec.volumes[1]: Required value"}},
+		{"volume source twice", func(p *v1.Pod) { p.Spec.Volumes[1].HostPath = &v1.HostPathVolumeSource{Path: "/x"} }, []string{"spec.volumes[1].emptyDir: Forbidden"}},
+		{"volume source unsupported", func(p *v1.Pod) {
+			p.Spec.Volumes[1].VolumeSource = v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{}}
+		}, []string{"spec.volumes[1].configMap: Forbidden"}},
+		{"hostPath path required", func(p *v1.Pod) {
+			p.Spec.Volumes[1].VolumeSource = v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{}}
+		}, []string{"spec.volumes[1].hostPath.path: Required value"}},
+		{"csi driver required", func(p *v1.Pod) {
+			p.Spec.Volumes[1].VolumeSource = v1.VolumeSource{CSI: &v1.CSIVolumeSource{}}
+		}, []string{"spec.volumes[1].csi.driver: Required value"}},
+		{"emptyDir size negative", func(p *v1.Pod) {
+			p.Spec.Volumes[1].EmptyDir.SizeLimit = ptr.To(resource.MustParse("-1Gi"))
+		}, []string{"spec.volumes[1].emptyDir.sizeLimit: Invalid value"}},
+		{"claim name required", func(p *v1.Pod) { p.Spec.Volumes[0].PersistentVolumeClaim.ClaimName = "" }, []string{"spec.volumes[0].persistentVolumeClaim.claimName: Required value"}},
+		{"claim unknown", func(p *v1.Pod) { p.Spec.Volumes[0].PersistentVolumeClaim.ClaimName = "other" }, []string{"spec.volumes[0].persistentVolumeClaim.claimName: Not found"}},
+		{"claim in another namespace", func(p *v1.Pod) { p.Namespace = "prod" }, []string{"spec.volumes[0].persistentVolumeClaim.claimName: Not found"}},
+		{"mount of undeclared volume", func(p *v1.Pod) { p.Spec.Containers[0].VolumeMounts[0].Name = "nope" }, []string{"spec.containers[0].volumeMounts[0].name: Not found"}},
+		{"mount path required", func(p *v1.Pod) { p.Spec.Containers[0].VolumeMounts[0].MountPath = "" }, []string{"spec.containers[0].volumeMounts[0].mountPath: Required value"}},
+		{"quantity negative", func(p *v1.Pod) {
+			p.Spec.Containers[0].Resources.Requests[v1.ResourceMemory] = resource.MustParse("-1")
+		}, []string{"spec.containers[0].resources.requests[memory]: Invalid value"}},
+		{"request above limit", func(p *v1.Pod) {
+			p.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse("2")
+		}, []string{"spec.containers[0].resources.requests[cpu]: Invalid value"}},
+		{"resource name invalid", func(p *v1.Pod) {
+			p.Spec.Containers[0].Resources.Limits["bad name!"] = resource.MustParse("1")
+		}, []string{"spec.containers[0].resources.limits[bad name!]: Invalid value"}},
+		{"env name invalid", func(p *v1.Pod) { p.Spec.Containers[0].Env[0].Name = "1=A" }, []string{"spec.containers[0].env[0].name: Invalid value"}},
+		{"env name required", func(p *v1.Pod) { p.Spec.Containers[0].Env[0].Name = "" }, []string{"spec.containers[0].env[0].name: Required value"}},
+		{"env value and valueFrom", func(p *v1.Pod) {
+			p.Spec.Containers[0].Env[0].ValueFrom = &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.name"}}
+		}, []string{"spec.containers[0].env[0].valueFrom: Invalid value"}},
+		{"env from secret", func(p *v1.Pod) {
+			p.Spec.Containers[0].Env[0] = v1.EnvVar{Name: "A", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{Key: "k"}}}
+		}, []string{"spec.containers[0].env[0].valueFrom: Forbidden"}},
+		{"envFrom unsupported", func(p *v1.Pod) {
+			p.Spec.Containers[0].EnvFrom = []v1.EnvFromSource{{ConfigMapRef: &v1.ConfigMapEnvSource{}}}
+		}, []string{"spec.containers[0].envFrom[0]: Forbidden"}},
+		{"container port zero", func(p *v1.Pod) { p.Spec.Containers[0].Ports[0].ContainerPort = 0 }, []string{"spec.containers[0].ports[0].containerPort: Invalid value"}},
+		{"container port too big", func(p *v1.Pod) { p.Spec.Containers[0].Ports[0].ContainerPort = 65536 }, []string{"spec.containers[0].ports[0].containerPort: Invalid value"}},
+		{"host port too big", func(p *v1.Pod) { p.Spec.Containers[0].Ports[0].HostPort = 70000 }, []string{"spec.containers[0].ports[0].hostPort: Invalid value"}},
+		{"port protocol", func(p *v1.Pod) { p.Spec.Containers[0].Ports[0].Protocol = "ICMP" }, []string{"spec.containers[0].ports[0].protocol: Unsupported value"}},
+		{"port name invalid", func(p *v1.Pod) { p.Spec.Containers[0].Ports[0].Name = "http_" }, []string{"spec.containers[0].ports[0].name: Invalid value"}},
+		{"port name duplicate", func(p *v1.Pod) {
+			p.Spec.Containers[0].Ports = append(p.Spec.Containers[0].Ports, v1.ContainerPort{Name: "http", ContainerPort: 81})
+		}, []string{"spec.containers[0].ports[1].name: Duplicate value"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := validPod()
+			tt.mutate(pod)
+			got := summarize(ValidatePod(pod, knownClaims))
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("ValidatePod errors:\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestValidatePodNilLookupSkipsClaims(t *testing.T) {
+	tests := []struct {
+		name   string
+		claims ClaimLookup
+		want   int
+	}{
+		{"nil lookup", nil, 0},
+		{"lookup knows nothing", func(string, string) bool { return false }, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ValidatePod(validPod(), tt.claims); len(got) != tt.want {
+				t.Errorf("got %d errors (%v), want %d", len(got), got, tt.want)
+			}
+		})
+	}
+}
+
+// summarize renders each error as "path: type", the part a rule fixes.
+func summarize(errs field.ErrorList) []string {
+	var out []string
+	for _, e := range errs {
+		out = append(out, e.Field+": "+e.Type.String())
+	}
+	return out
+}
+
+func FuzzValidatePod(f *testing.F) {
+	seed, _ := json.Marshal(validPod())
+	f.Add(seed)
+	f.Add([]byte(`{"spec":{"containers":[{},{}],"volumes":[{"name":"a"},{"name":"a","csi":{}}]}}`))
+	f.Add([]byte(`{"spec":{"containers":[{"resources":{"requests":{"cpu":"-1"}},"ports":[{"containerPort":-5}]}]}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var pod v1.Pod
+		if json.Unmarshal(data, &pod) != nil {
+			return
+		}
+		for _, e := range ValidatePod(&pod, knownClaims) {
+			if e.Field == "" {
+				t.Errorf("error without a field path: %v", e)
+			}
+		}
+		ValidatePod(&pod, nil)
+	})
+}
+
+func TestValidateVolumeAndClaim(t *testing.T) {
+	tests := []struct {
+		name string
+		errs field.ErrorList
+		want []string
+	}{
+		{"volume ok", ValidateVolume(&v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv1"}}), nil},
+		{"volume name", ValidateVolume(&v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "PV"}}), []string{"metadata.name: Invalid value"}},
+		{"claim ok", ValidateClaim(&v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "default"},
+			Spec: v1.PersistentVolumeClaimSpec{VolumeName: "pv1"}}), nil},
+		{"claim volumeName", ValidateClaim(&v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "default"}}),
+			[]string{"spec.volumeName: Required value"}},
+		{"claim namespace", ValidateClaim(&v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data"},
+			Spec: v1.PersistentVolumeClaimSpec{VolumeName: "pv1"}}), []string{"metadata.namespace: Required value"}},
+	}
+	for _, tt := range tests {
+		if got := summarize(tt.errs); strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,55 @@
+package sources
+
+import (
+	v1 "k8s.io/api/core/v1"
+)
+
+// Names of the sources podhost knows.
+const (
+	SourceFile      = "file"
+	SourceAPI       = "api"
+	SourceAPIServer = "apiserver"
+)
+
+// Origin says where an object came from.
+type Origin struct {
+	// Source is the source's name, such as [SourceFile].
+	Source string
+	// Key identifies the object's container within the source and stays
+	// the same across edits: a manifest file's path, an API request's pod
+	// key. Two objects of one source with the same Key share a claim.
+	Key string
+	// Where tells people where to look: "pods/web.yaml: document 2".
+	Where string
+}
+
+// Pod is a desired pod and its origin.
+type Pod struct {
+	Pod    *v1.Pod
+	Origin Origin
+}
+
+// Volume is a statically defined PersistentVolume and its origin.
+type Volume struct {
+	Volume *v1.PersistentVolume
+	Origin Origin
+}
+
+// Claim is a statically bound PersistentVolumeClaim and its origin.
+type Claim struct {
+	Claim  *v1.PersistentVolumeClaim
+	Origin Origin
+}
+
+// Snapshot is everything one source currently wants. Each snapshot replaces
+// the source's previous one. Objects in a snapshot are read-only to
+// receivers.
+type Snapshot struct {
+	Source  string
+	Pods    []Pod
+	Volumes []Volume
+	Claims  []Claim
+	// Errors are the source's manifests or requests that did not become
+	// objects; each names its origin and, where known, the field at fault.
+	Errors []error
+}
