@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,7 +22,11 @@ import (
 // Status") on the in-memory runtime: 3 workers × 15 pods whose container
 // fails (exit 1) or whose init container fails in front of a "blocked"
 // container, each deleted with grace 1 after a random 0–2 s, and every
-// status written to the sink checked.
+// status written to the sink checked. The create → Deleted latency of every
+// pod goes into a Summary with the e2e objectives, labelled node, printed
+// as "Summary of latencies" and checked against bounds that follow from the
+// fake clock: at least the random delete delay, at most that delay plus the
+// grace period plus two simulated seconds of status batching.
 func TestPodContainerStatusChurn(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 70))
@@ -31,7 +38,18 @@ func TestPodContainerStatusChurn(t *testing.T) {
 	d := &inlineDriver{core: core, rt: rt, loops: map[types.UID]<-chan struct{}{},
 		syncer: &lifecycle.Syncer{Runtime: rt, Status: status, Pods: core}}
 
+	latencies := prometheus.NewSummaryVec(prometheus.SummaryOpts{
+		Name:       "pod_container_status_churn_latency_seconds",
+		Help:       "Create to Deleted latency of the churn pods.",
+		Objectives: map[float64]float64{0.5: 0.05, 0.75: 0.025, 0.9: 0.01, 0.99: 0.001},
+	}, []string{"node"})
+	createdAt := clock.Now()
 	watches := map[string]*churnWatch{}
+	sink.OnDelete = func(_, name string) {
+		w := watches[name]
+		w.latency = clock.Now().Sub(createdAt)
+		latencies.WithLabelValues("fake-node").Observe(w.latency.Seconds())
+	}
 	sink.OnPut = func(_, name string, s v1.PodStatus) {
 		w := watches[name]
 		if isTerminal(w.last.Phase) && s.Phase != w.last.Phase {
@@ -112,13 +130,33 @@ func TestPodContainerStatusChurn(t *testing.T) {
 		if !isTerminal(w.last.Phase) && !(w.last.Phase == v1.PodPending && !anyRunningStatus(w.last)) {
 			t.Errorf("%s deleted in phase %s", name, w.last.Phase)
 		}
+		delay := w.deletedAt.Sub(createdAt)
+		if w.latency < delay || w.latency > delay+3*time.Second || w.latency > time.Hour {
+			t.Errorf("%s: create → Deleted took %s with the delete sent after %s", name, w.latency, delay)
+		}
 	}
+	m := &dto.Metric{}
+	if err := latencies.WithLabelValues("fake-node").(prometheus.Metric).Write(m); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.GetSummary().GetSampleCount(); got != 45 {
+		t.Errorf("latency summary has %d samples; want 45", got)
+	}
+	var q []string
+	for _, qt := range m.GetSummary().GetQuantile() {
+		q = append(q, fmt.Sprintf("p%g=%.2fs", qt.GetQuantile()*100, qt.GetValue()))
+		if v := qt.GetValue(); v <= 0 || v > 2+1+2 {
+			t.Errorf("quantile %g = %gs; want in (0, 5]", qt.GetQuantile(), v)
+		}
+	}
+	t.Logf("Summary of latencies (node=fake-node, n=%d): %s", m.GetSummary().GetSampleCount(), strings.Join(q, " "))
 }
 
 type churnWatch struct {
 	last       v1.PodStatus
 	terminated map[string]bool
 	deletedAt  time.Time
+	latency    time.Duration
 	pod        *v1.Pod
 }
 

@@ -30,6 +30,17 @@
 // SYNC calls PodSyncer.SyncPod, TERMINATING calls SyncTerminatingPod (or
 // SyncTerminatingRuntimePod), TERMINATED calls SyncTerminatedPod.
 //
+// Housekeeping (Housekeeper.Cleanup) runs the steps of section 6 of the
+// specification in its order: SyncKnownPods, runtime listing, orphaned
+// statuses, orphaned pod directories (PodDirs), orphaned mirror pods
+// (MirrorPodDeleter, skipping those whose static pod is still terminating),
+// config gauges, re-creation of desired pods unknown to the worker, kills of
+// deleted terminal pods and of runtime pods unknown to the worker, and
+// kubelet_working_pods. The kubelet's probe cleanup, user-namespace
+// release, pod cgroup removal and back-off GC are left out: podhost has no
+// probes, user namespaces or QoS cgroups yet, and container back-off is
+// owned by the runtime plugin.
+//
 // Duties of the drivers:
 //
 //  1. Call PodWorkers.Begin for every doorbell signal of a UID, perform the

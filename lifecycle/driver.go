@@ -81,6 +81,11 @@ func (w *Workers) IsPodTerminationRequested(uid types.UID) bool {
 	return w.core.IsPodTerminationRequested(uid)
 }
 
+// IsPodForMirrorPodTerminatingByFullName forwards to the core.
+func (w *Workers) IsPodForMirrorPodTerminatingByFullName(fullname string) bool {
+	return w.core.IsPodForMirrorPodTerminatingByFullName(fullname)
+}
+
 // Run starts a goroutine per worker until ctx ends, then waits for all of
 // them to return.
 func (w *Workers) Run(ctx context.Context) {

@@ -24,6 +24,23 @@ type PodWorkerSet interface {
 	SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSync
 	IsPodKnownTerminated(uid types.UID) bool
 	IsPodTerminationRequested(uid types.UID) bool
+	IsPodForMirrorPodTerminatingByFullName(fullname string) bool
+}
+
+// PodDirs is the set of per-pod directories on disk.
+type PodDirs interface {
+	// List returns the UIDs that have a pod directory.
+	List() ([]types.UID, error)
+	// Remove deletes the directory of one pod. It must fail, and remove
+	// nothing, while a volume of the pod is still mounted.
+	Remove(uid types.UID) error
+}
+
+// MirrorPodDeleter deletes mirror pods from the API.
+type MirrorPodDeleter interface {
+	// DeleteMirrorPod deletes the mirror pod with a UID precondition. A
+	// mirror that is already gone is not an error.
+	DeleteMirrorPod(ctx context.Context, mirror *v1.Pod) error
 }
 
 // RuntimeLister lists the pods the runtime holds, fresh.
@@ -45,7 +62,11 @@ type Housekeeper struct {
 	Workers PodWorkerSet
 	Runtime RuntimeLister
 	// Status may be nil.
-	Status  StatusKeeper
+	Status StatusKeeper
+	// Dirs may be nil: no pod directories are cleaned.
+	Dirs PodDirs
+	// Mirrors may be nil: orphaned mirror pods are left alone.
+	Mirrors MirrorPodDeleter
 	Metrics *Metrics
 	Clock   Clock
 	Logger  *slog.Logger
@@ -54,13 +75,28 @@ type Housekeeper struct {
 // Cleanup runs one pass over the config pods (mirror pods excluded) and the
 // mirror pods. No config change may be delivered while it runs. Callers
 // must skip passes until every config source has reported once.
+//
+// The steps follow section 6 of the specification: find orphaned mirror
+// pods, SyncKnownPods, list the runtime (an error aborts the pass), drop
+// orphaned statuses, remove orphaned pod directories, delete orphaned
+// mirror pods, set the config gauges, re-create desired pods unknown to the
+// worker, kill deleted terminal pods unknown to the worker, kill runtime
+// pods unknown to the worker and set kubelet_working_pods. Probe and cgroup
+// cleanup have no counterpart in podhost yet.
 func (h *Housekeeper) Cleanup(ctx context.Context, config, mirrors []*v1.Pod) error {
 	log := h.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	start := h.Clock.Now()
+	orphanedMirrors := orphanedMirrorPods(config, mirrors)
 	workingPods := h.Workers.SyncKnownPods(config)
+	possiblyRunning := make(map[types.UID]struct{}, len(workingPods))
+	for uid, s := range workingPods {
+		if s.State != WorkTerminated {
+			possiblyRunning[uid] = struct{}{}
+		}
+	}
 
 	listed, err := h.Runtime.ListPods(ctx)
 	if err != nil {
@@ -82,6 +118,8 @@ func (h *Housekeeper) Cleanup(ctx context.Context, config, mirrors []*v1.Pod) er
 		}
 		h.Status.RemoveOrphanedStatuses(keep)
 	}
+	h.cleanupPodDirs(log, config, listed, possiblyRunning)
+	h.deleteOrphanedMirrors(ctx, log, orphanedMirrors)
 
 	active := h.activePods(config)
 	h.recordConfigGauges(config, active, mirrors)
@@ -138,6 +176,74 @@ func (h *Housekeeper) Cleanup(ctx context.Context, config, mirrors []*v1.Pod) er
 		log.Warn("housekeeping took too long", "duration", d)
 	}
 	return nil
+}
+
+// orphanedMirrorPods returns the mirror pods whose static pod is not in
+// config, matched by full name.
+func orphanedMirrorPods(config, mirrors []*v1.Pod) []*v1.Pod {
+	static := make(map[string]struct{}, len(config))
+	for _, p := range config {
+		if IsStaticPod(p) {
+			static[PodFullName(p)] = struct{}{}
+		}
+	}
+	var out []*v1.Pod
+	for _, m := range mirrors {
+		if _, ok := static[PodFullName(m)]; !ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// cleanupPodDirs removes the directories of pods that are not in config,
+// not in the runtime and not possibly running. Errors are logged and the
+// pass continues.
+func (h *Housekeeper) cleanupPodDirs(log *slog.Logger, config []*v1.Pod, listed []*RunningPod, possiblyRunning map[types.UID]struct{}) {
+	if h.Dirs == nil {
+		return
+	}
+	uids, err := h.Dirs.List()
+	if err != nil {
+		log.Error("listing pod directories", "err", err)
+		return
+	}
+	keep := make(map[types.UID]struct{}, len(config)+len(listed))
+	for _, p := range config {
+		keep[p.UID] = struct{}{}
+	}
+	for _, r := range listed {
+		keep[r.ID] = struct{}{}
+	}
+	for _, uid := range uids {
+		if _, ok := keep[uid]; ok {
+			continue
+		}
+		if _, ok := possiblyRunning[uid]; ok {
+			continue
+		}
+		if err := h.Dirs.Remove(uid); err != nil {
+			log.Error("removing orphaned pod directory", "uid", uid, "err", err)
+		}
+	}
+}
+
+// deleteOrphanedMirrors deletes mirror pods without a static pod, except
+// those whose static pod is still terminating. Errors are logged.
+func (h *Housekeeper) deleteOrphanedMirrors(ctx context.Context, log *slog.Logger, orphaned []*v1.Pod) {
+	if h.Mirrors == nil {
+		return
+	}
+	for _, m := range orphaned {
+		name := PodFullName(m)
+		if h.Workers.IsPodForMirrorPodTerminatingByFullName(name) {
+			log.Debug("keeping mirror pod of a terminating static pod", "pod", name)
+			continue
+		}
+		if err := h.Mirrors.DeleteMirrorPod(ctx, m); err != nil {
+			log.Error("deleting orphaned mirror pod", "pod", name, "uid", m.UID, "err", err)
+		}
+	}
 }
 
 // countWorkingPods groups the workers into kubelet_working_pods series.

@@ -20,6 +20,20 @@ var podStartupBuckets = []float64{0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 
 
 // Metrics are the lifecycle metrics, with the kubelet's names, types and
 // labels so that existing dashboards work. A nil *Metrics records nothing.
+//
+// Of the kubelet metrics in section 5 of the specification, these are not
+// defined here because their source is not in this package or does not
+// exist in podhost yet: the pod start SLI family
+// (kubelet_pod_start_sli_duration_seconds,
+// kubelet_pod_start_total_duration_seconds,
+// kubelet_first_network_pod_start_sli_duration_seconds: they need image
+// pull and API watch timestamps), the runtime view
+// (kubelet_running_pods, kubelet_running_containers,
+// kubelet_started_pods_total, kubelet_started_pods_errors_total,
+// kubelet_started_containers_total: owned by the runtime adapter in host/),
+// kubelet_evictions and kubelet_preemptions (no eviction manager yet) and
+// kubelet_admission_rejections_total (admission lives in host/).
+// kubelet_working_pods_time_weighted is a podhost addition.
 type Metrics struct {
 	DesiredPods            *prometheus.GaugeVec
 	ActivePods             *prometheus.GaugeVec
@@ -35,6 +49,7 @@ type Metrics struct {
 	PLEGRelistDuration     prometheus.Histogram
 	PLEGRelistInterval     prometheus.Histogram
 	PLEGLastSeen           prometheus.Gauge
+	PLEGDiscardEvents      prometheus.Counter
 	// WorkingPodsTimeWeighted is a time-weighted histogram of the number of
 	// pod workers: each value is weighted by how long it held.
 	WorkingPodsTimeWeighted prometheusextension.TimingHistogram
@@ -46,35 +61,37 @@ func NewMetrics(reg prometheus.Registerer, clock Clock) *Metrics {
 	const ns = "kubelet"
 	m := &Metrics{
 		DesiredPods: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "desired_pods",
-			Help: "The number of pods the kubelet is being instructed to run. static is true if the pod is not from the apiserver."}, []string{"static"}),
+			Help: "Config pods (mirror pods excluded) the node agent was asked to run; static=\"true\" for pods from a non-API source."}, []string{"static"}),
 		ActivePods: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "active_pods",
-			Help: "The number of pods the kubelet considers active and which are being considered when admitting new pods. static is true if the pod is not from the apiserver."}, []string{"static"}),
+			Help: "Config pods that still hold node resources and count for admission; static=\"true\" for pods from a non-API source."}, []string{"static"}),
 		MirrorPods: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "mirror_pods",
-			Help: "The number of mirror pods the kubelet will try to create (one per admitted static pod)"}),
+			Help: "Mirror pods in config: one per admitted static pod."}),
 		WorkingPods: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "working_pods",
-			Help: "Number of pods the kubelet is actually running, broken down by lifecycle phase, whether the pod is desired, orphaned, or runtime only (also orphaned), and whether the pod is static."},
+			Help: "Pod workers after housekeeping by lifecycle phase (sync, terminating, terminated), relation to config (desired, orphan, runtime_only) and static-ness."},
 			[]string{"lifecycle", "config", "static"}),
 		RestartedPods: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "restarted_pods_total",
-			Help: "Number of pods that have been restarted because they were deleted and recreated with the same UID while the kubelet was watching them."}, []string{"static"}),
+			Help: "Desired pods unknown to the pod worker that housekeeping sent again as create, usually a UID reused after a delete."}, []string{"static"}),
 		OrphanedRuntimePods: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "orphaned_runtime_pods_total",
-			Help: "Number of pods that have been detected in the container runtime without being already known to the pod worker."}),
+			Help: "Runtime pods unknown to the pod worker that housekeeping killed with a grace period of one second."}),
 		PodWorkerDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "pod_worker_duration_seconds",
-			Help: "Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync", Buckets: prometheus.DefBuckets}, []string{"operation_type"}),
+			Help: "Seconds from a pod worker request (the oldest of coalesced ones) until the worker realised it, by operation_type (create, update, sync, kill, terminated).", Buckets: prometheus.DefBuckets}, []string{"operation_type"}),
 		PodWorkerStartDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "pod_worker_start_duration_seconds",
-			Help: "Duration in seconds from kubelet seeing a pod to starting a worker.", Buckets: prometheus.DefBuckets}),
+			Help: "Seconds from the config.seen time of a pod to its first SyncPod with update type create.", Buckets: prometheus.DefBuckets}),
 		PodStartDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "pod_start_duration_seconds",
-			Help: "Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run", Buckets: podStartupBuckets}),
+			Help: "Seconds from the config.seen time of a pod to the first status in which it is Running.", Buckets: podStartupBuckets}),
 		ContainersPerPod: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "containers_per_pod_count",
-			Help: "The number of containers per pod.", Buckets: []float64{1, 2, 4, 8, 16}}),
+			Help: "Containers of a pod, observed when its worker first starts it.", Buckets: []float64{1, 2, 4, 8, 16}}),
 		PodStatusSyncDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "pod_status_sync_duration_seconds",
-			Help:    "Duration in seconds to sync a pod status update. Measures time from detection of a change to pod status until the API is successfully updated for that pod, even if multiple intevening changes to pod status occur.",
+			Help:    "Seconds from the first unwritten change of a pod status until a sink accepted it, across any later changes.",
 			Buckets: []float64{0.010, 0.050, 0.100, 0.500, 1, 5, 10, 20, 30, 45, 60}}),
 		PLEGRelistDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "pleg_relist_duration_seconds",
-			Help: "Duration in seconds for relisting pods in PLEG.", Buckets: prometheus.DefBuckets}),
+			Help: "Seconds one PLEG relist took.", Buckets: prometheus.DefBuckets}),
 		PLEGRelistInterval: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "pleg_relist_interval_seconds",
-			Help: "Interval in seconds between relisting in PLEG.", Buckets: prometheus.DefBuckets}),
+			Help: "Seconds between the starts of two PLEG relists.", Buckets: prometheus.DefBuckets}),
 		PLEGLastSeen: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "pleg_last_seen_seconds",
-			Help: "Timestamp in seconds when PLEG was last seen active."}),
+			Help: "Unix time in seconds of the last PLEG relist."}),
+		PLEGDiscardEvents: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "pleg_discard_events",
+			Help: "PLEG events dropped because the event channel was full."}),
 	}
 	th, err := prometheusextension.NewTestableTimingHistogram(clock.Now, prometheusextension.TimingHistogramOpts{
 		Namespace: ns, Name: "working_pods_time_weighted",
@@ -89,7 +106,7 @@ func NewMetrics(reg prometheus.Registerer, clock Clock) *Metrics {
 		reg.MustRegister(m.DesiredPods, m.ActivePods, m.MirrorPods, m.WorkingPods, m.RestartedPods,
 			m.OrphanedRuntimePods, m.PodWorkerDuration, m.PodWorkerStartDuration, m.PodStartDuration,
 			m.ContainersPerPod, m.PodStatusSyncDuration, m.PLEGRelistDuration, m.PLEGRelistInterval,
-			m.PLEGLastSeen, m.WorkingPodsTimeWeighted)
+			m.PLEGLastSeen, m.PLEGDiscardEvents, m.WorkingPodsTimeWeighted)
 	}
 	return m
 }
@@ -99,6 +116,24 @@ func (m *Metrics) observeWorkerDuration(op string, start, now time.Time) {
 		return
 	}
 	m.PodWorkerDuration.WithLabelValues(op).Observe(now.Sub(start).Seconds())
+}
+
+// observeWorkerStart records the time from a pod's first sighting to its
+// first SyncPod with update type create.
+func (m *Metrics) observeWorkerStart(firstSeen, now time.Time) {
+	if m == nil || firstSeen.IsZero() {
+		return
+	}
+	m.PodWorkerStartDuration.Observe(now.Sub(firstSeen).Seconds())
+}
+
+// observePodStart records the time from a pod's first sighting to the first
+// status in which it runs.
+func (m *Metrics) observePodStart(firstSeen, now time.Time) {
+	if m == nil || firstSeen.IsZero() {
+		return
+	}
+	m.PodStartDuration.Observe(now.Sub(firstSeen).Seconds())
 }
 
 func (m *Metrics) observeContainersPerPod(n int) {

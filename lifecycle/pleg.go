@@ -153,6 +153,9 @@ func (g *PLEG) emit(ev PodLifecycleEvent) {
 	case g.events <- ev:
 	default:
 		g.Discarded++
+		if g.metrics != nil {
+			g.metrics.PLEGDiscardEvents.Inc()
+		}
 	}
 }
 

@@ -132,7 +132,24 @@ const (
 	ConfigMirrorAnnotation = "kubernetes.io/config.mirror"
 	// APISource is the config source of pods from the API server.
 	APISource = "api"
+	// ConfigFirstSeenAnnotation holds the RFC 3339 time at which a config
+	// source first saw the pod. The start latency metrics count from it.
+	ConfigFirstSeenAnnotation = "kubernetes.io/config.seen"
 )
+
+// PodFirstSeen returns the time of the config.seen annotation, or the zero
+// time when it is missing or malformed.
+func PodFirstSeen(pod *v1.Pod) time.Time {
+	v, ok := pod.Annotations[ConfigFirstSeenAnnotation]
+	if !ok {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
 
 // IsStaticPod reports whether the pod comes from a non-API source.
 func IsStaticPod(pod *v1.Pod) bool {

@@ -195,6 +195,17 @@ func TestStatusStaleVersions(t *testing.T) {
 	}
 	e.m.SyncBatch(ctx, true)
 	wantCalls(t, e.sink)
+	// F58: lowering the recorded API version by one makes the pod look
+	// newer than the sink: the next full batch re-syncs it, but the sink
+	// already holds that status, so only the GET is issued.
+	e.m.SetAPIVersionForTest("1", e.m.Version("1")-1)
+	e.m.SyncBatch(ctx, true)
+	wantCalls(t, e.sink, "get ns/p")
+	if got, want := e.m.APIVersionForTest("1"), e.m.Version("1"); got != want {
+		t.Errorf("F58 recorded API version %d after the re-sync; want %d", got, want)
+	}
+	e.m.SyncBatch(ctx, true)
+	wantCalls(t, e.sink)
 	select {
 	case <-e.m.Doorbell():
 		t.Errorf("F58 doorbell still rung after the batch")
@@ -535,6 +546,46 @@ func TestIllegalContainerRegression(t *testing.T) {
 			e.m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{running("c1", "3"), running("c2", "2")}})
 			if rejected := e.m.Version("1") == v; rejected != tt.reject {
 				t.Errorf("rejected %t; want %t", rejected, tt.reject)
+			}
+		})
+	}
+}
+
+func TestIllegalInitContainerRegression(t *testing.T) {
+	// F67: restartable init containers (sidecars, restartPolicy Always on
+	// the init container) may run again after they terminated; ordinary
+	// init containers may not under RestartPolicy Never.
+	always := v1.ContainerRestartPolicyAlways
+	tests := []struct {
+		name        string
+		restartable bool
+		reject      bool
+	}{
+		{name: "F67 restartable init container may run again", restartable: true, reject: false},
+		{name: "F67 ordinary init container cannot run again", restartable: false, reject: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newStatusEnv()
+			pod := apiPod("1", "p")
+			pod.Spec.RestartPolicy = v1.RestartPolicyNever
+			pod.Spec.InitContainers = []v1.Container{{Name: "init"}}
+			if tt.restartable {
+				pod.Spec.InitContainers[0].RestartPolicy = &always
+			}
+			e.m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodPending,
+				InitContainerStatuses: []v1.ContainerStatus{terminated("init", 1)},
+				ContainerStatuses:     []v1.ContainerStatus{waiting("c1")}})
+			v := e.m.Version("1")
+			e.m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodPending,
+				InitContainerStatuses: []v1.ContainerStatus{running("init", "2")},
+				ContainerStatuses:     []v1.ContainerStatus{waiting("c1")}})
+			if rejected := e.m.Version("1") == v; rejected != tt.reject {
+				t.Errorf("rejected %t; want %t", rejected, tt.reject)
+			}
+			st, _ := e.m.PodStatus("1")
+			if isRunning := st.InitContainerStatuses[0].State.Running != nil; isRunning == tt.reject {
+				t.Errorf("init container running %t after the update; want %t", isRunning, !tt.reject)
 			}
 		})
 	}

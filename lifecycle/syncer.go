@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -29,6 +30,10 @@ type Syncer struct {
 	// Reasons may be nil.
 	Reasons  *ReasonCache
 	Recorder Recorder
+	// Metrics may be nil. With Metrics, Clock must be set: the start
+	// latencies are measured on it from the config.seen annotation.
+	Metrics *Metrics
+	Clock   Clock
 }
 
 func (s *Syncer) cached(uid types.UID) v1.PodStatus {
@@ -39,12 +44,24 @@ func (s *Syncer) cached(uid types.UID) v1.PodStatus {
 // SyncPod writes the generated status, then mounts volumes and lets the
 // runtime start what the spec asks for. It reports a terminal pod without
 // setting anything up, and starts nothing once termination was requested.
-func (s *Syncer) SyncPod(ctx context.Context, _ UpdateType, pod, _ *v1.Pod, status *PodStatus) (bool, error) {
-	api := GeneratePodStatus(pod, status, s.cached(pod.UID), false, s.Reasons)
-	s.Status.SetPodStatus(pod, api)
+func (s *Syncer) SyncPod(ctx context.Context, updateType UpdateType, pod, _ *v1.Pod, status *PodStatus) (bool, error) {
+	firstSeen := time.Time{}
+	if s.Metrics != nil && s.Clock != nil {
+		firstSeen = PodFirstSeen(pod)
+	}
+	if updateType == UpdateCreate {
+		s.observe(s.Metrics.observeWorkerStart, firstSeen)
+	}
+	prev, hadStatus := s.Status.PodStatus(pod.UID)
+	api := GeneratePodStatus(pod, status, prev, false, s.Reasons)
 	if isTerminalPhase(api.Phase) {
+		s.Status.SetPodStatus(pod, api)
 		return true, nil
 	}
+	if api.Phase == v1.PodRunning && (!hadStatus || prev.Phase == v1.PodPending || prev.Phase == "") {
+		s.observe(s.Metrics.observePodStart, firstSeen)
+	}
+	s.Status.SetPodStatus(pod, api)
 	if s.Pods != nil && s.Pods.IsPodTerminationRequested(pod.UID) {
 		return false, fmt.Errorf("syncing pod %s: %w", PodFullName(pod), ErrTerminationRequested)
 	}
@@ -57,6 +74,14 @@ func (s *Syncer) SyncPod(ctx context.Context, _ UpdateType, pod, _ *v1.Pod, stat
 		return false, fmt.Errorf("syncing pod %s: %w", PodFullName(pod), err)
 	}
 	return false, nil
+}
+
+// observe calls record with the first-seen time and now, when both are known.
+func (s *Syncer) observe(record func(firstSeen, now time.Time), firstSeen time.Time) {
+	if firstSeen.IsZero() {
+		return
+	}
+	record(firstSeen, s.Clock.Now())
 }
 
 // SyncTerminatingPod reports the terminating status, kills the pod within

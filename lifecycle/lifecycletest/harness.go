@@ -30,6 +30,10 @@ type Harness struct {
 	Runtime  *FakeRuntime
 	Registry *prometheus.Registry
 	Metrics  *lifecycle.Metrics
+	// Dirs and Mirrors are the pod directories and the mirror pod client
+	// housekeeping cleans.
+	Dirs    *FakePodDirs
+	Mirrors *FakeMirrorDeleter
 
 	housekeeper *lifecycle.Housekeeper
 	loops       map[types.UID]<-chan struct{}
@@ -60,6 +64,8 @@ func NewHarness() *Harness {
 		Clock:      NewFakeClock(Epoch),
 		Runtime:    NewFakeRuntime(),
 		Registry:   prometheus.NewRegistry(),
+		Dirs:       NewFakePodDirs(),
+		Mirrors:    &FakeMirrorDeleter{},
 		loops:      map[types.UID]<-chan struct{}{},
 		held:       map[types.UID]*heldWork{},
 		paused:     map[types.UID]bool{},
@@ -82,6 +88,7 @@ func NewHarness() *Harness {
 	}
 	h.housekeeper = &lifecycle.Housekeeper{
 		Workers: harnessWorkers{h}, Runtime: h.Runtime, Status: harnessStatus{h},
+		Dirs: harnessDirs{h}, Mirrors: harnessMirrors{h},
 		Metrics: h.Metrics, Clock: h.Clock,
 	}
 	return h
@@ -128,6 +135,33 @@ func (w harnessWorkers) IsPodKnownTerminated(uid types.UID) bool {
 
 func (w harnessWorkers) IsPodTerminationRequested(uid types.UID) bool {
 	return w.h.Workers.IsPodTerminationRequested(uid)
+}
+
+func (w harnessWorkers) IsPodForMirrorPodTerminatingByFullName(name string) bool {
+	return w.h.Workers.IsPodForMirrorPodTerminatingByFullName(name)
+}
+
+// harnessDirs prints every directory removal housekeeping asks for.
+type harnessDirs struct{ h *Harness }
+
+func (d harnessDirs) List() ([]types.UID, error) { return d.h.Dirs.List() }
+
+func (d harnessDirs) Remove(uid types.UID) error {
+	err := d.h.Dirs.Remove(uid)
+	if err != nil {
+		d.h.printf("RemovePodDir %s -> error: %v", uid, err)
+	} else {
+		d.h.printf("RemovePodDir %s", uid)
+	}
+	return err
+}
+
+// harnessMirrors prints every mirror pod deletion housekeeping asks for.
+type harnessMirrors struct{ h *Harness }
+
+func (m harnessMirrors) DeleteMirrorPod(ctx context.Context, mirror *v1.Pod) error {
+	m.h.printf("DeleteMirrorPod %s uid=%s", lifecycle.PodFullName(mirror), mirror.UID)
+	return m.h.Mirrors.DeleteMirrorPod(ctx, mirror)
 }
 
 type harnessStatus struct{ h *Harness }

@@ -35,6 +35,9 @@ import (
 //	runtime add uid=U [name=N] [containers=a,b] | runtime remove uid=U | runtime list-error on|off
 //	pause uid=U | resume uid=U   drain skips paused workers
 //	housekeeping | metrics | tick seconds=N | violations
+//	dirs add uid=U [mounted] | dirs list      pod directories on disk
+//	statuses                  the UIDs that have a sync status
+//	status-list               the UIDs the (fake) status manager holds
 func (h *Harness) Run(c *Cmd) string {
 	h.out = nil
 	switch c.Name {
@@ -101,6 +104,20 @@ func (h *Harness) Run(c *Cmd) string {
 		h.paused[types.UID(c.Opt("uid", ""))] = true
 	case "resume":
 		delete(h.paused, types.UID(c.Opt("uid", "")))
+	case "dirs":
+		switch c.Args[0] {
+		case "add":
+			h.Dirs.Add(types.UID(c.Opt("uid", "")), c.Has("mounted"))
+		case "list":
+			uids, _ := h.Dirs.List()
+			return fmt.Sprintf("dirs=%v", uids)
+		}
+	case "statuses":
+		uids := h.Workers.UIDs()
+		sort.Slice(uids, func(i, j int) bool { return uids[i] < uids[j] })
+		return fmt.Sprintf("statuses=%d %v", len(uids), uids)
+	case "status-list":
+		return fmt.Sprintf("status-manager=%v", sortedUIDs(h.statuses))
 	case "violations":
 		return fmt.Sprintf("violations=%d %v", len(h.Violations), h.Violations)
 	default:

@@ -21,6 +21,8 @@ type RecordingSink struct {
 	GetErr error
 	// OnPut, when set, sees every status written (under the sink's lock).
 	OnPut func(namespace, name string, status v1.PodStatus)
+	// OnDelete, when set, sees every successful delete (under the lock).
+	OnDelete func(namespace, name string)
 }
 
 // NewRecordingSink returns an empty sink.
@@ -103,6 +105,9 @@ func (s *RecordingSink) Delete(_ context.Context, namespace, name string, uid ty
 		return fmt.Errorf("pod %s: %w", key, lifecycle.ErrUIDMismatch)
 	}
 	delete(s.pods, key)
+	if s.OnDelete != nil {
+		s.OnDelete(namespace, name)
+	}
 	return nil
 }
 
