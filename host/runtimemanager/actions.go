@@ -1,0 +1,277 @@
+package runtimemanager
+
+import (
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/lifecycle"
+)
+
+// startAction starts one container: a new one, or existingID when a
+// container was created but never started (a sync interrupted between
+// CreateContainer and StartContainer).
+type startAction struct {
+	spec       *v1.Container
+	kind       string
+	attempt    uint32
+	existingID string
+	reason     string
+}
+
+// killAction stops one container.
+type killAction struct {
+	id, name, reason string
+}
+
+// backOffWait is a container that should restart but waits out its
+// back-off until until.
+type backOffWait struct {
+	name  string
+	delay time.Duration
+	until time.Time
+}
+
+// actions is what one SyncPod does, in this order: kill the whole pod,
+// kill and remove single containers, create the sandbox, start
+// containers. waiting lists the containers in back-off; records are the
+// back-off entries to store.
+type actions struct {
+	killPod        bool
+	createSandbox  bool
+	sandboxID      string
+	sandboxAttempt uint32
+	kill           []killAction
+	remove         []string
+	start          []startAction
+	waiting        []backOffWait
+	records        map[string]backOffEntry
+	// initFailed: an init container failed under restartPolicy Never, so
+	// the pod has failed and nothing is started.
+	initFailed bool
+}
+
+// restartPolicy returns the pod's policy, Always when unset.
+func restartPolicy(pod *v1.Pod) v1.RestartPolicy {
+	if pod.Spec.RestartPolicy == "" {
+		return v1.RestartPolicyAlways
+	}
+	return pod.Spec.RestartPolicy
+}
+
+// shouldRestart reports whether an exited container restarts under the
+// policy.
+func shouldRestart(policy v1.RestartPolicy, exitCode int32) bool {
+	switch policy {
+	case v1.RestartPolicyNever:
+		return false
+	case v1.RestartPolicyOnFailure:
+		return exitCode != 0
+	}
+	return true
+}
+
+// planner carries the inputs of computeActions.
+type planner struct {
+	pod    *v1.Pod
+	st     *podState
+	now    time.Time
+	prev   map[string]backOffEntry
+	policy v1.RestartPolicy
+	a      actions
+}
+
+// computeActions decides what SyncPod does for pod given the runtime's
+// view st, the time now and the stored back-off entries of the pod's
+// containers (by name). It is pure.
+//
+// Rules, in order:
+//   - No ready sandbox: kill whatever still runs, then create a sandbox
+//     (attempt one above the newest) and start the first init container,
+//     or every app container when there is none. A pod whose containers
+//     already ran is not given a new sandbox when its policy would not
+//     restart them (Never; OnFailure after every app container succeeded).
+//   - Containers outside the ready sandbox, or whose name is not in the
+//     spec, are killed.
+//   - Init containers run one at a time, in order: the next starts only
+//     after the previous exited 0. A failed init container restarts (with
+//     back-off) unless the policy is Never, which fails the pod. Once an
+//     app container exists in the sandbox the init phase is over.
+//   - App containers start when all init containers succeeded. A running
+//     container whose spec hash changed is killed and started again. An
+//     exited one restarts per the policy, after its crash back-off.
+//   - A created but never started container with the current hash is
+//     started rather than created again; with another hash it is removed.
+func computeActions(pod *v1.Pod, st *podState, now time.Time, prev map[string]backOffEntry) actions {
+	p := &planner{pod: pod, st: st, now: now, prev: prev, policy: restartPolicy(pod), a: actions{records: map[string]backOffEntry{}}}
+	sb := st.newestSandbox()
+	if sb == nil || !sb.ready {
+		p.newSandbox(sb)
+		return p.a
+	}
+	p.a.sandboxID, p.a.sandboxAttempt = sb.id, sb.attempt
+	p.killStrays(sb.id)
+	if !p.initContainers(sb.id) {
+		return p.a
+	}
+	p.appContainers(sb.id)
+	return p.a
+}
+
+// nextAttempt is the attempt of the next container of the name: one above
+// the newest, 0 for the first.
+func (p *planner) nextAttempt(name string) uint32 {
+	if c := p.st.newest(name, ""); c != nil {
+		return c.restartCount + 1
+	}
+	return 0
+}
+
+func (p *planner) startNew(spec *v1.Container, kind, reason string) {
+	p.a.start = append(p.a.start, startAction{spec: spec, kind: kind, attempt: p.nextAttempt(spec.Name), reason: reason})
+}
+
+func (p *planner) newSandbox(old *sandboxInfo) {
+	p.a.killPod = p.st.hasRunning()
+	if old != nil && len(p.st.containers) > 0 && !p.restartsAfterSandboxDeath() {
+		return
+	}
+	p.a.createSandbox = true
+	if old != nil {
+		p.a.sandboxAttempt = old.attempt + 1
+	}
+	if len(p.pod.Spec.InitContainers) > 0 {
+		p.startNew(&p.pod.Spec.InitContainers[0], containerTypeInit, "new sandbox")
+		return
+	}
+	for i := range p.pod.Spec.Containers {
+		p.startNew(&p.pod.Spec.Containers[i], containerTypeApp, "new sandbox")
+	}
+}
+
+// restartsAfterSandboxDeath reports whether a pod whose containers already
+// ran gets a new sandbox: not under Never, and under OnFailure only while
+// some app container has not succeeded.
+func (p *planner) restartsAfterSandboxDeath() bool {
+	switch p.policy {
+	case v1.RestartPolicyNever:
+		return false
+	case v1.RestartPolicyOnFailure:
+		for i := range p.pod.Spec.Containers {
+			c := p.st.newest(p.pod.Spec.Containers[i].Name, "")
+			if c == nil || c.state != lifecycle.ContainerExited || c.exitCode != 0 {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+// killStrays kills live containers outside the sandbox or not in the spec.
+func (p *planner) killStrays(sandboxID string) {
+	inSpec := map[string]bool{}
+	for _, c := range p.pod.Spec.InitContainers {
+		inSpec[c.Name] = true
+	}
+	for _, c := range p.pod.Spec.Containers {
+		inSpec[c.Name] = true
+	}
+	for _, c := range p.st.containers {
+		if c.state == lifecycle.ContainerExited {
+			continue
+		}
+		switch {
+		case c.sandboxID != sandboxID:
+			p.a.kill = append(p.a.kill, killAction{id: c.id, name: c.name, reason: "sandbox is not current"})
+		case !inSpec[c.name]:
+			p.a.kill = append(p.a.kill, killAction{id: c.id, name: c.name, reason: "not in the pod spec"})
+		}
+	}
+}
+
+// initContainers plans the init phase and reports whether it is over.
+func (p *planner) initContainers(sandboxID string) bool {
+	for i := range p.pod.Spec.Containers {
+		if p.st.newest(p.pod.Spec.Containers[i].Name, sandboxID) != nil {
+			return true
+		}
+	}
+	for i := range p.pod.Spec.InitContainers {
+		spec := &p.pod.Spec.InitContainers[i]
+		c := p.st.newest(spec.Name, sandboxID)
+		switch {
+		case c == nil:
+			p.startNew(spec, containerTypeInit, "next init container")
+		case c.state == lifecycle.ContainerCreated:
+			p.startCreated(spec, c, containerTypeInit)
+		case c.state == lifecycle.ContainerRunning:
+			// Wait for it to finish.
+		case c.state == lifecycle.ContainerUnknown:
+			p.a.kill = append(p.a.kill, killAction{id: c.id, name: c.name, reason: "state unknown"})
+			p.startNew(spec, containerTypeInit, "state unknown")
+		case c.exitCode == 0:
+			continue
+		case p.policy == v1.RestartPolicyNever:
+			p.a.initFailed = true
+		default:
+			p.restartAfterBackOff(spec, c, containerTypeInit)
+		}
+		return false
+	}
+	return true
+}
+
+// appContainers plans the app containers once the init phase is over.
+func (p *planner) appContainers(sandboxID string) {
+	for i := range p.pod.Spec.Containers {
+		spec := &p.pod.Spec.Containers[i]
+		c := p.st.newest(spec.Name, sandboxID)
+		switch {
+		case c == nil:
+			p.startNew(spec, containerTypeApp, "not created yet")
+		case c.state == lifecycle.ContainerCreated:
+			p.startCreated(spec, c, containerTypeApp)
+		case c.state == lifecycle.ContainerRunning:
+			if c.hash != "" && c.hash != specHash(spec) {
+				p.a.kill = append(p.a.kill, killAction{id: c.id, name: c.name, reason: "spec changed"})
+				p.startNew(spec, containerTypeApp, "spec changed")
+			}
+		case c.state == lifecycle.ContainerUnknown:
+			p.a.kill = append(p.a.kill, killAction{id: c.id, name: c.name, reason: "state unknown"})
+			if p.policy != v1.RestartPolicyNever {
+				p.startNew(spec, containerTypeApp, "state unknown")
+			}
+		case shouldRestart(p.policy, c.exitCode):
+			p.restartAfterBackOff(spec, c, containerTypeApp)
+		}
+	}
+}
+
+// startCreated starts a created container, or replaces it when its spec
+// changed.
+func (p *planner) startCreated(spec *v1.Container, c *containerInfo, kind string) {
+	if c.hash == "" || c.hash == specHash(spec) {
+		p.a.start = append(p.a.start, startAction{spec: spec, kind: kind, attempt: c.restartCount, existingID: c.id, reason: "created, not started"})
+		return
+	}
+	p.a.remove = append(p.a.remove, c.id)
+	p.startNew(spec, kind, "spec changed")
+}
+
+// restartAfterBackOff restarts an exited container unless it is in its
+// crash back-off.
+func (p *planner) restartAfterBackOff(spec *v1.Container, c *containerInfo, kind string) {
+	prev, ok := p.prev[spec.Name]
+	next := nextBackOff(prev, ok, c.startedAt, c.finishedAt)
+	p.a.records[spec.Name] = next
+	finished := c.finishedAt
+	if finished.IsZero() {
+		finished = c.createdAt
+	}
+	if until := finished.Add(next.delay); p.now.Before(until) {
+		p.a.waiting = append(p.a.waiting, backOffWait{name: spec.Name, delay: next.delay, until: until})
+		return
+	}
+	p.startNew(spec, kind, "restart")
+}

@@ -1,0 +1,166 @@
+package runtimemanager
+
+import (
+	"fmt"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+
+	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
+)
+
+// containerConfig is the contract's config of one container of the pod.
+// podIP is the sandbox's IP (for status.podIP in env).
+func (m *Manager) containerConfig(pod *v1.Pod, spec *v1.Container, kind string, attempt uint32, imageRef, podIP string) (*runtimev1.ContainerConfig, error) {
+	env, err := containerEnv(pod, spec, podIP)
+	if err != nil {
+		return nil, err
+	}
+	vars := make(map[string]string, len(env))
+	for _, kv := range env {
+		vars[kv.GetKey()] = kv.GetValue()
+	}
+	var mounts []*runtimev1.Mount
+	if m.opts.Mounts != nil {
+		if mounts, err = m.opts.Mounts(pod, spec); err != nil {
+			return nil, fmt.Errorf("%w: mounts of container %q: %w", ErrContainerConfig, spec.Name, err)
+		}
+	}
+	return &runtimev1.ContainerConfig{
+		Metadata:    &runtimev1.ContainerMetadata{Name: spec.Name, Attempt: attempt},
+		Image:       imageRef,
+		Command:     expandAll(spec.Command, vars),
+		Args:        expandAll(spec.Args, vars),
+		WorkingDir:  spec.WorkingDir,
+		Envs:        env,
+		Mounts:      mounts,
+		Labels:      containerLabels(pod, spec.Name, attempt),
+		Annotations: containerAnnotations(pod, spec, kind, attempt),
+		LogPath:     ContainerLogPath(spec.Name, attempt),
+		Stdin:       spec.Stdin,
+		Tty:         spec.TTY,
+		Resources:   m.resources(pod, spec),
+	}, nil
+}
+
+// containerEnv resolves the container's env in order, expanding $(VAR)
+// references to earlier entries. Values from the pod's own fields
+// (fieldRef) are supported; secrets, config maps, resource fields and
+// envFrom are not (the host has no API client for them) and are a
+// config error.
+func containerEnv(pod *v1.Pod, spec *v1.Container, podIP string) ([]*runtimev1.KeyValue, error) {
+	if len(spec.EnvFrom) > 0 {
+		return nil, fmt.Errorf("%w: container %q: envFrom is not supported", ErrContainerConfig, spec.Name)
+	}
+	vars := map[string]string{}
+	out := make([]*runtimev1.KeyValue, 0, len(spec.Env))
+	for _, e := range spec.Env {
+		val := expand(e.Value, vars)
+		if e.ValueFrom != nil {
+			var err error
+			if val, err = envFrom(pod, e.ValueFrom, podIP); err != nil {
+				return nil, fmt.Errorf("%w: container %q env %q: %w", ErrContainerConfig, spec.Name, e.Name, err)
+			}
+		}
+		vars[e.Name] = val
+		out = append(out, &runtimev1.KeyValue{Key: e.Name, Value: val})
+	}
+	return out, nil
+}
+
+// envFrom resolves a valueFrom source.
+func envFrom(pod *v1.Pod, src *v1.EnvVarSource, podIP string) (string, error) {
+	if src.FieldRef == nil {
+		return "", fmt.Errorf("only fieldRef value sources are supported")
+	}
+	path := src.FieldRef.FieldPath
+	switch path {
+	case "metadata.name":
+		return pod.Name, nil
+	case "metadata.namespace":
+		return pod.Namespace, nil
+	case "metadata.uid":
+		return string(pod.UID), nil
+	case "spec.nodeName":
+		return pod.Spec.NodeName, nil
+	case "spec.serviceAccountName":
+		return pod.Spec.ServiceAccountName, nil
+	case "status.podIP":
+		return podIP, nil
+	}
+	for prefix, m := range map[string]map[string]string{"metadata.labels": pod.Labels, "metadata.annotations": pod.Annotations} {
+		if key, ok := strings.CutPrefix(path, prefix+"['"); ok {
+			if key, ok = strings.CutSuffix(key, "']"); ok {
+				return m[key], nil
+			}
+		}
+	}
+	return "", fmt.Errorf("field path %q is not supported", path)
+}
+
+func expandAll(in []string, vars map[string]string) []string {
+	if in == nil {
+		return nil
+	}
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = expand(s, vars)
+	}
+	return out
+}
+
+// expand replaces $(NAME) with the value of NAME when it is defined, and
+// $$ with $; an undefined or unterminated reference stays as written.
+func expand(s string, vars map[string]string) string {
+	if !strings.Contains(s, "$") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		switch s[i+1] {
+		case '$':
+			b.WriteByte('$')
+			i++
+			continue
+		case '(':
+			if end := strings.IndexByte(s[i+2:], ')'); end >= 0 {
+				name := s[i+2 : i+2+end]
+				if v, ok := vars[name]; ok {
+					b.WriteString(v)
+				} else {
+					b.WriteString(s[i : i+3+end])
+				}
+				i += 2 + end
+				continue
+			}
+		}
+		b.WriteByte('$')
+	}
+	return b.String()
+}
+
+// pullPolicy maps imagePullPolicy; unset defaults like the API server:
+// Always for an untagged or :latest image, else IfNotPresent.
+func pullPolicy(spec *v1.Container) runtimev1.PullPolicy {
+	switch spec.ImagePullPolicy {
+	case v1.PullAlways:
+		return runtimev1.PullPolicy_PULL_POLICY_ALWAYS
+	case v1.PullNever:
+		return runtimev1.PullPolicy_PULL_POLICY_NEVER
+	case v1.PullIfNotPresent:
+		return runtimev1.PullPolicy_PULL_POLICY_IF_NOT_PRESENT
+	}
+	if strings.Contains(spec.Image, "@") {
+		return runtimev1.PullPolicy_PULL_POLICY_IF_NOT_PRESENT
+	}
+	name := spec.Image[strings.LastIndexByte(spec.Image, '/')+1:]
+	_, tag, tagged := strings.Cut(name, ":")
+	if !tagged || tag == "latest" {
+		return runtimev1.PullPolicy_PULL_POLICY_ALWAYS
+	}
+	return runtimev1.PullPolicy_PULL_POLICY_IF_NOT_PRESENT
+}

@@ -1,0 +1,82 @@
+package crilog
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// pollInterval is how often a followed file is checked for new data.
+const pollInterval = 250 * time.Millisecond
+
+// Stream copies the text of the CRI log file at path to w: each full entry
+// followed by a newline, partial entries joined with the next. Malformed
+// lines are skipped. Without follow it returns at the end of the file;
+// with follow it keeps reading what the runtime appends until ctx is done,
+// and then returns nil. A line still being written (no newline yet) is
+// held back until it is complete.
+func Stream(ctx context.Context, w io.Writer, path string, follow bool) error {
+	return stream(ctx, w, path, follow, func() <-chan time.Time { return time.After(pollInterval) })
+}
+
+// stream is Stream with the poll wait injected.
+func stream(ctx context.Context, w io.Writer, path string, follow bool, wait func() <-chan time.Time) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("opening log: %w", err)
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 64*1024)
+	bw := bufio.NewWriter(w)
+	var pending []byte // a line without its newline yet
+	for {
+		chunk, err := r.ReadBytes('\n')
+		pending = append(pending, chunk...)
+		if err == nil {
+			writeEntry(bw, pending)
+			pending = pending[:0]
+			continue
+		}
+		if !errors.Is(err, io.EOF) {
+			return fmt.Errorf("reading log: %w", err)
+		}
+		if !follow {
+			if len(pending) > 0 {
+				writeEntry(bw, pending)
+			}
+			return flush(bw)
+		}
+		if err := flush(bw); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-wait():
+		}
+	}
+}
+
+func flush(bw *bufio.Writer) error {
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("writing log: %w", err)
+	}
+	return nil
+}
+
+// writeEntry writes the text of one line; write errors surface at flush.
+func writeEntry(bw *bufio.Writer, line []byte) {
+	e, err := ParseLine(bytes.TrimSuffix(line, []byte("\n")))
+	if err != nil {
+		return
+	}
+	_, _ = bw.Write(e.Text)
+	if !e.Partial {
+		_ = bw.WriteByte('\n')
+	}
+}

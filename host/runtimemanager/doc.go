@@ -1,0 +1,28 @@
+// Package runtimemanager owns the pod's containers on the node: it is the
+// host's implementation of lifecycle.Runtime on top of a runtime plugin
+// (proto/runtime/v1). It creates the sandbox (and recreates it when it
+// dies), runs init containers in order, starts and restarts app containers
+// according to the restart policy with CrashLoopBackOff, maps the container
+// spec (command, args, env, working dir, resources, host namespaces, DNS)
+// onto the contract, stops containers with the pod's grace period, and
+// removes what a finished pod left behind.
+//
+// The runtime is the only store: every sandbox and container carries the
+// labels and annotations of labels.go (pod UID, namespace, name, container
+// name, attempt, spec hash, restart count, grace period), so a restarted
+// host rebuilds its view from ListSandboxes and ListContainers and adopts
+// running containers without restarting them. SyncPod lists before it
+// creates anything, so a call that failed in an uncertain way (a timeout,
+// the plugin exiting) is never blindly repeated: the next sync finds what
+// the call did.
+//
+// What to do is decided by a pure function (computeActions in actions.go)
+// from the pod spec, the runtime's view and the back-off state; the Manager
+// only performs the actions. The CRI log files the runtime writes live
+// under <root>/pods/<namespace>_<name>_<uid>/<container>/<restartCount>.log;
+// package crilog reads them.
+//
+// Who may import it: cmd/host and host/. It imports lifecycle (for the
+// contract it implements), host (for ErrPluginExited) and the generated
+// runtime protos; lifecycle never imports it.
+package runtimemanager

@@ -1,0 +1,135 @@
+package runtimemanager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podhost/podhost/lifecycle"
+
+	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
+)
+
+func podUID(s string) types.UID { return types.UID(s) }
+
+// RemovePod removes every container and sandbox of a pod, its log
+// directory and its back-off state. It refuses (ErrPodRunning) while a
+// container of the pod has not exited or a sandbox is ready: it removes
+// only what KillPod stopped. It is idempotent; a pod the runtime does not
+// hold succeeds.
+//
+// Containers are left after termination so that their logs and exit codes
+// stay readable; the host removes them in the background: either through
+// GarbageCollect on a period, or by calling RemovePod for a pod after its
+// SyncTerminatedPod returned nil and the pod's status was written (from a
+// goroutine, not the pod worker: the worker must not wait for it).
+func (m *Manager) RemovePod(ctx context.Context, uid types.UID) error {
+	st, err := m.podState(ctx, uid)
+	if err != nil {
+		return fmt.Errorf("removing pod %s: %w", uid, err)
+	}
+	return m.removeState(ctx, st)
+}
+
+func (m *Manager) removeState(ctx context.Context, st *podState) error {
+	if st.hasRunning() {
+		return fmt.Errorf("removing pod %s/%s (%s): %w", st.namespace, st.name, st.uid, ErrPodRunning)
+	}
+	var errs []error
+	for _, c := range st.containers {
+		if _, err := m.rt.RemoveContainer(ctx, &runtimev1.RemoveContainerRequest{ContainerId: c.id}); err != nil {
+			errs = append(errs, callError("removing container "+c.id, err))
+		}
+	}
+	for _, sb := range st.sandboxes {
+		if _, err := m.rt.RemoveSandbox(ctx, &runtimev1.RemoveSandboxRequest{SandboxId: sb.id}); err != nil {
+			errs = append(errs, callError("removing sandbox "+sb.id, err))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("removing pod %s/%s (%s): %w", st.namespace, st.name, st.uid, errors.Join(errs...))
+	}
+	if st.name != "" {
+		if err := os.RemoveAll(PodLogDir(m.logRoot, st.namespace, st.name, st.uid)); err != nil {
+			return fmt.Errorf("removing logs of %s/%s: %w", st.namespace, st.name, err)
+		}
+	}
+	m.backoff.forget(st.uid)
+	m.log.Info("removed pod", "pod", st.namespace+"/"+st.name, "uid", string(st.uid))
+	return nil
+}
+
+// GarbageCollect removes what pods left behind in the runtime. For each pod
+// the runtime holds:
+//   - when removable(uid) is true and nothing of the pod runs, everything
+//     (RemovePod);
+//   - otherwise the exited containers that are not the newest of their
+//     name (with their log files), and the non-ready sandboxes older than
+//     the newest one that hold no container any more.
+//
+// removable must be true only for pods whose worker has finished
+// (SyncTerminatedPod returned nil) or which the pod workers do not know
+// after their first SyncKnownPods; the host passes a function over its
+// pod workers and calls GarbageCollect every minute from one goroutine.
+// Errors of single pods do not stop the others; they are joined.
+func (m *Manager) GarbageCollect(ctx context.Context, removable func(types.UID) bool) error {
+	states, err := m.list(ctx, managedSelector())
+	if err != nil {
+		return fmt.Errorf("garbage collection: %w", err)
+	}
+	var errs []error
+	for uid, st := range states {
+		if ctx.Err() != nil {
+			break
+		}
+		if removable(uid) && !st.hasRunning() {
+			if err := m.removeState(ctx, st); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		if err := m.prune(ctx, st); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// prune removes the dead containers of a live pod that are not the newest
+// of their name, and its empty dead older sandboxes.
+func (m *Manager) prune(ctx context.Context, st *podState) error {
+	var errs []error
+	seen := map[string]bool{}
+	kept := map[string]bool{}
+	for _, c := range st.containers {
+		if !seen[c.name] || c.state != lifecycle.ContainerExited {
+			seen[c.name] = true
+			kept[c.sandboxID] = true
+			continue
+		}
+		if _, err := m.rt.RemoveContainer(ctx, &runtimev1.RemoveContainerRequest{ContainerId: c.id}); err != nil {
+			errs = append(errs, callError("removing container "+c.id, err))
+			kept[c.sandboxID] = true
+			continue
+		}
+		if st.name != "" {
+			path := filepath.Join(PodLogDir(m.logRoot, st.namespace, st.name, st.uid), ContainerLogPath(c.name, c.restartCount))
+			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	for i, sb := range st.sandboxes {
+		if i == 0 || sb.ready || kept[sb.id] {
+			continue
+		}
+		if _, err := m.rt.RemoveSandbox(ctx, &runtimev1.RemoveSandboxRequest{SandboxId: sb.id}); err != nil {
+			errs = append(errs, callError("removing sandbox "+sb.id, err))
+		}
+	}
+	return errors.Join(errs...)
+}

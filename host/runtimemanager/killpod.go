@@ -1,0 +1,102 @@
+package runtimemanager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/lifecycle"
+	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
+)
+
+// KillPod stops every container of the pod that has not exited, in
+// parallel, each with gracePeriod seconds between the stop signal and the
+// kill (the plugin sends SIGTERM, then SIGKILL at the deadline), and then
+// stops every sandbox of the pod. It is idempotent. pod may be nil for a
+// pod known only to the runtime (running must then be set); a grace period
+// below 1 then falls back to the one recorded on the pod's objects, else 1.
+//
+// The sandboxes are stopped only once every container stopped: stopping a
+// sandbox kills its containers at once, which would cut the grace period
+// short when a container stop failed or ctx was cancelled (the lifecycle
+// cancels ctx when the grace period shrinks and calls again).
+func (m *Manager) KillPod(ctx context.Context, pod *v1.Pod, running *lifecycle.RunningPod, gracePeriod int64) error {
+	var uid, name string
+	switch {
+	case pod != nil:
+		uid, name = string(pod.UID), pod.Namespace+"/"+pod.Name
+	case running != nil:
+		uid, name = string(running.ID), running.Namespace+"/"+running.Name
+	default:
+		return errors.New("killing pod: neither pod nor running pod given")
+	}
+	st, err := m.podState(ctx, podUID(uid))
+	if err != nil {
+		return fmt.Errorf("killing pod %s: %w", name, err)
+	}
+	if running != nil {
+		addRunning(st, running)
+	}
+	grace := gracePeriod
+	if grace < 1 && pod == nil {
+		grace = max(st.grace, 1)
+	}
+	grace = max(grace, 0)
+	m.log.Info("killing pod", "pod", name, "uid", uid, "grace", grace)
+	return m.killState(ctx, st, grace)
+}
+
+// addRunning adds the live containers of running that the listing missed.
+func addRunning(st *podState, running *lifecycle.RunningPod) {
+	for _, rc := range running.Containers {
+		if rc.State == lifecycle.ContainerExited || slices.ContainsFunc(st.containers, func(c containerInfo) bool { return c.id == rc.ID }) {
+			continue
+		}
+		st.containers = append(st.containers, containerInfo{id: rc.ID, name: rc.Name, state: rc.State})
+	}
+}
+
+// killState stops the live containers of st in parallel, then every
+// sandbox.
+func (m *Manager) killState(ctx context.Context, st *podState, grace int64) error {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, c := range st.containers {
+		if c.state == lifecycle.ContainerExited {
+			continue
+		}
+		wg.Go(func() {
+			if err := m.stopContainer(ctx, c.id, grace); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("container %q: %w", c.name, err))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	for _, sb := range st.sandboxes {
+		if _, err := m.rt.StopSandbox(ctx, &runtimev1.StopSandboxRequest{SandboxId: sb.id}); err != nil {
+			errs = append(errs, callError("stopping sandbox "+sb.id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// stopContainer stops one container; an unknown one is already stopped.
+func (m *Manager) stopContainer(ctx context.Context, id string, grace int64) error {
+	_, err := m.rt.StopContainer(ctx, &runtimev1.StopContainerRequest{ContainerId: id, TimeoutSeconds: grace})
+	if err = callError("stopping container "+id, err); errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,82 @@
+package runtimemanager
+
+import (
+	"errors"
+
+	"github.com/hashicorp/go-hclog"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/lifecycle"
+	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
+)
+
+// Options configure a Manager. Runtime, Clock and LogRoot are required.
+type Options struct {
+	// Runtime is the runtime plugin's client; the host passes
+	// host.Manager.Runtime(name), which always reaches the plugin's
+	// current instance.
+	Runtime runtimev1.RuntimeClient
+	// Plugin is the runtime plugin's name, for logs.
+	Plugin string
+	// Clock is the source of time of the crash back-off.
+	Clock lifecycle.Clock
+	// LogRoot is the directory under which pod log directories are made:
+	// <LogRoot>/pods/<namespace>_<name>_<uid>/. The host passes its root dir.
+	LogRoot string
+	// Logger may be nil (no logs).
+	Logger hclog.Logger
+	// Reasons, when set, receives the waiting reason of containers that
+	// could not start (CrashLoopBackOff, ErrImagePull, CreateContainerError,
+	// …) and loses it once they start. The host passes the same cache to
+	// lifecycle.Syncer so the reasons show in the pod status.
+	Reasons *lifecycle.ReasonCache
+	// Mounts returns the mounts of a container (the volume manager's host
+	// paths). Nil means no mounts.
+	Mounts func(pod *v1.Pod, c *v1.Container) ([]*runtimev1.Mount, error)
+	// ClusterDNS and ClusterDomain configure ClusterFirst DNS; without
+	// ClusterDNS, ClusterFirst pods get the node's DNS.
+	ClusterDNS    []string
+	ClusterDomain string
+	// NodeResolvConf is the node's DNS (ParseResolvConf of
+	// /etc/resolv.conf) for the Default policy; nil leaves the runtime's
+	// default.
+	NodeResolvConf *ResolvConf
+	// NodeMemoryBytes scales the OOM score of Burstable containers; 0
+	// gives them 999.
+	NodeMemoryBytes int64
+}
+
+// Manager implements lifecycle.Runtime over a runtime plugin. It keeps no
+// state but the crash back-off: everything else is read from the runtime
+// on every call. Its methods are safe for concurrent use; like the
+// lifecycle contract says, calls for one pod are not concurrent.
+type Manager struct {
+	opts    Options
+	rt      runtimev1.RuntimeClient
+	clock   lifecycle.Clock
+	logRoot string
+	log     hclog.Logger
+	backoff backOffs
+}
+
+// New returns a Manager.
+func New(opts Options) (*Manager, error) {
+	switch {
+	case opts.Runtime == nil:
+		return nil, errors.New("runtime manager: no runtime client")
+	case opts.Clock == nil:
+		return nil, errors.New("runtime manager: no clock")
+	case opts.LogRoot == "":
+		return nil, errors.New("runtime manager: no log root")
+	}
+	log := opts.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	if opts.Plugin != "" {
+		log = log.With("plugin", opts.Plugin)
+	}
+	return &Manager{opts: opts, rt: opts.Runtime, clock: opts.Clock, logRoot: opts.LogRoot, log: log}, nil
+}
+
+var _ lifecycle.Runtime = (*Manager)(nil)

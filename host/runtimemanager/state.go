@@ -1,0 +1,269 @@
+package runtimemanager
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podhost/podhost/lifecycle"
+	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
+)
+
+// sandboxInfo is one sandbox of a pod as the runtime lists it.
+type sandboxInfo struct {
+	id        string
+	attempt   uint32
+	ready     bool
+	createdAt time.Time
+	ip        string
+}
+
+// containerInfo is one container of a pod as the runtime lists it, with
+// what its labels and annotations say.
+type containerInfo struct {
+	id, sandboxID string
+	name          string
+	// kind is containerTypeInit or containerTypeApp ("" if unknown).
+	kind string
+	// restartCount comes from the annotation, else the metadata attempt.
+	restartCount uint32
+	hash         string
+	state        lifecycle.ContainerState
+	createdAt    time.Time
+	startedAt    time.Time
+	finishedAt   time.Time
+	exitCode     int32
+	reason       string
+	message      string
+}
+
+// podState is the runtime's view of one pod: its sandboxes and containers,
+// newest first.
+type podState struct {
+	uid             types.UID
+	name, namespace string
+	grace           int64 // from the annotation; 0 if unknown
+	sandboxes       []sandboxInfo
+	containers      []containerInfo
+}
+
+// newestSandbox returns the newest sandbox, or nil.
+func (s *podState) newestSandbox() *sandboxInfo {
+	if len(s.sandboxes) == 0 {
+		return nil
+	}
+	return &s.sandboxes[0]
+}
+
+// newest returns the newest container of the name, in the sandbox when
+// sandboxID is not empty, or nil.
+func (s *podState) newest(name, sandboxID string) *containerInfo {
+	for i := range s.containers {
+		c := &s.containers[i]
+		if c.name == name && (sandboxID == "" || c.sandboxID == sandboxID) {
+			return c
+		}
+	}
+	return nil
+}
+
+// hasRunning reports whether a container runs (or may run) or a sandbox is
+// ready.
+func (s *podState) hasRunning() bool {
+	for _, sb := range s.sandboxes {
+		if sb.ready {
+			return true
+		}
+	}
+	for _, c := range s.containers {
+		if c.state != lifecycle.ContainerExited {
+			return true
+		}
+	}
+	return false
+}
+
+func fromUnixNano(ns int64) time.Time {
+	if ns <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}
+
+var containerStates = map[runtimev1.ContainerState]lifecycle.ContainerState{
+	runtimev1.ContainerState_CONTAINER_STATE_CREATED: lifecycle.ContainerCreated,
+	runtimev1.ContainerState_CONTAINER_STATE_RUNNING: lifecycle.ContainerRunning,
+	runtimev1.ContainerState_CONTAINER_STATE_EXITED:  lifecycle.ContainerExited,
+	runtimev1.ContainerState_CONTAINER_STATE_UNKNOWN: lifecycle.ContainerUnknown,
+}
+
+func sandboxFromProto(sb *runtimev1.Sandbox) sandboxInfo {
+	return sandboxInfo{
+		id:        sb.GetId(),
+		attempt:   sb.GetMetadata().GetAttempt(),
+		ready:     sb.GetState() == runtimev1.SandboxState_SANDBOX_STATE_READY,
+		createdAt: fromUnixNano(sb.GetCreatedAt()),
+		ip:        sb.GetIp(),
+	}
+}
+
+func containerFromProto(c *runtimev1.Container) containerInfo {
+	name := c.GetLabels()[LabelContainerName]
+	if name == "" {
+		name = c.GetMetadata().GetName()
+	}
+	restarts, ok := parseUint32(c.GetAnnotations()[AnnotationRestartCount])
+	if !ok {
+		restarts = c.GetMetadata().GetAttempt()
+	}
+	state, ok := containerStates[c.GetState()]
+	if !ok {
+		state = lifecycle.ContainerUnknown
+	}
+	return containerInfo{
+		id:           c.GetId(),
+		sandboxID:    c.GetSandboxId(),
+		name:         name,
+		kind:         c.GetAnnotations()[AnnotationContainerType],
+		restartCount: restarts,
+		hash:         c.GetAnnotations()[AnnotationContainerHash],
+		state:        state,
+		createdAt:    fromUnixNano(c.GetCreatedAt()),
+		startedAt:    fromUnixNano(c.GetStartedAt()),
+		finishedAt:   fromUnixNano(c.GetFinishedAt()),
+		exitCode:     c.GetExitCode(),
+		reason:       c.GetReason(),
+		message:      c.GetMessage(),
+	}
+}
+
+// buildStates groups listed sandboxes and containers by the pod-UID label
+// into pod states, each sorted newest first. Objects without the label are
+// skipped.
+func buildStates(sandboxes []*runtimev1.Sandbox, containers []*runtimev1.Container) map[types.UID]*podState {
+	out := map[types.UID]*podState{}
+	get := func(labels, annotations map[string]string) *podState {
+		uid := types.UID(labels[LabelPodUID])
+		if uid == "" {
+			return nil
+		}
+		s, ok := out[uid]
+		if !ok {
+			s = &podState{uid: uid}
+			out[uid] = s
+		}
+		if s.name == "" {
+			s.name, s.namespace = labels[LabelPodName], labels[LabelPodNamespace]
+		}
+		if g, err := strconv.ParseInt(annotations[AnnotationGracePeriod], 10, 64); err == nil && s.grace == 0 {
+			s.grace = g
+		}
+		return s
+	}
+	for _, sb := range sandboxes {
+		if s := get(sb.GetLabels(), sb.GetAnnotations()); s != nil {
+			s.sandboxes = append(s.sandboxes, sandboxFromProto(sb))
+		}
+	}
+	for _, c := range containers {
+		if s := get(c.GetLabels(), c.GetAnnotations()); s != nil {
+			s.containers = append(s.containers, containerFromProto(c))
+		}
+	}
+	for _, s := range out {
+		slices.SortStableFunc(s.sandboxes, func(a, b sandboxInfo) int {
+			return cmp.Or(b.createdAt.Compare(a.createdAt), cmp.Compare(b.attempt, a.attempt))
+		})
+		slices.SortStableFunc(s.containers, func(a, b containerInfo) int {
+			return cmp.Or(b.createdAt.Compare(a.createdAt), cmp.Compare(b.restartCount, a.restartCount))
+		})
+	}
+	return out
+}
+
+// list lists the objects the selector matches and groups them by pod.
+func (m *Manager) list(ctx context.Context, selector map[string]string) (map[types.UID]*podState, error) {
+	sbs, err := m.rt.ListSandboxes(ctx, &runtimev1.ListSandboxesRequest{Filter: &runtimev1.SandboxFilter{LabelSelector: selector}})
+	if err != nil {
+		return nil, callError("listing sandboxes", err)
+	}
+	cs, err := m.rt.ListContainers(ctx, &runtimev1.ListContainersRequest{Filter: &runtimev1.ContainerFilter{LabelSelector: selector}})
+	if err != nil {
+		return nil, callError("listing containers", err)
+	}
+	return buildStates(sbs.GetSandboxes(), cs.GetContainers()), nil
+}
+
+// podState lists one pod. A pod the runtime does not hold gives an empty
+// state.
+func (m *Manager) podState(ctx context.Context, uid types.UID) (*podState, error) {
+	states, err := m.list(ctx, podSelector(string(uid)))
+	if err != nil {
+		return nil, err
+	}
+	if s, ok := states[uid]; ok {
+		return s, nil
+	}
+	return &podState{uid: uid}, nil
+}
+
+// runningPod is the lifecycle view of a listed pod.
+func (s *podState) runningPod() *lifecycle.RunningPod {
+	rp := &lifecycle.RunningPod{ID: s.uid, Name: s.name, Namespace: s.namespace}
+	if sb := s.newestSandbox(); sb != nil {
+		rp.SandboxReady = sb.ready
+	}
+	for _, c := range s.containers {
+		rp.Containers = append(rp.Containers, lifecycle.RunningContainer{ID: c.id, Name: c.name, State: c.state})
+	}
+	return rp
+}
+
+// podStatus is the lifecycle's detailed status of a listed pod.
+func (s *podState) podStatus(name, namespace string) *lifecycle.PodStatus {
+	st := &lifecycle.PodStatus{ID: s.uid, Name: name, Namespace: namespace}
+	if sb := s.newestSandbox(); sb != nil {
+		st.SandboxReady = sb.ready
+		if sb.ready && sb.ip != "" {
+			st.IPs = []string{sb.ip}
+		}
+	}
+	for _, c := range s.containers {
+		st.ContainerStatuses = append(st.ContainerStatuses, lifecycle.ContainerStatus{
+			ID: c.id, Name: c.name, State: c.state,
+			CreatedAt: c.createdAt, StartedAt: c.startedAt, FinishedAt: c.finishedAt,
+			ExitCode: c.exitCode, Reason: c.reason, Message: c.message,
+			RestartCount: int32(c.restartCount),
+		})
+	}
+	return st
+}
+
+// ListPods returns every pod the runtime holds for podhost, with all its
+// containers; the newest sandbox decides SandboxReady.
+func (m *Manager) ListPods(ctx context.Context) ([]*lifecycle.RunningPod, error) {
+	states, err := m.list(ctx, managedSelector())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*lifecycle.RunningPod, 0, len(states))
+	for _, s := range states {
+		out = append(out, s.runningPod())
+	}
+	slices.SortFunc(out, func(a, b *lifecycle.RunningPod) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// PodStatus returns the runtime's status of one pod; a pod the runtime
+// does not hold gives an empty status and no error.
+func (m *Manager) PodStatus(ctx context.Context, uid types.UID, name, namespace string) (*lifecycle.PodStatus, error) {
+	s, err := m.podState(ctx, uid)
+	if err != nil {
+		return nil, err
+	}
+	return s.podStatus(name, namespace), nil
+}

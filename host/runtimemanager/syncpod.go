@@ -1,0 +1,218 @@
+package runtimemanager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/lifecycle"
+	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
+)
+
+// Waiting reasons reported through Options.Reasons.
+const (
+	ReasonCrashLoopBackOff     = "CrashLoopBackOff"
+	ReasonErrImagePull         = "ErrImagePull"
+	ReasonErrImageNeverPull    = "ErrImageNeverPull"
+	ReasonCreateContainerError = "CreateContainerError"
+	ReasonCreateConfigError    = "CreateContainerConfigError"
+	ReasonRunContainerError    = "RunContainerError"
+)
+
+// SyncPod converges the pod toward its spec. It lists the pod's sandboxes
+// and containers (ignoring status, which may be stale: only a fresh list
+// rules out a duplicate after an uncertain call), computes the actions and
+// performs them. It checks ctx immediately before each StartContainer and
+// starts nothing once ctx is done.
+//
+// Errors of single containers do not stop the others; they are joined.
+// A container in back-off gives a *BackOffError (ErrCrashLoopBackOff),
+// which means "sync again after RetryAfter", not a failure of the pod.
+// A pod without host network whose runtime reports NetworkReady false
+// gives lifecycle.ErrNetworkNotReady before any sandbox is created.
+func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, _ *lifecycle.PodStatus) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	log := m.log.With("pod", pod.Namespace+"/"+pod.Name, "uid", string(pod.UID))
+	st, err := m.podState(ctx, pod.UID)
+	if err != nil {
+		return err
+	}
+	now := m.clock.Now()
+	a := computeActions(pod, st, now, m.backoff.snapshot(pod.UID))
+	m.backoff.record(pod.UID, a.records)
+
+	if a.killPod {
+		log.Info("killing pod before creating a new sandbox")
+		if err := m.killState(ctx, st, podGracePeriod(pod)); err != nil {
+			return fmt.Errorf("killing pod before a new sandbox: %w", err)
+		}
+	}
+	var errs []error
+	for _, k := range a.kill {
+		log.Info("stopping container", "container", k.name, "reason", k.reason)
+		if err := m.stopContainer(ctx, k.id, podGracePeriod(pod)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, id := range a.remove {
+		if _, err := m.rt.RemoveContainer(ctx, &runtimev1.RemoveContainerRequest{ContainerId: id}); err != nil {
+			errs = append(errs, callError("removing container "+id, err))
+		}
+	}
+	if len(errs) > 0 {
+		// Start nothing next to a container that may still run.
+		return errors.Join(errs...)
+	}
+
+	sbCfg := m.sandboxConfig(pod, a.sandboxAttempt)
+	sandboxID, podIP := a.sandboxID, ""
+	if sb := st.newestSandbox(); sb != nil && sb.id == sandboxID {
+		podIP = sb.ip
+	}
+	if a.createSandbox {
+		if sandboxID, podIP, err = m.createSandbox(ctx, pod, sbCfg); err != nil {
+			return err
+		}
+		log.Info("created sandbox", "sandbox", sandboxID, "attempt", a.sandboxAttempt)
+	}
+	if sandboxID == "" {
+		return nil // nothing may run: the pod is done
+	}
+	if len(a.start) > 0 {
+		if err := os.MkdirAll(sbCfg.GetLogDirectory(), 0o755); err != nil {
+			return fmt.Errorf("creating pod log directory: %w", err)
+		}
+	}
+	for _, s := range a.start {
+		err := m.startContainer(ctx, pod, sandboxID, sbCfg, podIP, s)
+		if err != nil {
+			log.Warn("starting container failed", "container", s.spec.Name, "err", err)
+			errs = append(errs, err)
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		log.Info("started container", "container", s.spec.Name, "attempt", s.attempt, "reason", s.reason)
+	}
+	for _, w := range a.waiting {
+		e := &BackOffError{Container: w.name, Delay: w.delay, Until: w.until, now: now}
+		m.setReason(pod, w.name, ReasonCrashLoopBackOff, fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", w.delay, w.name, pod.Name, pod.Namespace, pod.UID))
+		errs = append(errs, e)
+	}
+	return errors.Join(errs...)
+}
+
+// createSandbox checks the network (unless host network) and runs the
+// sandbox. After an uncertain error the sandbox may exist: the next sync
+// lists it and uses it, so RunSandbox is never repeated blindly.
+func (m *Manager) createSandbox(ctx context.Context, pod *v1.Pod, cfg *runtimev1.SandboxConfig) (id, ip string, err error) {
+	if !pod.Spec.HostNetwork {
+		if err := m.networkReady(ctx); err != nil {
+			return "", "", err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return "", "", err
+	}
+	if err := os.MkdirAll(cfg.GetLogDirectory(), 0o755); err != nil {
+		return "", "", fmt.Errorf("creating pod log directory: %w", err)
+	}
+	resp, err := m.rt.RunSandbox(ctx, &runtimev1.RunSandboxRequest{Config: cfg, RuntimeHandler: runtimeHandler(pod)})
+	if err != nil {
+		return "", "", callError("running sandbox", err)
+	}
+	id = resp.GetSandboxId()
+	st, err := m.rt.SandboxStatus(ctx, &runtimev1.SandboxStatusRequest{SandboxId: id})
+	if err != nil {
+		// The sandbox exists; its IP is only needed for status.podIP.
+		m.log.Warn("reading new sandbox status", "pod", pod.Namespace+"/"+pod.Name, "uid", string(pod.UID), "err", callError("sandbox status", err))
+		return id, "", nil
+	}
+	return id, st.GetSandbox().GetIp(), nil
+}
+
+// runtimeHandler is the pod's runtime class name, empty for the default.
+func runtimeHandler(pod *v1.Pod) string {
+	if pod.Spec.RuntimeClassName != nil {
+		return *pod.Spec.RuntimeClassName
+	}
+	return ""
+}
+
+// networkReady asks the runtime whether the pod network is ready.
+func (m *Manager) networkReady(ctx context.Context) error {
+	resp, err := m.rt.Status(ctx, &runtimev1.StatusRequest{})
+	if err != nil {
+		return callError("runtime status", err)
+	}
+	for _, c := range resp.GetConditions() {
+		if c.GetType() == "NetworkReady" && !c.GetStatus() {
+			return fmt.Errorf("runtime network: %s %s: %w", c.GetReason(), c.GetMessage(), lifecycle.ErrNetworkNotReady)
+		}
+	}
+	return nil
+}
+
+// startContainer pulls the image, creates the container (unless s names
+// a created one) and starts it, checking ctx right before the start.
+func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, sandboxID string, sbCfg *runtimev1.SandboxConfig, podIP string, s startAction) error {
+	name := s.spec.Name
+	id := s.existingID
+	if id == "" {
+		policy := pullPolicy(s.spec)
+		img, err := m.rt.EnsureImage(ctx, &runtimev1.EnsureImageRequest{Image: s.spec.Image, PullPolicy: policy})
+		if err != nil {
+			err = callError("ensuring image "+s.spec.Image, err)
+			reason := ReasonErrImagePull
+			if policy == runtimev1.PullPolicy_PULL_POLICY_NEVER {
+				reason = ReasonErrImageNeverPull
+			}
+			m.setReason(pod, name, reason, err.Error())
+			return fmt.Errorf("container %q: %w: %w", name, ErrImagePull, err)
+		}
+		cfg, err := m.containerConfig(pod, s.spec, s.kind, s.attempt, img.GetImageRef(), podIP)
+		if err != nil {
+			m.setReason(pod, name, ReasonCreateConfigError, err.Error())
+			return fmt.Errorf("container %q: %w", name, err)
+		}
+		if err := os.MkdirAll(filepath.Join(sbCfg.GetLogDirectory(), name), 0o755); err != nil {
+			return fmt.Errorf("container %q: creating log directory: %w", name, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		resp, err := m.rt.CreateContainer(ctx, &runtimev1.CreateContainerRequest{SandboxId: sandboxID, Config: cfg, SandboxConfig: sbCfg})
+		if err != nil {
+			err = callError("creating container "+name, err)
+			m.setReason(pod, name, ReasonCreateContainerError, err.Error())
+			return err
+		}
+		id = resp.GetContainerId()
+	}
+	// The lifecycle's hard rule: no start once ctx is done.
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("container %q not started: %w", name, err)
+	}
+	if _, err := m.rt.StartContainer(ctx, &runtimev1.StartContainerRequest{ContainerId: id}); err != nil {
+		err = callError("starting container "+name, err)
+		m.setReason(pod, name, ReasonRunContainerError, err.Error())
+		return err
+	}
+	if m.opts.Reasons != nil {
+		m.opts.Reasons.Remove(pod.UID, name)
+	}
+	return nil
+}
+
+func (m *Manager) setReason(pod *v1.Pod, container, reason, message string) {
+	if m.opts.Reasons != nil {
+		m.opts.Reasons.Add(pod.UID, container, lifecycle.StartFailure{Reason: reason, Message: message})
+	}
+}
