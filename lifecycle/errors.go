@@ -1,6 +1,9 @@
 package lifecycle
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // Sentinel errors of the lifecycle core. Callers compare with errors.Is;
 // messages are wrapped with %w and lower-case context.
@@ -20,3 +23,11 @@ var (
 	// the pod is terminating.
 	ErrTerminationRequested = errors.New("pod termination was requested")
 )
+
+// RetryAfterError is an error of a sync that knows when it is worth trying
+// again, such as a container in CrashLoopBackOff: the worker re-syncs the pod
+// after RetryAfter instead of the error back-off period.
+type RetryAfterError interface {
+	error
+	RetryAfter() time.Duration
+}

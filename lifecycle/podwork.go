@@ -193,12 +193,15 @@ func (p *PodWorkers) Complete(w Work, res WorkResult) (exit bool) {
 // completeWork schedules the next sync of the UID and re-signals pending work.
 func (p *PodWorkers) completeWork(status *podSyncStatus, transition bool, err error) {
 	var delay time.Duration
+	var retry RetryAfterError
 	switch {
 	case transition:
 	case err == nil:
 		delay = p.cfg.Jitter(p.cfg.ResyncInterval, jitterFactor)
 	case errors.Is(err, ErrNetworkNotReady):
 		delay = p.cfg.Jitter(networkBackOffPeriod, jitterFactor)
+	case errors.As(err, &retry):
+		delay = max(retry.RetryAfter(), 0)
 	default:
 		delay = p.cfg.Jitter(p.cfg.BackOffPeriod, jitterFactor)
 	}
