@@ -11,6 +11,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/lifecycle"
@@ -295,4 +296,29 @@ func TestPLEGRelist(t *testing.T) {
 func advance(d time.Duration) {
 	synctest.Wait()
 	<-time.After(d)
+}
+
+func TestSyncLoopDeliversConfigUpdates(t *testing.T) {
+	// Config changes reach the workers through the loop, in order.
+	synctest.Test(t, func(t *testing.T) {
+		e := startDriver(t, &lifecycletest.FakeSyncer{}, true)
+		updates := make(chan []lifecycle.UpdatePodOptions)
+		loop := &lifecycle.SyncLoop{Config: &staticConfig{}, Workers: e.workers, Updates: updates, Clock: lifecycle.SystemClock{},
+			Housekeeper: &lifecycle.Housekeeper{Workers: e.workers, Runtime: lifecycletest.NewFakeRuntime(), Clock: lifecycle.SystemClock{}}}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { defer close(done); loop.Run(ctx) }()
+		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "1", Name: "p", Namespace: "ns"}}
+		updates <- []lifecycle.UpdatePodOptions{
+			{UpdateType: lifecycle.UpdateCreate, Pod: p},
+			{UpdateType: lifecycle.UpdateKill, Pod: p},
+		}
+		advance(3 * time.Second)
+		synctest.Wait()
+		if !e.core.IsPodTerminationRequested("1") {
+			t.Errorf("kill delivered through Updates did not reach the workers")
+		}
+		cancel()
+		<-done
+	})
 }

@@ -28,8 +28,12 @@ type SyncLoop struct {
 	Housekeeper *Housekeeper
 	// Events may be nil (no PLEG).
 	Events <-chan PodLifecycleEvent
-	Clock  Clock
-	Logger *slog.Logger
+	// Updates carries the changes of the desired pod set, in order; nil
+	// means the config never changes. They are handed to the workers
+	// between housekeeping passes, never during one.
+	Updates <-chan []UpdatePodOptions
+	Clock   Clock
+	Logger  *slog.Logger
 }
 
 // Run loops until ctx ends.
@@ -40,6 +44,10 @@ func (l *SyncLoop) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
+		case updates := <-l.Updates:
+			for _, u := range updates {
+				l.Workers.UpdatePod(u)
+			}
 		case ev := <-l.Events:
 			if ev.Type != ContainerRemoved {
 				l.syncConfigPods(map[string]bool{string(ev.ID): true})
