@@ -16,6 +16,8 @@ import (
 	"github.com/podhost/podhost/host"
 	"github.com/podhost/podhost/host/config"
 	"github.com/podhost/podhost/host/localapi"
+	"github.com/podhost/podhost/host/node"
+	"github.com/podhost/podhost/host/pluginapi"
 )
 
 // stopTimeout bounds a graceful stop: plugins are stopped, containers are
@@ -106,6 +108,35 @@ func runHost(ctx context.Context, cfg *config.HostConfig, logger hclog.Logger) e
 	}
 	logger.Info("host running", "plugins", pluginNames(specs))
 
+	nodeName, err := os.Hostname()
+	if err != nil {
+		shutdown()
+		return fmt.Errorf("reading the node name: %w", err)
+	}
+	n, err := node.New(node.Config{
+		RootDir:       cfg.RootDir,
+		NodeName:      nodeName,
+		ManifestDir:   cfg.ManifestDir,
+		Plugins:       mgr,
+		RuntimePlugin: runtimePlugin(specs),
+		Logger:        logger,
+	})
+	if err != nil {
+		shutdown()
+		return err
+	}
+	nodeCtx, stopNode := context.WithCancel(ctx)
+	nodeDone := make(chan error, 1)
+	go func() { nodeDone <- n.Run(nodeCtx) }()
+	stopAll := shutdown
+	shutdown = func() {
+		stopNode()
+		if err := <-nodeDone; err != nil {
+			logger.Warn("stopping the node", "err", err)
+		}
+		stopAll()
+	}
+
 	select {
 	case <-ctx.Done():
 		logger.Info("stopping: plugins are stopped, containers keep running")
@@ -132,6 +163,16 @@ func pluginSpecs(cfg *config.HostConfig) []host.PluginSpec {
 		})
 	}
 	return specs
+}
+
+// runtimePlugin names the runtime plugin; the config has exactly one.
+func runtimePlugin(specs []host.PluginSpec) string {
+	for _, s := range specs {
+		if s.Kind == pluginapi.KindRuntime {
+			return s.Name
+		}
+	}
+	return ""
 }
 
 func pluginNames(specs []host.PluginSpec) string {

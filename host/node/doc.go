@@ -1,0 +1,9 @@
+// Package node owns the running agent: it composes the pod sources (static
+// manifests, the local API), the lifecycle core (pod workers, PLEG, status
+// manager, housekeeping), the runtime manager over the runtime plugin, the
+// local state store and the event ring, and exposes them to the local API.
+//
+// Only cmd/host imports it. It holds wiring and the glue between packages
+// (turning changes of the desired pod set into pod worker updates); the
+// behaviour lives in the packages it wires.
+package node

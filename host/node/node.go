@@ -1,0 +1,365 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podhost/podhost/host"
+	"github.com/podhost/podhost/host/events"
+	"github.com/podhost/podhost/host/runtimemanager"
+	"github.com/podhost/podhost/host/state"
+	"github.com/podhost/podhost/lifecycle"
+	"github.com/podhost/podhost/sources"
+	"github.com/podhost/podhost/sources/manifest"
+)
+
+// Cadences of the node's loops.
+const (
+	plegPeriod   = time.Second
+	gcPeriod     = time.Minute
+	historyKeep  = 24 * time.Hour
+	removeTimout = 2 * time.Minute
+)
+
+// Source is a config source as the node consumes it: full snapshots, the
+// newest one always available, and a signal once it reported.
+type Source interface {
+	Name() string
+	Run(ctx context.Context) error
+	Updates() <-chan sources.Snapshot
+}
+
+// Config wires a Node.
+type Config struct {
+	// RootDir holds the state database and the pod log directories.
+	RootDir string
+	// NodeName is this node's name; static pods get it appended.
+	NodeName string
+	// ManifestDir, when set, is watched for static pods.
+	ManifestDir string
+	// Sources are further config sources (the local API's).
+	Sources []Source
+	// Plugins is the running plugin supervisor; RuntimePlugin names the
+	// runtime plugin in it.
+	Plugins       *host.Manager
+	RuntimePlugin string
+	// Registry receives the lifecycle metrics; nil uses a private one.
+	Registry prometheus.Registerer
+	Logger   hclog.Logger
+}
+
+// Node is the running agent: see the package doc.
+type Node struct {
+	cfg     Config
+	log     hclog.Logger
+	clock   lifecycle.Clock
+	store   *state.Store
+	events  *events.Ring
+	desired *desiredSet
+	sources []Source
+	merger  *sources.Merger
+
+	core     *lifecycle.PodWorkers
+	workers  *lifecycle.Workers
+	cache    *lifecycle.Cache
+	status   *lifecycle.StatusManager
+	pleg     *lifecycle.PLEG
+	loop     *lifecycle.SyncLoop
+	runtime  *runtimemanager.Manager
+	updates  chan []lifecycle.UpdatePodOptions
+	relist   chan struct{}
+	removing sync.WaitGroup
+}
+
+// New opens the state database and builds the node; Run starts it.
+func New(cfg Config) (*Node, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	if err := os.MkdirAll(cfg.RootDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating root dir: %w", err)
+	}
+	store, err := state.Open(filepath.Join(cfg.RootDir, state.FileName), log.Named("state"))
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{
+		cfg:     cfg,
+		log:     log,
+		clock:   lifecycle.SystemClock{},
+		store:   store,
+		events:  events.New(events.Options{}),
+		desired: newDesiredSet(),
+		updates: make(chan []lifecycle.UpdatePodOptions),
+		relist:  make(chan struct{}, 1),
+	}
+	if r := store.Recovery(); r != nil {
+		n.events.Record(events.Object{Kind: events.KindNode, Name: cfg.NodeName}, events.Warning, events.ReasonDatabaseRecovered,
+			fmt.Sprintf("state database was unreadable (%s); moved to %s and rebuilt from the runtime", r.Reason, r.MovedTo))
+	}
+	if cfg.ManifestDir != "" {
+		n.sources = append(n.sources, manifestSource{manifest.NewSource(manifest.Options{
+			Dir: cfg.ManifestDir, NodeName: cfg.NodeName, Logger: log.Named("manifests"),
+		})})
+	}
+	n.sources = append(n.sources, cfg.Sources...)
+	names := make([]string, len(n.sources))
+	for i, s := range n.sources {
+		names[i] = s.Name()
+	}
+	n.merger = sources.NewMerger(names...)
+	if err := n.build(); err != nil {
+		store.Close()
+		return nil, err
+	}
+	return n, nil
+}
+
+// build wires the lifecycle core to the runtime plugin.
+func (n *Node) build() error {
+	slogger := newSlog(n.log.Named("lifecycle"))
+	metrics := lifecycle.NewMetrics(n.cfg.Registry, n.clock)
+	rtClient, err := n.cfg.Plugins.Runtime(n.cfg.RuntimePlugin)
+	if err != nil {
+		return fmt.Errorf("runtime plugin: %w", err)
+	}
+	reasons := lifecycle.NewReasonCache()
+	n.runtime, err = runtimemanager.New(runtimemanager.Options{
+		Runtime: rtClient, Plugin: n.cfg.RuntimePlugin, Clock: n.clock, LogRoot: n.cfg.RootDir,
+		Logger: n.log.Named("runtime"), Reasons: reasons,
+		NodeResolvConf: nodeResolvConf(n.log),
+	})
+	if err != nil {
+		return fmt.Errorf("runtime manager: %w", err)
+	}
+	n.cache = lifecycle.NewCache()
+	n.core = lifecycle.NewPodWorkers(lifecycle.PodWorkersConfig{
+		Clock: n.clock, Jitter: jitter, Cache: n.cache, Metrics: metrics, Logger: slogger,
+	})
+	n.status = lifecycle.NewStatusManager(lifecycle.StatusManagerConfig{
+		Clock: n.clock, Sink: n.store, Pods: n.core, Lookup: n.desired, Metrics: metrics, Logger: slogger,
+	})
+	syncer := &lifecycle.Syncer{
+		Runtime: n.runtime, Status: n.status, Pods: n.core, Reasons: reasons,
+		Recorder: n.events, Metrics: metrics, Clock: n.clock,
+	}
+	n.workers = lifecycle.NewWorkers(n.core, &removingSyncer{PodSyncer: syncer, node: n}, n.cache, n.events)
+	n.pleg = lifecycle.NewPLEG(n.runtime, n.cache, n.clock, metrics)
+	n.loop = &lifecycle.SyncLoop{
+		Config:  n.desired,
+		Workers: n.workers,
+		Housekeeper: &lifecycle.Housekeeper{
+			Workers: n.workers, Runtime: n.runtime, Status: n.status, Metrics: metrics, Clock: n.clock, Logger: slogger,
+		},
+		Events:  n.pleg.Events(),
+		Updates: n.updates,
+		Clock:   n.clock,
+		Logger:  slogger,
+	}
+	return nil
+}
+
+// Run runs the node until ctx is done, then waits for its goroutines. The
+// containers keep running: stopping the node stops no pod.
+func (n *Node) Run(ctx context.Context) error {
+	defer n.store.Close()
+	var wg sync.WaitGroup
+	run := func(name string, f func(ctx context.Context)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(ctx)
+			n.log.Debug("loop stopped", "loop", name)
+		}()
+	}
+	for _, s := range n.sources {
+		run("source "+s.Name(), func(ctx context.Context) {
+			if err := s.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+				n.log.Error("config source stopped", "source", s.Name(), "err", err)
+			}
+		})
+	}
+	run("merge", n.mergeSources)
+	run("pleg", func(ctx context.Context) { n.pleg.Run(ctx, plegPeriod, n.relist) })
+	run("workers", n.workers.Run)
+	run("status", n.status.Run)
+	run("sync", n.loop.Run)
+	run("plugins", n.watchPlugins)
+	run("gc", n.collectGarbage)
+	<-ctx.Done()
+	wg.Wait()
+	n.removing.Wait()
+	return nil
+}
+
+// mergeSources merges the sources' snapshots into the desired set and
+// hands the resulting changes to the sync loop.
+func (n *Node) mergeSources(ctx context.Context) {
+	merged := make(chan sources.Snapshot)
+	for _, s := range n.sources {
+		go func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case snap := <-s.Updates():
+					select {
+					case merged <- snap:
+					case <-ctx.Done():
+						return
+					}
+				}
+			}
+		}()
+	}
+	if len(n.sources) == 0 {
+		n.apply(ctx, n.merger.Update(sources.Snapshot{}))
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case snap := <-merged:
+			n.apply(ctx, n.merger.Update(snap))
+		}
+	}
+}
+
+// apply records a new desired set and sends its changes to the sync loop.
+func (n *Node) apply(ctx context.Context, d sources.Desired) {
+	for _, r := range d.Rejected {
+		n.log.Warn("pod rejected", "pod", r.Pod.Pod.Namespace+"/"+r.Pod.Pod.Name, "source", r.Pod.Origin.Where, "err", r.Err)
+		n.events.Event(r.Pod.Pod, events.Warning, events.ReasonFailed, r.Err.Error())
+	}
+	for _, err := range d.Errors {
+		n.log.Warn("config source error", "err", err)
+	}
+	updates := n.desired.apply(d, n.clock.Now())
+	for _, u := range updates {
+		if u.UpdateType != lifecycle.UpdateCreate {
+			continue
+		}
+		if _, err := n.store.Track(ctx, u.Pod.Namespace, u.Pod.Name, u.Pod.UID); err != nil {
+			n.log.Error("recording pod", "pod", u.Pod.Namespace+"/"+u.Pod.Name, "uid", u.Pod.UID, "err", err)
+		}
+	}
+	if len(updates) == 0 {
+		return
+	}
+	select {
+	case n.updates <- updates:
+	case <-ctx.Done():
+	}
+}
+
+// watchPlugins records plugin events and makes the PLEG relist at once when
+// the runtime plugin comes back, so that pods resync.
+func (n *Node) watchPlugins(ctx context.Context) {
+	evs, cancel := n.cfg.Plugins.Subscribe()
+	defer cancel()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-evs:
+			if !ok {
+				return
+			}
+			n.recordPluginEvent(ev)
+			if ev.Plugin == n.cfg.RuntimePlugin && (ev.Type == host.EventRestarted || ev.Type == host.EventReady) {
+				select {
+				case n.relist <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}
+}
+
+func (n *Node) recordPluginEvent(ev host.Event) {
+	reason, typ := "", events.Normal
+	switch ev.Type {
+	case host.EventStarted:
+		reason = events.ReasonPluginStarted
+	case host.EventRestarted:
+		reason = events.ReasonPluginRestarted
+	case host.EventExited:
+		reason, typ = events.ReasonPluginExited, events.Warning
+	case host.EventRefused:
+		reason, typ = events.ReasonPluginRefused, events.Warning
+	case host.EventBackoff:
+		reason, typ = events.ReasonPluginBackOff, events.Warning
+	case host.EventNotReady:
+		reason, typ = events.ReasonPluginNotReady, events.Warning
+	default:
+		return
+	}
+	msg := fmt.Sprintf("plugin %s %s (restarts %d)", ev.Plugin, ev.Type, ev.Restarts)
+	if ev.Err != "" {
+		msg += ": " + ev.Err
+	}
+	if ev.Delay > 0 {
+		msg += fmt.Sprintf("; next launch in %s", ev.Delay)
+	}
+	n.events.Record(events.Object{Kind: events.KindPlugin, Name: ev.Plugin}, typ, reason, msg)
+}
+
+// collectGarbage removes what finished pods left in the runtime and old
+// pod history, every gcPeriod.
+func (n *Node) collectGarbage(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-n.clock.After(gcPeriod):
+		}
+		if err := n.runtime.GarbageCollect(ctx, n.core.ShouldPodRuntimeBeRemoved); err != nil && ctx.Err() == nil {
+			n.log.Warn("runtime garbage collection", "err", err)
+		}
+		if _, err := n.store.ForgetHistory(ctx, n.clock.Now().Add(-historyKeep)); err != nil && ctx.Err() == nil {
+			n.log.Warn("forgetting old pod history", "err", err)
+		}
+	}
+}
+
+// removingSyncer removes a pod's containers and sandboxes in the background
+// as soon as the pod is terminated, so that nothing of it lingers until the
+// next garbage collection.
+type removingSyncer struct {
+	lifecycle.PodSyncer
+	node *Node
+}
+
+func (s *removingSyncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, status *lifecycle.PodStatus) error {
+	if err := s.PodSyncer.SyncTerminatedPod(ctx, pod, status); err != nil {
+		return err
+	}
+	s.node.removeInBackground(ctx, pod.UID)
+	return nil
+}
+
+func (n *Node) removeInBackground(ctx context.Context, uid types.UID) {
+	n.removing.Add(1)
+	go func() {
+		defer n.removing.Done()
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimout)
+		defer cancel()
+		if err := n.runtime.RemovePod(rctx, uid); err != nil {
+			n.log.Warn("removing terminated pod from the runtime; garbage collection retries", "uid", uid, "err", err)
+		}
+	}()
+}
