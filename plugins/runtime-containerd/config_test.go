@@ -22,15 +22,17 @@ func TestParseConfig(t *testing.T) {
 				Endpoint: "unix:///run/containerd/containerd.sock", socketPath: "/run/containerd/containerd.sock",
 				Timeouts:        timeouts{Runtime: sdk.Duration(2 * time.Minute), Image: sdk.Duration(10 * time.Minute)},
 				ImagePullPolicy: "IfNotPresent",
+				WatchInterval:   sdk.Duration(500 * time.Millisecond),
 			},
 		},
 		{
 			name:   "everything",
-			config: `{"endpoint":"unix:///c.sock","timeouts":{"runtime":"30s","image":"1h"},"imagePullPolicy":"Never"}`,
+			config: `{"endpoint":"unix:///c.sock","timeouts":{"runtime":"30s","image":"1h"},"imagePullPolicy":"Never","watchInterval":"1s"}`,
 			want: config{
 				Endpoint: "unix:///c.sock", socketPath: "/c.sock",
 				Timeouts:        timeouts{Runtime: sdk.Duration(30 * time.Second), Image: sdk.Duration(time.Hour)},
 				ImagePullPolicy: "Never",
+				WatchInterval:   sdkSecond,
 			},
 		},
 		{name: "empty", config: `{}`, wantErrs: []string{"endpoint: is required"}},
@@ -42,8 +44,8 @@ func TestParseConfig(t *testing.T) {
 		},
 		{
 			name:     "bad values",
-			config:   `{"endpoint":"unix://relative.sock","timeouts":{"runtime":"0s","image":"-1m"},"imagePullPolicy":"Sometimes"}`,
-			wantErrs: []string{"endpoint: must name an absolute socket path after unix://", "timeouts.runtime: must be positive, got 0s", "timeouts.image: must be positive, got -1m0s", `imagePullPolicy: must be one of [IfNotPresent Always Never], got "Sometimes"`},
+			config:   `{"endpoint":"unix://relative.sock","timeouts":{"runtime":"0s","image":"-1m"},"imagePullPolicy":"Sometimes","watchInterval":"1ms"}`,
+			wantErrs: []string{"endpoint: must name an absolute socket path after unix://", "timeouts.runtime: must be positive, got 0s", "timeouts.image: must be positive, got -1m0s", "watchInterval: must be at least 10ms, got 1ms", `imagePullPolicy: must be one of [IfNotPresent Always Never], got "Sometimes"`},
 		},
 	}
 	for _, tt := range tests {
@@ -62,3 +64,5 @@ func TestParseConfig(t *testing.T) {
 		})
 	}
 }
+
+const sdkSecond = sdk.Duration(time.Second)

@@ -1,8 +1,14 @@
 // Command runtime-containerd is the podhost runtime plugin for containerd.
-// It will serve podhost.runtime.v1.Runtime by talking to containerd at the
-// configured endpoint; for now it is a skeleton that answers GetInfo,
-// validates its config and probes that containerd's socket exists, while
-// every Runtime call is UNIMPLEMENTED.
+// It serves podhost.runtime.v1.Runtime by calling containerd's CRI API
+// (k8s.io/cri-api, runtime v1) on the configured unix socket: sandboxes,
+// containers and images map one to one onto CRI calls, CRI errors are
+// classified once into the contract's codes (errors.go, server.go), and the
+// Events stream ("runtime.events") comes from a short-interval list diff,
+// since containerd 1.6 has no CRI event API (watch.go, diff.go).
+//
+// Layout: main.go serves, server.go and convert.go translate the proto,
+// the other files are the logic (criRuntime), which knows nothing of the
+// proto. Production code does not import this package.
 package main
 
 import "github.com/podhost/podhost/sdk"

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"errors"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+	criapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+func TestSandboxConfigToCRI(t *testing.T) {
+	base := SandboxSpec{Name: "web", Namespace: "ns", UID: "u1", Attempt: 2, Hostname: "web-0", LogDirectory: "/logs/u1", Labels: map[string]string{"a": "b"}, Annotations: map[string]string{"c": "d"}, CgroupParent: "/pods/u1"}
+	meta := &criapi.PodSandboxMetadata{Name: "web", Namespace: "ns", Uid: "u1", Attempt: 2}
+	want := func(hostname string, network, pid, ipc criapi.NamespaceMode, dns *criapi.DNSConfig) *criapi.PodSandboxConfig {
+		return &criapi.PodSandboxConfig{
+			Metadata: meta, Hostname: hostname, LogDirectory: "/logs/u1", DnsConfig: dns,
+			Labels: map[string]string{"a": "b"}, Annotations: map[string]string{"c": "d"},
+			Linux: &criapi.LinuxPodSandboxConfig{CgroupParent: "/pods/u1", SecurityContext: &criapi.LinuxSandboxSecurityContext{
+				NamespaceOptions: &criapi.NamespaceOption{Network: network, Pid: pid, Ipc: ipc},
+			}},
+		}
+	}
+	tests := []struct {
+		name   string
+		adjust func(*SandboxSpec)
+		want   *criapi.PodSandboxConfig
+	}{
+		{"pod network", func(*SandboxSpec) {}, want("web-0", criapi.NamespaceMode_POD, criapi.NamespaceMode_CONTAINER, criapi.NamespaceMode_POD, nil)},
+		{"host network keeps the node's hostname", func(s *SandboxSpec) { s.HostNetwork = true }, want("", criapi.NamespaceMode_NODE, criapi.NamespaceMode_CONTAINER, criapi.NamespaceMode_POD, nil)},
+		{"host pid and ipc", func(s *SandboxSpec) { s.HostPID, s.HostIPC = true, true }, want("web-0", criapi.NamespaceMode_POD, criapi.NamespaceMode_NODE, criapi.NamespaceMode_NODE, nil)},
+		{
+			"dns",
+			func(s *SandboxSpec) {
+				s.DNS = &DNS{Servers: []string{"10.0.0.10"}, Searches: []string{"ns.svc"}, Options: []string{"ndots:5"}}
+			},
+			want("web-0", criapi.NamespaceMode_POD, criapi.NamespaceMode_CONTAINER, criapi.NamespaceMode_POD, &criapi.DNSConfig{Servers: []string{"10.0.0.10"}, Searches: []string{"ns.svc"}, Options: []string{"ndots:5"}}),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := base
+			tt.adjust(&spec)
+			if got := sandboxConfigToCRI(spec); !proto.Equal(got, tt.want) {
+				t.Errorf("got %v; want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestContainerConfigToCRI(t *testing.T) {
+	spec := ContainerSpec{
+		Name: "app", Attempt: 3, Image: "sha256:abc", Command: []string{"sh"}, Args: []string{"-c", "true"}, WorkingDir: "/w",
+		Env:       []EnvVar{{"A", "1"}},
+		Mounts:    []Mount{{ContainerPath: "/data", HostPath: "/var/data", ReadOnly: true}},
+		Labels:    map[string]string{"podhost.io/container": "app"},
+		LogPath:   "app/3.log",
+		Stdin:     true,
+		TTY:       true,
+		Resources: &Resources{CPUPeriod: 100000, CPUQuota: 50000, CPUShares: 512, MemoryLimitInBytes: 1 << 20, OOMScoreAdj: 500},
+	}
+	want := &criapi.ContainerConfig{
+		Metadata: &criapi.ContainerMetadata{Name: "app", Attempt: 3}, Image: &criapi.ImageSpec{Image: "sha256:abc"},
+		Command: []string{"sh"}, Args: []string{"-c", "true"}, WorkingDir: "/w",
+		Envs:    []*criapi.KeyValue{{Key: "A", Value: []byte("1")}},
+		Mounts:  []*criapi.Mount{{ContainerPath: "/data", HostPath: "/var/data", Readonly: true}},
+		Labels:  map[string]string{"podhost.io/container": "app", labelSandboxID: "sb1", labelPodUID: "u1"},
+		LogPath: "app/3.log", Stdin: true, Tty: true,
+		Linux: &criapi.LinuxContainerConfig{Resources: &criapi.LinuxContainerResources{CpuPeriod: 100000, CpuQuota: 50000, CpuShares: 512, MemoryLimitInBytes: 1 << 20, OomScoreAdj: 500}},
+	}
+	if got := containerConfigToCRI(spec, "sb1", &SandboxSpec{UID: "u1"}); !proto.Equal(got, want) {
+		t.Errorf("got %v; want %v", got, want)
+	}
+	spec.Resources = nil
+	got := containerConfigToCRI(spec, "sb1", nil)
+	if got.GetLinux() != nil || got.GetLabels()[labelPodUID] != "" || got.GetLabels()[labelSandboxID] != "sb1" {
+		t.Errorf("without resources and pod: got linux %v labels %v; want no linux, the sandbox label only", got.GetLinux(), got.GetLabels())
+	}
+	if spec.Labels[labelSandboxID] != "" {
+		t.Error("containerConfigToCRI changed the spec's labels")
+	}
+}
+
+func TestContainerStatusFromCRI(t *testing.T) {
+	tests := []struct {
+		name                          string
+		started, finished, wantFinish int64
+	}{
+		{"in order", 10, 20, 20},
+		{"exited before its start was stamped", 20, 19, 20},
+		{"running", 10, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := containerStatusFromCRI(&criapi.ContainerStatus{
+				Id: "c1", State: criapi.ContainerState_CONTAINER_EXITED, StartedAt: tt.started, FinishedAt: tt.finished,
+				Labels: map[string]string{"x": "y", labelSandboxID: "sb1", labelPodUID: "u1"},
+			})
+			if c.FinishedAt != tt.wantFinish || c.SandboxID != "sb1" || c.State != ContainerExited || len(c.Labels) != 1 || c.Labels["x"] != "y" {
+				t.Errorf("got %+v; want finished %d, sandbox sb1, exited, labels {x: y}", c, tt.wantFinish)
+			}
+		})
+	}
+}
+
+func TestFiltersToCRI(t *testing.T) {
+	sel := map[string]string{"a": "b"}
+	if got, want := sandboxFilterToCRI(SandboxFilter{ID: "s1", State: SandboxNotReady, Labels: sel}), (&criapi.PodSandboxFilter{Id: "s1", State: &criapi.PodSandboxStateValue{State: criapi.PodSandboxState_SANDBOX_NOTREADY}, LabelSelector: sel}); !proto.Equal(got, want) {
+		t.Errorf("sandbox filter: got %v; want %v", got, want)
+	}
+	if got := sandboxFilterToCRI(SandboxFilter{}); got.GetState() != nil {
+		t.Errorf("sandbox filter of any state: got %v", got.GetState())
+	}
+	for state, want := range map[ContainerState]criapi.ContainerState{
+		ContainerCreated: criapi.ContainerState_CONTAINER_CREATED, ContainerRunning: criapi.ContainerState_CONTAINER_RUNNING,
+		ContainerExited: criapi.ContainerState_CONTAINER_EXITED, ContainerUnknown: criapi.ContainerState_CONTAINER_UNKNOWN,
+	} {
+		got := containerFilterToCRI(ContainerFilter{ID: "c1", SandboxID: "s1", State: state})
+		if got.GetState().GetState() != want || got.GetId() != "c1" || got.GetPodSandboxId() != "s1" {
+			t.Errorf("container filter %v: got %v; want state %v", state, got, want)
+		}
+		if back := containerStateFromCRI(want); back != state {
+			t.Errorf("containerStateFromCRI(%v): got %v; want %v", want, back, state)
+		}
+	}
+	if got := containerFilterToCRI(ContainerFilter{}); got.GetState() != nil {
+		t.Errorf("container filter of any state: got %v", got.GetState())
+	}
+}
+
+func TestCheckLabels(t *testing.T) {
+	if err := checkLabels(map[string]string{"podhost.io/pod-uid": "u"}); err != nil {
+		t.Errorf("host labels: got %v", err)
+	}
+	if err := checkLabels(map[string]string{labelSandboxID: "x"}); !errors.Is(err, errInvalid) {
+		t.Errorf("a label with the plugin's prefix: got %v; want errInvalid", err)
+	}
+	if got := hostLabels(nil); got != nil {
+		t.Errorf("hostLabels(nil): got %v", got)
+	}
+}

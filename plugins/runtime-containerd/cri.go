@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/credentials/insecure"
+	criapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podhost/podhost/sdk"
+)
+
+// maxMessageSize bounds CRI answers; a node with thousands of containers
+// lists more than gRPC's default 4 MiB.
+const maxMessageSize = 16 << 20
+
+// backend is one connection to containerd and the config it was made for.
+// It is replaced whole when the config changes.
+type backend struct {
+	cfg  config
+	conn *grpc.ClientConn
+	rt   criapi.RuntimeServiceClient
+	img  criapi.ImageServiceClient
+}
+
+// criRuntime is the logic of the plugin: the contract's calls made with
+// CRI. It knows nothing of proto/runtime/v1.
+type criRuntime struct {
+	mu      sync.Mutex // serializes Configure
+	current atomic.Pointer[backend]
+	watch   *watcher
+	log     hclog.Logger
+	now     func() time.Time
+}
+
+func newCRIRuntime(log hclog.Logger) *criRuntime {
+	r := &criRuntime{log: log, now: time.Now}
+	r.watch = newWatcher(r, log)
+	return r
+}
+
+// Configure validates raw and swaps it in. The connection is made lazily by
+// gRPC on the first call; a new endpoint gets a new connection and the old
+// one is closed.
+func (r *criRuntime) Configure(_ context.Context, raw json.RawMessage) []sdk.FieldError {
+	c, errs := parseConfig(raw)
+	if len(errs) > 0 {
+		return errs
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := r.current.Load()
+	if old != nil && old.cfg.socketPath == c.socketPath {
+		b := *old
+		b.cfg = c
+		r.current.Store(&b)
+		return nil
+	}
+	conn, err := dial(c.socketPath)
+	if err != nil {
+		return []sdk.FieldError{{Field: "endpoint", Message: err.Error()}}
+	}
+	r.current.Store(&backend{cfg: c, conn: conn, rt: criapi.NewRuntimeServiceClient(conn), img: criapi.NewImageServiceClient(conn)})
+	if old != nil {
+		_ = old.conn.Close()
+	}
+	return nil
+}
+
+// dial makes a client for the unix socket at path without connecting.
+// Reconnection backs off to at most two seconds, so that calls work again
+// soon after containerd restarts.
+func dial(path string) (*grpc.ClientConn, error) {
+	conn, err := grpc.NewClient("unix://"+path,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageSize), grpc.MaxCallSendMsgSize(maxMessageSize)),
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second},
+			MinConnectTimeout: 5 * time.Second,
+		}),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("dial containerd at %s: %w", path, err)
+	}
+	return conn, nil
+}
+
+// Close closes the connection; the runtime is unusable afterwards.
+func (r *criRuntime) Close() error {
+	r.watch.stopAll()
+	if b := r.current.Swap(nil); b != nil {
+		return b.conn.Close()
+	}
+	return nil
+}
+
+// backend returns the current backend, or errUnavailable before the first
+// Configure.
+func (r *criRuntime) backend() (*backend, error) {
+	b := r.current.Load()
+	if b == nil {
+		return nil, fmt.Errorf("%w: not configured", errUnavailable)
+	}
+	return b, nil
+}
+
+// runtimeCall bounds a sandbox or container call by the runtime timeout
+// plus extra (a stop's grace period).
+func (b *backend) runtimeCall(ctx context.Context, extra time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, time.Duration(b.cfg.Timeouts.Runtime)+extra)
+}
+
+// imageCall bounds an image call by the image timeout.
+func (b *backend) imageCall(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, time.Duration(b.cfg.Timeouts.Image))
+}
+
+// Version names containerd and the CRI version it speaks.
+func (r *criRuntime) Version(ctx context.Context) (VersionInfo, error) {
+	b, err := r.backend()
+	if err != nil {
+		return VersionInfo{}, err
+	}
+	ctx, cancel := b.runtimeCall(ctx, 0)
+	defer cancel()
+	v, err := b.rt.Version(ctx, &criapi.VersionRequest{})
+	if err != nil {
+		return VersionInfo{}, criError("version", err)
+	}
+	return VersionInfo{RuntimeName: v.GetRuntimeName(), RuntimeVersion: v.GetRuntimeVersion(), RuntimeAPIVersion: v.GetRuntimeApiVersion()}, nil
+}
+
+// Status reports containerd's conditions.
+func (r *criRuntime) Status(ctx context.Context) ([]Condition, error) {
+	b, err := r.backend()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := b.runtimeCall(ctx, 0)
+	defer cancel()
+	resp, err := b.rt.Status(ctx, &criapi.StatusRequest{})
+	if err != nil {
+		return nil, criError("status", err)
+	}
+	var out []Condition
+	for _, c := range resp.GetStatus().GetConditions() {
+		out = append(out, Condition{Type: c.GetType(), Status: c.GetStatus(), Reason: c.GetReason(), Message: c.GetMessage()})
+	}
+	return out, nil
+}
+
+// Subscribe returns the changes containerd goes through from now on; see
+// watcher.Subscribe.
+func (r *criRuntime) Subscribe(ctx context.Context) (<-chan Event, func(), error) {
+	return r.watch.Subscribe(ctx)
+}
+
+// list lists every sandbox and container, for the watcher.
+func (r *criRuntime) list(ctx context.Context) (snapshot, error) {
+	b, err := r.backend()
+	if err != nil {
+		return snapshot{}, err
+	}
+	ctx, cancel := b.runtimeCall(ctx, 0)
+	defer cancel()
+	sandboxes, err := b.listSandboxes(ctx, nil)
+	if err != nil {
+		return snapshot{}, err
+	}
+	containers, err := b.listContainers(ctx, nil)
+	if err != nil {
+		return snapshot{}, err
+	}
+	return snapshotOf(sandboxes, containers), nil
+}
+
+// watchInterval is the configured interval of the watcher's listings.
+func (r *criRuntime) watchInterval() time.Duration {
+	if b := r.current.Load(); b != nil {
+		return time.Duration(b.cfg.WatchInterval)
+	}
+	return defaultWatchInterval
+}

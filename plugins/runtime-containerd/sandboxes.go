@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	criapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// RunSandbox creates and starts a sandbox and returns its ID.
+func (r *criRuntime) RunSandbox(ctx context.Context, spec SandboxSpec) (string, error) {
+	if spec.Name == "" || spec.Namespace == "" || spec.UID == "" {
+		return "", fmt.Errorf("%w: sandbox metadata needs a name, a namespace and a uid", errInvalid)
+	}
+	if err := checkLabels(spec.Labels); err != nil {
+		return "", err
+	}
+	b, err := r.backend()
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := b.runtimeCall(ctx, 0)
+	defer cancel()
+	resp, err := b.rt.RunPodSandbox(ctx, &criapi.RunPodSandboxRequest{Config: sandboxConfigToCRI(spec), RuntimeHandler: spec.RuntimeHandler})
+	if err != nil {
+		return "", criError("run sandbox", err)
+	}
+	id := resp.GetPodSandboxId()
+	r.watch.note(change{kind: sandboxReadied, sandboxID: id, labels: spec.Labels})
+	return id, nil
+}
+
+// StopSandbox stops a sandbox and its containers; an unknown one is
+// already stopped.
+func (r *criRuntime) StopSandbox(ctx context.Context, id string) error {
+	if id == "" {
+		return fmt.Errorf("%w: sandbox_id is required", errInvalid)
+	}
+	b, err := r.backend()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := b.runtimeCall(ctx, 0)
+	defer cancel()
+	_, err = b.rt.StopPodSandbox(ctx, &criapi.StopPodSandboxRequest{PodSandboxId: id})
+	if err = criError("stop sandbox "+id, err); isNotFound(err) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	r.watch.note(change{kind: sandboxStopped, sandboxID: id})
+	return nil
+}
+
+// RemoveSandbox removes a sandbox and its containers; an unknown one is
+// already removed.
+func (r *criRuntime) RemoveSandbox(ctx context.Context, id string) error {
+	if id == "" {
+		return fmt.Errorf("%w: sandbox_id is required", errInvalid)
+	}
+	b, err := r.backend()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := b.runtimeCall(ctx, 0)
+	defer cancel()
+	_, err = b.rt.RemovePodSandbox(ctx, &criapi.RemovePodSandboxRequest{PodSandboxId: id})
+	if err = criError("remove sandbox "+id, err); isNotFound(err) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	r.watch.note(change{kind: sandboxRemoved, sandboxID: id})
+	return nil
+}
+
+// SandboxStatus reports one sandbox.
+func (r *criRuntime) SandboxStatus(ctx context.Context, id string) (Sandbox, error) {
+	if id == "" {
+		return Sandbox{}, fmt.Errorf("%w: sandbox_id is required", errInvalid)
+	}
+	b, err := r.backend()
+	if err != nil {
+		return Sandbox{}, err
+	}
+	ctx, cancel := b.runtimeCall(ctx, 0)
+	defer cancel()
+	resp, err := b.rt.PodSandboxStatus(ctx, &criapi.PodSandboxStatusRequest{PodSandboxId: id})
+	if err != nil {
+		return Sandbox{}, criError("sandbox status "+id, err)
+	}
+	return sandboxStatusFromCRI(resp.GetStatus()), nil
+}
+
+// ListSandboxes lists the sandboxes f selects.
+func (r *criRuntime) ListSandboxes(ctx context.Context, f SandboxFilter) ([]Sandbox, error) {
+	b, err := r.backend()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := b.runtimeCall(ctx, 0)
+	defer cancel()
+	items, err := b.listSandboxes(ctx, sandboxFilterToCRI(f))
+	if err != nil {
+		return nil, err
+	}
+	var out []Sandbox
+	for _, item := range items {
+		// containerd takes an ID filter as a prefix; the contract wants it exact.
+		if f.ID != "" && item.GetId() != f.ID {
+			continue
+		}
+		out = append(out, sandboxFromCRI(item))
+	}
+	return out, nil
+}
+
+func (b *backend) listSandboxes(ctx context.Context, f *criapi.PodSandboxFilter) ([]*criapi.PodSandbox, error) {
+	resp, err := b.rt.ListPodSandbox(ctx, &criapi.ListPodSandboxRequest{Filter: f})
+	if err != nil {
+		return nil, criError("list sandboxes", err)
+	}
+	return resp.GetItems(), nil
+}
+
+// sandboxConfigToCRI is the CRI config of spec.
+func sandboxConfigToCRI(spec SandboxSpec) *criapi.PodSandboxConfig {
+	ns := &criapi.NamespaceOption{Network: criapi.NamespaceMode_POD, Pid: criapi.NamespaceMode_CONTAINER, Ipc: criapi.NamespaceMode_POD}
+	if spec.HostNetwork {
+		ns.Network = criapi.NamespaceMode_NODE
+	}
+	if spec.HostPID {
+		ns.Pid = criapi.NamespaceMode_NODE
+	}
+	if spec.HostIPC {
+		ns.Ipc = criapi.NamespaceMode_NODE
+	}
+	// A pod on the node's network shares the node's UTS namespace, where
+	// runc refuses to set a hostname; it keeps the node's, as with kubelet.
+	hostname := spec.Hostname
+	if spec.HostNetwork {
+		hostname = ""
+	}
+	cfg := &criapi.PodSandboxConfig{
+		Metadata:     &criapi.PodSandboxMetadata{Name: spec.Name, Namespace: spec.Namespace, Uid: spec.UID, Attempt: spec.Attempt},
+		Hostname:     hostname,
+		LogDirectory: spec.LogDirectory,
+		Labels:       spec.Labels,
+		Annotations:  spec.Annotations,
+		Linux: &criapi.LinuxPodSandboxConfig{
+			CgroupParent:    spec.CgroupParent,
+			SecurityContext: &criapi.LinuxSandboxSecurityContext{NamespaceOptions: ns},
+		},
+	}
+	if spec.DNS != nil {
+		cfg.DnsConfig = &criapi.DNSConfig{Servers: spec.DNS.Servers, Searches: spec.DNS.Searches, Options: spec.DNS.Options}
+	}
+	return cfg
+}
+
+var sandboxStatesToCRI = map[SandboxState]criapi.PodSandboxState{
+	SandboxReady:    criapi.PodSandboxState_SANDBOX_READY,
+	SandboxNotReady: criapi.PodSandboxState_SANDBOX_NOTREADY,
+}
+
+func sandboxStateFromCRI(s criapi.PodSandboxState) SandboxState {
+	if s == criapi.PodSandboxState_SANDBOX_READY {
+		return SandboxReady
+	}
+	return SandboxNotReady
+}
+
+func sandboxFilterToCRI(f SandboxFilter) *criapi.PodSandboxFilter {
+	out := &criapi.PodSandboxFilter{Id: f.ID, LabelSelector: f.Labels}
+	if s, ok := sandboxStatesToCRI[f.State]; ok {
+		out.State = &criapi.PodSandboxStateValue{State: s}
+	}
+	return out
+}
+
+func sandboxFromCRI(sb *criapi.PodSandbox) Sandbox {
+	md := sb.GetMetadata()
+	return Sandbox{
+		ID:          sb.GetId(),
+		Name:        md.GetName(),
+		Namespace:   md.GetNamespace(),
+		UID:         md.GetUid(),
+		Attempt:     md.GetAttempt(),
+		State:       sandboxStateFromCRI(sb.GetState()),
+		CreatedAt:   sb.GetCreatedAt(),
+		Labels:      hostLabels(sb.GetLabels()),
+		Annotations: sb.GetAnnotations(),
+	}
+}
+
+func sandboxStatusFromCRI(st *criapi.PodSandboxStatus) Sandbox {
+	md := st.GetMetadata()
+	return Sandbox{
+		ID:          st.GetId(),
+		Name:        md.GetName(),
+		Namespace:   md.GetNamespace(),
+		UID:         md.GetUid(),
+		Attempt:     md.GetAttempt(),
+		State:       sandboxStateFromCRI(st.GetState()),
+		CreatedAt:   st.GetCreatedAt(),
+		Labels:      hostLabels(st.GetLabels()),
+		Annotations: st.GetAnnotations(),
+		IP:          st.GetNetwork().GetIp(),
+	}
+}
