@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -258,14 +259,43 @@ func (c *Containerd) Stop(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// removeAll stops and removes every container and sandbox.
+// removeAll stops and removes every sandbox (which stops and removes its
+// containers), several at a time, then any container left without one.
 func (c *Containerd) removeAll(ctx context.Context) []error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	var errs []error
+	sandboxes, err := c.Runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})
+	if err != nil {
+		return []error{fmt.Errorf("list sandboxes: %w", err)}
+	}
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, 8)
+	)
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		errs = append(errs, err)
+	}
+	for _, sb := range sandboxes.GetItems() {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if _, err := c.Runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: sb.Id}); err != nil {
+				fail(fmt.Errorf("stop sandbox %s: %w", sb.Id, err))
+			}
+			if _, err := c.Runtime.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sb.Id}); err != nil {
+				fail(fmt.Errorf("remove sandbox %s: %w", sb.Id, err))
+			}
+		}()
+	}
+	wg.Wait()
 	containers, err := c.Runtime.ListContainers(ctx, &runtimeapi.ListContainersRequest{})
 	if err != nil {
-		return []error{fmt.Errorf("list containers: %w", err)}
+		return append(errs, fmt.Errorf("list containers: %w", err))
 	}
 	for _, ctr := range containers.GetContainers() {
 		if _, err := c.Runtime.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: ctr.Id, Timeout: 0}); err != nil {
@@ -273,18 +303,6 @@ func (c *Containerd) removeAll(ctx context.Context) []error {
 		}
 		if _, err := c.Runtime.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: ctr.Id}); err != nil {
 			errs = append(errs, fmt.Errorf("remove container %s: %w", ctr.Id, err))
-		}
-	}
-	sandboxes, err := c.Runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})
-	if err != nil {
-		return append(errs, fmt.Errorf("list sandboxes: %w", err))
-	}
-	for _, sb := range sandboxes.GetItems() {
-		if _, err := c.Runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: sb.Id}); err != nil {
-			errs = append(errs, fmt.Errorf("stop sandbox %s: %w", sb.Id, err))
-		}
-		if _, err := c.Runtime.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sb.Id}); err != nil {
-			errs = append(errs, fmt.Errorf("remove sandbox %s: %w", sb.Id, err))
 		}
 	}
 	return errs
