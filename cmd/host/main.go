@@ -33,7 +33,8 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCommand(), newValidateCommand(), newPluginsCommand(), newVersionCommand())
+	root.AddCommand(newRunCommand(), newValidateCommand(), newPluginsCommand(), newVersionCommand(),
+		newPodsCommand(), newLogsCommand(), newEventsCommand(), newNodeCommand())
 	return root
 }
 

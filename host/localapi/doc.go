@@ -1,11 +1,26 @@
-// Package localapi owns the host's local HTTP API on a unix socket under the
-// root directory (mode 0600, so only root and the socket's owner reach it)
-// and the client the `host` CLI uses to read it. It serves read-only views
-// that the host hands it as functions, so it depends on nothing of the host.
+// Package localapi owns the host's local HTTP API and the client the `host`
+// CLI uses. It serves on a unix socket under the root directory (mode 0600,
+// so only root and the socket's owner reach it) and, optionally, on a TCP
+// address where every request must carry the bearer token read from a file
+// that only its owner may read ([ListenTCP]). It answers from [Views] the
+// host hands it (functions and the [Pods] and [Events] interfaces), so it
+// imports nothing of the host.
 //
-// Endpoints:
+// Endpoints (errors are JSON [ErrorBody] values; bodies are limited to
+// [MaxBodySize]; unknown query parameters are refused with 400):
 //
-//	GET /v1/plugins   the supervised plugins (JSON array of PluginInfo)
-//	GET /healthz      200 while the host process serves
-//	GET /readyz       200 when every required plugin is ready, else 503
+//	GET    /v1/plugins                      the supervised plugins
+//	GET    /v1/pods                         pod summaries (namespace/name, uid, phase, ready, restarts, created, reason, error)
+//	GET    /v1/pods?watch=true              JSON lines: ADDED for every pod, then ADDED/MODIFIED/DELETED
+//	POST   /v1/pods                         apply (create or update) one pod, JSON or YAML; 201 created, 200 updated/unchanged, 422 with every field
+//	GET    /v1/pods/{ns}/{name}             one pod with its status
+//	DELETE /v1/pods/{ns}/{name}?gracePeriod=N&force=true
+//	GET    /v1/pods/{ns}/{name}/logs?container=C&follow=true&tailLines=N   text
+//	GET    /v1/events?for=NS/NAME&kind=K&watch=true                        JSON array, or JSON lines with watch
+//	GET    /v1/node                         hostname, version, readiness, plugin and pod counts
+//	GET    /metrics                         Prometheus text
+//	GET    /healthz                         200 while the host process serves
+//	GET    /readyz                          200 when the host is ready, else 503
+//
+// Subpackage localapitest holds fakes of the views for tests.
 package localapi

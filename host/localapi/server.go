@@ -2,7 +2,6 @@ package localapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -14,37 +13,10 @@ import (
 
 // Server serves the local API.
 type Server struct {
-	views Views
-	http  *http.Server
-	ln    net.Listener
-}
-
-// Handler returns the API's HTTP handler.
-func Handler(v Views) http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/plugins", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, v.Plugins())
-	})
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintln(w, "ok")
-	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		ready, why := v.Ready()
-		if !ready {
-			http.Error(w, "not ready: "+why, http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprintln(w, "ok")
-	})
-	return mux
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
+	http *http.Server
+	ln   net.Listener
+	// socket is the unix socket's path, removed on Shutdown; empty for TCP.
+	socket string
 }
 
 // Listen creates the unix socket at path with mode 0600, replacing a stale
@@ -65,9 +37,9 @@ func Listen(path string, v Views) (*Server, error) {
 		return nil, fmt.Errorf("restricting api socket %s: %w", path, err)
 	}
 	return &Server{
-		views: v,
-		ln:    ln,
-		http:  &http.Server{Handler: Handler(v), ReadHeaderTimeout: 10 * time.Second},
+		ln:     ln,
+		socket: path,
+		http:   &http.Server{Handler: Handler(v), ReadHeaderTimeout: 10 * time.Second},
 	}, nil
 }
 
@@ -103,10 +75,20 @@ func (s *Server) Serve() error {
 	return err
 }
 
-// Shutdown stops serving and removes the socket.
+// Addr is the address served: the socket path or the TCP address.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Shutdown stops serving and removes the unix socket. Open streams (watch,
+// follow) end when ctx is done.
 func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.http.Shutdown(ctx)
-	if rmErr := os.Remove(s.ln.Addr().String()); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) && err == nil {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		err = errors.Join(err, s.http.Close())
+	}
+	if s.socket == "" {
+		return err
+	}
+	if rmErr := os.Remove(s.socket); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) && err == nil {
 		err = rmErr
 	}
 	return err

@@ -20,7 +20,7 @@ func startServer(t *testing.T, v Views) (string, *Server) {
 	done := make(chan error, 1)
 	go func() { done <- s.Serve() }()
 	t.Cleanup(func() {
-		if err := s.Shutdown(t.Context()); err != nil {
+		if err := s.Shutdown(context.WithoutCancel(t.Context())); err != nil {
 			t.Errorf("Shutdown: %v", err)
 		}
 		if err := <-done; err != nil {

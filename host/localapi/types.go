@@ -1,6 +1,10 @@
 package localapi
 
-import "time"
+import (
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
 
 // PluginInfo is one supervised plugin as `host plugins list` shows it.
 type PluginInfo struct {
@@ -17,10 +21,165 @@ type PluginInfo struct {
 	Since        time.Time `json:"since,omitzero"`
 }
 
-// Views are the functions the server reads its answers from.
-type Views struct {
-	// Plugins lists the supervised plugins.
-	Plugins func() []PluginInfo
-	// Ready reports whether the host is ready, and why not.
-	Ready func() (bool, string)
+// PodItem is one pod as the host knows it: desired (from any source) or
+// rejected, with its current status in Pod.Status.
+type PodItem struct {
+	// Pod is the pod with its status; never nil.
+	Pod *v1.Pod
+	// Source is the source that holds the pod: "file", "api", "apiserver".
+	Source string
+	// Error is the last validation or conflict error of the pod, naming
+	// the file or request and the field; empty when there is none.
+	Error string
+}
+
+// ChangeType says what happened to a pod in a watch.
+type ChangeType string
+
+// The changes a pod watch reports.
+const (
+	Added    ChangeType = "ADDED"
+	Modified ChangeType = "MODIFIED"
+	Deleted  ChangeType = "DELETED"
+)
+
+// PodChange is one change a Pods.Watch reports.
+type PodChange struct {
+	Type ChangeType
+	Item PodItem
+}
+
+// PodSummary is a pod as `host pods list` shows it.
+type PodSummary struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	UID       string `json:"uid,omitempty"`
+	Source    string `json:"source,omitempty"`
+	Phase     string `json:"phase"`
+	// ReadyContainers of Containers are ready.
+	ReadyContainers int       `json:"readyContainers"`
+	Containers      int       `json:"containers"`
+	Restarts        int32     `json:"restarts"`
+	Created         time.Time `json:"created,omitzero"`
+	// Reason says why the pod is not simply running: Terminating,
+	// ContainerCreating, CrashLoopBackOff, Completed, …
+	Reason string `json:"reason,omitempty"`
+	// Error is the pod's last validation or conflict error.
+	Error string `json:"error,omitempty"`
+}
+
+// PodDetail is one pod in full: GET /v1/pods/{ns}/{name}, DELETE, apply.
+type PodDetail struct {
+	Summary PodSummary `json:"summary"`
+	Pod     *v1.Pod    `json:"pod"`
+}
+
+// PodEvent is one line of GET /v1/pods?watch=true.
+type PodEvent struct {
+	Type    ChangeType `json:"type"`
+	Summary PodSummary `json:"summary"`
+	Pod     *v1.Pod    `json:"pod"`
+}
+
+// ApplyResult is what Pods.Apply did.
+type ApplyResult struct {
+	// Op is "created", "updated" or "unchanged".
+	Op   string
+	Item PodItem
+}
+
+// ApplyResponse is the answer to POST /v1/pods.
+type ApplyResponse struct {
+	Op string `json:"op"`
+	PodDetail
+}
+
+// DeleteOptions are the query parameters of DELETE /v1/pods/{ns}/{name}.
+type DeleteOptions struct {
+	// GracePeriod in seconds; the pod's own when nil.
+	GracePeriod *int64
+	// Force removes the pod from the desired set at once, with grace 0.
+	Force bool
+}
+
+// LogOptions are the query parameters of GET /v1/pods/{ns}/{name}/logs.
+type LogOptions struct {
+	// Container is required when the pod has more than one.
+	Container string
+	// Follow streams new lines until the container exits or the client
+	// goes away.
+	Follow bool
+	// TailLines, when set, starts that many lines from the end.
+	TailLines *int64
+}
+
+// Event is one host event. Its JSON is that of host/events.Event.
+type Event struct {
+	Seq       uint64      `json:"seq"`
+	Type      string      `json:"type"`
+	Reason    string      `json:"reason"`
+	Message   string      `json:"message"`
+	Object    EventObject `json:"object"`
+	Count     int         `json:"count"`
+	FirstTime time.Time   `json:"firstTime"`
+	LastTime  time.Time   `json:"lastTime"`
+}
+
+// EventObject names what an event is about.
+type EventObject struct {
+	// Kind is "Pod", "Plugin" or "Node".
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name,omitempty"`
+	UID       string `json:"uid,omitempty"`
+}
+
+// EventFilter selects events; zero fields match everything.
+type EventFilter struct {
+	Kind      string
+	Namespace string
+	Name      string
+}
+
+// Match reports whether the event passes the filter.
+func (f EventFilter) Match(e Event) bool {
+	o := e.Object
+	return (f.Kind == "" || f.Kind == o.Kind) &&
+		(f.Namespace == "" || f.Namespace == o.Namespace) &&
+		(f.Name == "" || f.Name == o.Name)
+}
+
+// NodeInfo is GET /v1/node.
+type NodeInfo struct {
+	Hostname    string    `json:"hostname"`
+	HostVersion string    `json:"hostVersion"`
+	OS          string    `json:"os"`
+	Arch        string    `json:"arch"`
+	GoVersion   string    `json:"goVersion"`
+	Started     time.Time `json:"started,omitzero"`
+	// Ready and NotReady are what /readyz answers.
+	Ready    bool           `json:"ready"`
+	NotReady string         `json:"notReady,omitempty"`
+	Plugins  PluginsSummary `json:"plugins"`
+	// Pods counts the pods the host knows, rejected ones included.
+	Pods int `json:"pods"`
+}
+
+// PluginsSummary counts the supervised plugins.
+type PluginsSummary struct {
+	Total    int      `json:"total"`
+	Ready    int      `json:"ready"`
+	NotReady []string `json:"notReady,omitempty"`
+}
+
+// FieldError is one problem with a request, at a field path when known.
+type FieldError struct {
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+}
+
+// ErrorBody is the JSON of every error answer.
+type ErrorBody struct {
+	Error  string       `json:"error"`
+	Fields []FieldError `json:"fields,omitempty"`
 }

@@ -1,0 +1,62 @@
+package localapi
+
+import (
+	"context"
+	"io"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Views are what the server reads its answers from. Plugins and Ready are
+// required; an endpoint whose view is nil answers 501 Not Implemented.
+type Views struct {
+	// Plugins lists the supervised plugins.
+	Plugins func() []PluginInfo
+	// Ready reports whether the host is ready (required plugins ready and
+	// every source synced), and why not.
+	Ready func() (bool, string)
+	// Pods serves /v1/pods.
+	Pods Pods
+	// Events serves /v1/events.
+	Events Events
+	// Node gives the host's part of GET /v1/node (hostname, version, start
+	// time); the server adds the plugin and pod counts and readiness. When
+	// nil, the hostname is os.Hostname's and the rest is empty.
+	Node func(ctx context.Context) NodeInfo
+	// Metrics is served as Prometheus text on /metrics.
+	Metrics prometheus.Gatherer
+}
+
+// Pods is the host's pod API. Errors are mapped to answers by what they
+// wrap: ErrNotFound 404, ErrConflict 409, ErrUnavailable 503, one or more
+// *field.Error (k8s.io/apimachinery validation) 422 with every field path,
+// anything else 500. Every method must be safe for concurrent use.
+type Pods interface {
+	// Apply creates or updates the one pod in body (JSON or YAML). where
+	// names the request for errors and events.
+	Apply(ctx context.Context, where string, body []byte) (ApplyResult, error)
+	// Delete marks the pod for deletion, or with Force removes it at once.
+	Delete(ctx context.Context, namespace, name string, opts DeleteOptions) (PodItem, error)
+	// Get returns one pod, with its status.
+	Get(ctx context.Context, namespace, name string) (PodItem, error)
+	// List returns every pod the host knows, rejected ones included.
+	List(ctx context.Context) ([]PodItem, error)
+	// Watch reports every change from the call on, until ctx is done; then
+	// the channel is closed. The server sends the current pods first
+	// itself. A watcher that falls behind may lose changes, never block
+	// the host.
+	Watch(ctx context.Context) (<-chan PodChange, error)
+	// Logs writes the container's log to w, following it with Follow
+	// until ctx is done or the container exits. An error returned before
+	// anything was written becomes the answer's status.
+	Logs(ctx context.Context, namespace, name string, opts LogOptions, w io.Writer) error
+}
+
+// Events is the host's event log.
+type Events interface {
+	// List returns the retained events that pass the filter, oldest first.
+	List(ctx context.Context, f EventFilter) ([]Event, error)
+	// Watch reports every event from the call on that passes the filter,
+	// until ctx is done; then the channel is closed.
+	Watch(ctx context.Context, f EventFilter) (<-chan Event, error)
+}
