@@ -125,6 +125,12 @@ func convertContainers(pod *v1.Pod, specs []v1.Container, rs *PodStatus, old []v
 				c.State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: r.Reason, Message: r.Message}}
 			}
 		}
+		if c.State.Running != nil {
+			// podhost runs no probes: a running container is started and
+			// ready.
+			started := true
+			c.Ready, c.Started = true, &started
+		}
 		out = append(out, c)
 	}
 	return out

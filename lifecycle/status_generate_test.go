@@ -107,3 +107,32 @@ func TestGeneratePodStatusLostContainers(t *testing.T) {
 		}
 	})
 }
+
+func TestGeneratePodStatusReadiness(t *testing.T) {
+	// podhost runs no probes: a running container is ready, and so is the
+	// pod when all its containers run.
+	pod := apiPod("1", "p")
+	pod.Spec.Containers = []v1.Container{{Name: "c1"}, {Name: "c2"}}
+	for _, tt := range []struct {
+		name      string
+		c2        lifecycle.ContainerState
+		wantReady v1.ConditionStatus
+	}{
+		{"all running", lifecycle.ContainerRunning, v1.ConditionTrue},
+		{"one exited", lifecycle.ContainerExited, v1.ConditionFalse},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rs := &lifecycle.PodStatus{ID: "1", ContainerStatuses: []lifecycle.ContainerStatus{
+				{Name: "c1", State: lifecycle.ContainerRunning}, {Name: "c2", State: tt.c2}}}
+			got := lifecycle.GeneratePodStatus(pod, rs, v1.PodStatus{}, false, nil)
+			if !got.ContainerStatuses[0].Ready || got.ContainerStatuses[0].Started == nil || !*got.ContainerStatuses[0].Started {
+				t.Errorf("running container c1: ready %v started %v; want both true", got.ContainerStatuses[0].Ready, got.ContainerStatuses[0].Started)
+			}
+			for _, c := range got.Conditions {
+				if c.Type == v1.PodReady && c.Status != tt.wantReady {
+					t.Errorf("PodReady = %s; want %s", c.Status, tt.wantReady)
+				}
+			}
+		})
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
 	"github.com/podhost/podhost/host"
@@ -18,6 +20,7 @@ import (
 	"github.com/podhost/podhost/host/localapi"
 	"github.com/podhost/podhost/host/node"
 	"github.com/podhost/podhost/host/pluginapi"
+	"github.com/podhost/podhost/host/sdnotify"
 )
 
 // stopTimeout bounds a graceful stop: plugins are stopped, containers are
@@ -63,6 +66,21 @@ func runHost(ctx context.Context, cfg *config.HostConfig, logger hclog.Logger) e
 	if err := os.MkdirAll(cfg.RootDir, 0o700); err != nil {
 		return fmt.Errorf("creating root dir: %w", err)
 	}
+	// Stopping must outlive ctx, which is cancelled by the very signal that
+	// asks for the stop.
+	stopCtx := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
+	}
+	var stops []func(context.Context) // run in reverse order
+	shutdown := func() {
+		sctx, cancel := stopCtx()
+		defer cancel()
+		_, _ = sdnotify.Stopping(sctx)
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i](sctx)
+		}
+	}
+
 	specs := pluginSpecs(cfg)
 	mgr := host.NewManager(host.Options{
 		Logger:        logger,
@@ -76,50 +94,34 @@ func runHost(ctx context.Context, cfg *config.HostConfig, logger hclog.Logger) e
 		},
 		HostVersion: version,
 	})
-
-	api, err := localapi.Listen(cfg.API.Socket, apiViews(mgr, specs))
-	if err != nil {
-		return err
-	}
-	served := make(chan error, 1)
-	go func() { served <- api.Serve() }()
-
-	// Stopping must outlive ctx, which is cancelled by the very signal that
-	// asks for the stop.
-	stopCtx := func() (context.Context, context.CancelFunc) {
-		return context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
-	}
-	shutdown := func() {
-		sctx, cancel := stopCtx()
-		defer cancel()
+	stops = append(stops, func(sctx context.Context) {
 		if err := mgr.Stop(sctx); err != nil {
 			logger.Warn("stopping plugins", "err", err)
 		}
-		if err := api.Shutdown(sctx); err != nil {
-			logger.Warn("stopping local api", "err", err)
-		}
-		<-served
-	}
-
-	logger.Info("starting plugins", "count", len(specs), "api", cfg.API.Socket)
+	})
+	logger.Info("starting plugins", "count", len(specs))
 	if err := mgr.Start(ctx, specs); err != nil {
 		shutdown()
 		return fmt.Errorf("required plugins refused: %w", err)
 	}
-	logger.Info("host running", "plugins", pluginNames(specs))
+	logger.Info("plugins running", "plugins", pluginNames(specs))
 
 	nodeName, err := os.Hostname()
 	if err != nil {
 		shutdown()
 		return fmt.Errorf("reading the node name: %w", err)
 	}
-	n, err := node.New(node.Config{
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	n, err := node.New(ctx, node.Config{
 		RootDir:       cfg.RootDir,
 		NodeName:      nodeName,
 		ManifestDir:   cfg.ManifestDir,
 		Plugins:       mgr,
 		RuntimePlugin: runtimePlugin(specs),
+		Registry:      registry,
 		Logger:        logger,
+		HostVersion:   version,
 	})
 	if err != nil {
 		shutdown()
@@ -128,41 +130,68 @@ func runHost(ctx context.Context, cfg *config.HostConfig, logger hclog.Logger) e
 	nodeCtx, stopNode := context.WithCancel(ctx)
 	nodeDone := make(chan error, 1)
 	go func() { nodeDone <- n.Run(nodeCtx) }()
-	stopAll := shutdown
-	shutdown = func() {
+	stops = append(stops, func(context.Context) {
 		stopNode()
 		if err := <-nodeDone; err != nil {
 			logger.Warn("stopping the node", "err", err)
 		}
-		stopAll()
+	})
+
+	views := apiViews(mgr, specs, n, registry)
+	served := make(chan error, 2)
+	serve := func(s *localapi.Server, what string) {
+		go func() { served <- s.Serve() }()
+		stops = append(stops, func(sctx context.Context) {
+			if err := s.Shutdown(sctx); err != nil {
+				logger.Warn("stopping local api", "listener", what, "err", err)
+			}
+		})
 	}
+	api, err := localapi.Listen(cfg.API.Socket, views)
+	if err != nil {
+		shutdown()
+		return err
+	}
+	serve(api, cfg.API.Socket)
+	if cfg.API.TCPAddress != "" {
+		tcp, err := localapi.ListenTCP(cfg.API.TCPAddress, cfg.API.TokenFile, views)
+		if err != nil {
+			shutdown()
+			return err
+		}
+		serve(tcp, cfg.API.TCPAddress)
+	}
+	logger.Info("host running", "api", cfg.API.Socket, "tcp", cfg.API.TCPAddress, "manifests", cfg.ManifestDir)
+	go notifyReady(ctx, logger, views.Ready)
 
 	select {
 	case <-ctx.Done():
 		logger.Info("stopping: plugins are stopped, containers keep running")
 	case err := <-served:
-		served <- err
 		logger.Error("local api stopped", "err", err)
 	}
 	shutdown()
 	return nil
 }
 
-// pluginSpecs maps the config's plugin entries to the supervisor's specs.
-func pluginSpecs(cfg *config.HostConfig) []host.PluginSpec {
-	var specs []host.PluginSpec
-	for _, p := range cfg.PluginSpecs() {
-		specs = append(specs, host.PluginSpec{
-			Name:     p.Name,
-			Kind:     p.Kind,
-			Path:     p.Path,
-			Args:     p.Args,
-			SHA256:   p.SHA256,
-			Config:   p.Config,
-			Required: p.Required,
-		})
+// notifyReady tells systemd (Type=notify) once the host is ready: required
+// plugins ready and every pod source synced.
+func notifyReady(ctx context.Context, logger hclog.Logger, ready func() (bool, string)) {
+	for {
+		if ok, _ := ready(); ok {
+			if sent, err := sdnotify.Ready(ctx); err != nil {
+				logger.Warn("telling systemd the host is ready", "err", err)
+			} else if sent {
+				logger.Info("told systemd the host is ready")
+			}
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
-	return specs
 }
 
 // runtimePlugin names the runtime plugin; the config has exactly one.
@@ -183,8 +212,8 @@ func pluginNames(specs []host.PluginSpec) string {
 	return strings.Join(names, ",")
 }
 
-// apiViews exposes the supervisor's state to the local API.
-func apiViews(mgr *host.Manager, specs []host.PluginSpec) localapi.Views {
+// apiViews exposes the supervisor's and the node's state to the local API.
+func apiViews(mgr *host.Manager, specs []host.PluginSpec, n *node.Node, metrics prometheus.Gatherer) localapi.Views {
 	required := map[string]bool{}
 	for _, s := range specs {
 		required[s.Name] = s.Required
@@ -219,7 +248,31 @@ func apiViews(mgr *host.Manager, specs []host.PluginSpec) localapi.Views {
 			if len(notReady) > 0 {
 				return false, "required plugins not ready: " + strings.Join(notReady, ", ")
 			}
+			if !n.SourcesReady() {
+				return false, "pod sources not synced yet"
+			}
 			return true, ""
 		},
+		Pods:    n.Pods(),
+		Events:  n.Events(),
+		Node:    n.NodeInfo,
+		Metrics: metrics,
 	}
+}
+
+// pluginSpecs maps the config's plugin entries to the supervisor's specs.
+func pluginSpecs(cfg *config.HostConfig) []host.PluginSpec {
+	var specs []host.PluginSpec
+	for _, p := range cfg.PluginSpecs() {
+		specs = append(specs, host.PluginSpec{
+			Name:     p.Name,
+			Kind:     p.Kind,
+			Path:     p.Path,
+			Args:     p.Args,
+			SHA256:   p.SHA256,
+			Config:   p.Config,
+			Required: p.Required,
+		})
+	}
+	return specs
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/hex"
 	"fmt"
+	"net"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -42,6 +43,12 @@ func (c *HostConfig) check(p *problems, stat StatFunc) {
 	checkDir(p, "pluginDir", line("pluginDir"), c.PluginDir, false)
 	checkDir(p, "manifestDir", line("manifestDir"), c.ManifestDir, false)
 	checkDir(p, "api.socket", line("api.socket"), c.API.Socket, false)
+	checkDir(p, "api.tokenFile", line("api.tokenFile"), c.API.TokenFile, c.API.TCPAddress != "")
+	if c.API.TCPAddress != "" {
+		if _, _, err := net.SplitHostPort(c.API.TCPAddress); err != nil {
+			p.add("api.tcpAddress", line("api.tcpAddress"), nil, "want host:port, got %q", c.API.TCPAddress)
+		}
+	}
 	if c.LogLevel != "" && !slices.Contains(LogLevels, c.LogLevel) {
 		p.add("logLevel", line("logLevel"), nil, "want one of %s; got %q", strings.Join(LogLevels, ", "), c.LogLevel)
 	}

@@ -89,4 +89,10 @@ type Backoff struct {
 type API struct {
 	// Socket is the unix socket path; default <rootDir>/host.sock.
 	Socket string `yaml:"socket"`
+	// TCPAddress, when set, also serves the API on this host:port; every
+	// request must carry the bearer token read from TokenFile.
+	TCPAddress string `yaml:"tcpAddress"`
+	// TokenFile holds the bearer token of the TCP listener; it must not be
+	// readable by group or others. Required with TCPAddress.
+	TokenFile string `yaml:"tokenFile"`
 }

@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/lifecycle"
@@ -19,13 +20,14 @@ type desiredSet struct {
 	mu       sync.RWMutex
 	pods     []*v1.Pod
 	byUID    map[types.UID]*v1.Pod
+	origins  map[types.UID]sources.Origin
 	rejected []sources.Rejected
 	errs     []error
 	synced   bool
 }
 
 func newDesiredSet() *desiredSet {
-	return &desiredSet{byUID: map[types.UID]*v1.Pod{}}
+	return &desiredSet{byUID: map[types.UID]*v1.Pod{}, origins: map[types.UID]sources.Origin{}}
 }
 
 // Pods returns the desired pods; podhost has no mirror pods of its own.
@@ -40,6 +42,14 @@ func (d *desiredSet) SourcesReady() bool {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	return d.synced
+}
+
+// Origin tells which source holds the pod with the UID.
+func (d *desiredSet) Origin(uid types.UID) (sources.Origin, bool) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	o, ok := d.origins[uid]
+	return o, ok
 }
 
 // Rejected returns the pods that must not run, with the reason.
@@ -59,10 +69,12 @@ func (d *desiredSet) apply(next sources.Desired, now time.Time) []lifecycle.Upda
 	defer d.mu.Unlock()
 	var updates []lifecycle.UpdatePodOptions
 	byUID := make(map[types.UID]*v1.Pod, len(next.Pods))
+	origins := make(map[types.UID]sources.Origin, len(next.Pods))
 	pods := make([]*v1.Pod, 0, len(next.Pods))
 	for _, p := range next.Pods {
 		pod := p.Pod
 		byUID[pod.UID] = pod
+		origins[pod.UID] = p.Origin
 		pods = append(pods, pod)
 		old, known := d.byUID[pod.UID]
 		switch {
@@ -74,10 +86,10 @@ func (d *desiredSet) apply(next sources.Desired, now time.Time) []lifecycle.Upda
 	}
 	for _, old := range d.pods {
 		if _, still := byUID[old.UID]; !still {
-			updates = append(updates, lifecycle.UpdatePodOptions{UpdateType: lifecycle.UpdateKill, Pod: old, StartTime: now})
+			updates = append(updates, lifecycle.UpdatePodOptions{UpdateType: lifecycle.UpdateKill, Pod: gone(old, now), StartTime: now})
 		}
 	}
-	d.pods, d.byUID = pods, byUID
+	d.pods, d.byUID, d.origins = pods, byUID, origins
 	d.rejected, d.errs, d.synced = next.Rejected, next.Errors, next.Synced
 	return updates
 }
@@ -90,4 +102,17 @@ func podChanged(old, new *v1.Pod) bool {
 		!equality.Semantic.DeepEqual(old.Annotations, new.Annotations) ||
 		!equality.Semantic.DeepEqual(old.DeletionTimestamp, new.DeletionTimestamp) ||
 		!equality.Semantic.DeepEqual(old.DeletionGracePeriodSeconds, new.DeletionGracePeriodSeconds)
+}
+
+// gone marks a pod that left the desired set as deleted, as the API server
+// would have: its worker then knows that nothing of it is to be kept once
+// it is terminated (containers, logs, status record).
+func gone(pod *v1.Pod, now time.Time) *v1.Pod {
+	if pod.DeletionTimestamp != nil {
+		return pod
+	}
+	pod = pod.DeepCopy()
+	ts := metav1.NewTime(now)
+	pod.DeletionTimestamp = &ts
+	return pod
 }

@@ -2,6 +2,8 @@ package node
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"time"
@@ -11,7 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/host/runtimemanager"
+	"github.com/podhost/podhost/host/state"
 	"github.com/podhost/podhost/sources"
+	"github.com/podhost/podhost/sources/apisource"
 	"github.com/podhost/podhost/sources/manifest"
 )
 
@@ -50,6 +54,66 @@ func (d *desiredSet) Pod(uid types.UID) (*v1.Pod, bool) {
 	return p, ok
 }
 
-func (d *desiredSet) MirrorPod(*v1.Pod) (*v1.Pod, bool) { return nil, false }
+// With no API server there are no mirror pods: the local store keeps a
+// static pod's status under the static pod itself, so the static pod is its
+// own mirror.
+func (d *desiredSet) MirrorPod(static *v1.Pod) (*v1.Pod, bool) { return d.Pod(static.UID) }
 
-func (d *desiredSet) StaticPodUID(types.UID) (types.UID, bool) { return "", false }
+func (d *desiredSet) StaticPodUID(mirror types.UID) (types.UID, bool) {
+	_, ok := d.Pod(mirror)
+	return mirror, ok
+}
+
+// apiSource adapts the local API's pods to Source; they are loaded by New.
+type apiSource struct{ *apisource.Source }
+
+func (apiSource) Name() string { return sources.SourceAPI }
+
+func (apiSource) Run(ctx context.Context) error {
+	<-ctx.Done()
+	return nil
+}
+
+// apiPersister keeps the API's pods in the state database.
+type apiPersister struct{ store *state.Store }
+
+func (p apiPersister) Save(ctx context.Context, pods []*v1.Pod) error {
+	return p.store.SaveAPIPods(ctx, pods)
+}
+
+func (p apiPersister) Load(ctx context.Context) ([]*v1.Pod, error) { return p.store.LoadAPIPods(ctx) }
+
+// statusSink is the state database as the status manager's sink; deleting
+// a finished pod also ends it in the API source, which held it until then
+// (a pod deleted through the API stays desired, terminating, until its
+// containers are gone).
+type statusSink struct {
+	*state.Store
+	api     *apisource.Source
+	desired *desiredSet
+}
+
+// Get returns the stored pod with what only the config knows: its spec and
+// whether it was deleted, as the API server would answer.
+func (s statusSink) Get(ctx context.Context, namespace, name string) (*v1.Pod, error) {
+	pod, err := s.Store.Get(ctx, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	if want, ok := s.desired.Pod(pod.UID); ok {
+		pod.Spec = want.Spec
+		pod.Labels, pod.Annotations = want.Labels, want.Annotations
+		pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds = want.DeletionTimestamp, want.DeletionGracePeriodSeconds
+	}
+	return pod, nil
+}
+
+func (s statusSink) Delete(ctx context.Context, namespace, name string, uid types.UID) error {
+	if err := s.Store.Delete(ctx, namespace, name, uid); err != nil {
+		return err
+	}
+	if err := s.api.Remove(ctx, namespace, name, uid); err != nil && !errors.Is(err, apisource.ErrNotFound) {
+		return fmt.Errorf("removing deleted pod from the api source: %w", err)
+	}
+	return nil
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/podhost/podhost/host/state"
 	"github.com/podhost/podhost/lifecycle"
 	"github.com/podhost/podhost/sources"
+	"github.com/podhost/podhost/sources/apisource"
 	"github.com/podhost/podhost/sources/manifest"
 )
 
@@ -56,6 +57,8 @@ type Config struct {
 	// Registry receives the lifecycle metrics; nil uses a private one.
 	Registry prometheus.Registerer
 	Logger   hclog.Logger
+	// HostVersion is reported by GET /v1/node.
+	HostVersion string
 }
 
 // Node is the running agent: see the package doc.
@@ -68,6 +71,8 @@ type Node struct {
 	desired *desiredSet
 	sources []Source
 	merger  *sources.Merger
+	api     *apisource.Source
+	started time.Time
 
 	core     *lifecycle.PodWorkers
 	workers  *lifecycle.Workers
@@ -81,8 +86,9 @@ type Node struct {
 	removing sync.WaitGroup
 }
 
-// New opens the state database and builds the node; Run starts it.
-func New(cfg Config) (*Node, error) {
+// New opens the state database, loads the pods applied through the local
+// API and builds the node; Run starts it.
+func New(ctx context.Context, cfg Config) (*Node, error) {
 	log := cfg.Logger
 	if log == nil {
 		log = hclog.NewNullLogger()
@@ -106,6 +112,12 @@ func New(cfg Config) (*Node, error) {
 		desired: newDesiredSet(),
 		updates: make(chan []lifecycle.UpdatePodOptions),
 		relist:  make(chan struct{}, 1),
+		started: time.Now(),
+	}
+	n.api = apisource.New(apisource.Options{Persister: apiPersister{store}, NodeName: cfg.NodeName})
+	if err := n.api.Load(ctx); err != nil {
+		store.Close()
+		return nil, fmt.Errorf("loading the pods applied through the api: %w", err)
 	}
 	if r := store.Recovery(); r != nil {
 		n.events.Record(events.Object{Kind: events.KindNode, Name: cfg.NodeName}, events.Warning, events.ReasonDatabaseRecovered,
@@ -116,6 +128,7 @@ func New(cfg Config) (*Node, error) {
 			Dir: cfg.ManifestDir, NodeName: cfg.NodeName, Logger: log.Named("manifests"),
 		})})
 	}
+	n.sources = append(n.sources, apiSource{n.api})
 	n.sources = append(n.sources, cfg.Sources...)
 	names := make([]string, len(n.sources))
 	for i, s := range n.sources {
@@ -151,7 +164,7 @@ func (n *Node) build() error {
 		Clock: n.clock, Jitter: jitter, Cache: n.cache, Metrics: metrics, Logger: slogger,
 	})
 	n.status = lifecycle.NewStatusManager(lifecycle.StatusManagerConfig{
-		Clock: n.clock, Sink: n.store, Pods: n.core, Lookup: n.desired, Metrics: metrics, Logger: slogger,
+		Clock: n.clock, Sink: statusSink{n.store, n.api, n.desired}, Pods: n.core, Lookup: n.desired, Metrics: metrics, Logger: slogger,
 	})
 	syncer := &lifecycle.Syncer{
 		Runtime: n.runtime, Status: n.status, Pods: n.core, Reasons: reasons,
@@ -327,7 +340,7 @@ func (n *Node) collectGarbage(ctx context.Context) {
 			return
 		case <-n.clock.After(gcPeriod):
 		}
-		if err := n.runtime.GarbageCollect(ctx, n.core.ShouldPodRuntimeBeRemoved); err != nil && ctx.Err() == nil {
+		if err := n.runtime.GarbageCollect(ctx, n.core.ShouldPodContentBeRemoved); err != nil && ctx.Err() == nil {
 			n.log.Warn("runtime garbage collection", "err", err)
 		}
 		if _, err := n.store.ForgetHistory(ctx, n.clock.Now().Add(-historyKeep)); err != nil && ctx.Err() == nil {
@@ -336,9 +349,10 @@ func (n *Node) collectGarbage(ctx context.Context) {
 	}
 }
 
-// removingSyncer removes a pod's containers and sandboxes in the background
-// as soon as the pod is terminated, so that nothing of it lingers until the
-// next garbage collection.
+// removingSyncer removes a deleted pod's containers, sandboxes and logs in
+// the background as soon as it is terminated, so that nothing of it lingers
+// until the next garbage collection. A pod that finished but is still
+// desired (a completed job) keeps them: its logs stay readable.
 type removingSyncer struct {
 	lifecycle.PodSyncer
 	node *Node
@@ -348,7 +362,9 @@ func (s *removingSyncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, sta
 	if err := s.PodSyncer.SyncTerminatedPod(ctx, pod, status); err != nil {
 		return err
 	}
-	s.node.removeInBackground(ctx, pod.UID)
+	if s.node.core.ShouldPodContentBeRemoved(pod.UID) {
+		s.node.removeInBackground(ctx, pod.UID)
+	}
 	return nil
 }
 

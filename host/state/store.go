@@ -41,6 +41,7 @@ var (
 	bucketPods    = []byte("pods")
 	bucketHistory = []byte("history")
 	bucketPlugins = []byte("plugins")
+	bucketAPIPods = []byte("apipods")
 	keySchema     = []byte("schema")
 )
 
@@ -216,7 +217,7 @@ func (s *Store) initSchema() error {
 					s.db.Path(), n, SchemaVersion, ErrSchemaTooNew)
 			}
 		}
-		for _, b := range [][]byte{bucketPods, bucketHistory, bucketPlugins} {
+		for _, b := range [][]byte{bucketPods, bucketHistory, bucketPlugins, bucketAPIPods} {
 			_, err := tx.CreateBucketIfNotExists(b)
 			if errors.Is(err, berrors.ErrIncompatibleValue) {
 				return fmt.Errorf("%w: %s is not a bucket", errBadMeta, b)

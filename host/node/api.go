@@ -1,0 +1,264 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/podhost/podhost/host/events"
+	"github.com/podhost/podhost/host/localapi"
+	"github.com/podhost/podhost/host/runtimemanager"
+	"github.com/podhost/podhost/host/runtimemanager/crilog"
+	"github.com/podhost/podhost/sources"
+	"github.com/podhost/podhost/sources/apisource"
+)
+
+// watchPeriod is how often a pod watch compares the pods with what it last
+// reported.
+const watchPeriod = 200 * time.Millisecond
+
+// podsAPI serves the local API's pod endpoints from the node.
+type podsAPI struct{ n *Node }
+
+// Pods returns the node's pod API for the local API server.
+func (n *Node) Pods() localapi.Pods { return podsAPI{n} }
+
+func (a podsAPI) List(context.Context) ([]localapi.PodItem, error) {
+	return a.n.podItems(), nil
+}
+
+// podItems lists the desired pods with their current status, then the
+// rejected ones with their error.
+func (n *Node) podItems() []localapi.PodItem {
+	pods, _ := n.desired.Pods()
+	items := make([]localapi.PodItem, 0, len(pods))
+	for _, p := range pods {
+		pod := p.DeepCopy()
+		if st, ok := n.status.PodStatus(pod.UID); ok {
+			pod.Status = st
+		}
+		item := localapi.PodItem{Pod: pod}
+		if o, ok := n.desired.Origin(pod.UID); ok {
+			item.Source = o.Source
+		}
+		items = append(items, item)
+	}
+	rejected, errs := n.desired.Rejected()
+	for _, r := range rejected {
+		items = append(items, localapi.PodItem{Pod: r.Pod.Pod.DeepCopy(), Source: r.Pod.Origin.Source, Error: r.Err.Error()})
+	}
+	// A request the API source refused names a pod that may not exist.
+	for _, err := range errs {
+		var inv *apisource.InvalidError
+		if errors.As(err, &inv) && inv.Name != "" {
+			for i := range items {
+				if items[i].Pod.Namespace == inv.Namespace && items[i].Pod.Name == inv.Name && items[i].Error == "" {
+					items[i].Error = inv.Error()
+				}
+			}
+		}
+	}
+	return items
+}
+
+func (a podsAPI) Get(_ context.Context, namespace, name string) (localapi.PodItem, error) {
+	for _, item := range a.n.podItems() {
+		if item.Pod.Namespace == namespace && item.Pod.Name == name {
+			return item, nil
+		}
+	}
+	return localapi.PodItem{}, fmt.Errorf("%w: pod %s/%s", localapi.ErrNotFound, namespace, name)
+}
+
+func (a podsAPI) Apply(ctx context.Context, where string, body []byte) (localapi.ApplyResult, error) {
+	pod, op, err := a.n.api.Apply(ctx, where, body)
+	if err != nil {
+		var inv *apisource.InvalidError
+		if errors.As(err, &inv) {
+			a.n.events.Record(events.Object{Kind: events.KindPod, Namespace: inv.Namespace, Name: inv.Name},
+				events.Warning, events.ReasonFailed, inv.Error())
+			a.n.log.Warn("pod refused", "source", where, "pod", inv.Namespace+"/"+inv.Name, "err", inv)
+		}
+		return localapi.ApplyResult{}, apiError(err)
+	}
+	return localapi.ApplyResult{Op: string(op), Item: localapi.PodItem{Pod: pod, Source: sources.SourceAPI}}, nil
+}
+
+func (a podsAPI) Delete(ctx context.Context, namespace, name string, opts localapi.DeleteOptions) (localapi.PodItem, error) {
+	if item, err := a.Get(ctx, namespace, name); err == nil && item.Source != sources.SourceAPI {
+		return localapi.PodItem{}, fmt.Errorf("%w: pod %s/%s comes from source %q: remove it there (for a static pod, remove its manifest file)",
+			localapi.ErrConflict, namespace, name, item.Source)
+	}
+	pod, err := a.n.api.Delete(ctx, namespace, name, apisource.DeleteOptions{GracePeriod: opts.GracePeriod, Force: opts.Force})
+	if err != nil {
+		return localapi.PodItem{}, apiError(err)
+	}
+	return localapi.PodItem{Pod: pod, Source: sources.SourceAPI}, nil
+}
+
+// apiError gives the API source's errors the local API's meaning.
+func apiError(err error) error {
+	switch {
+	case errors.Is(err, apisource.ErrNotFound):
+		return fmt.Errorf("%w: %w", localapi.ErrNotFound, err)
+	case errors.Is(err, apisource.ErrTerminating), errors.Is(err, apisource.ErrUIDMismatch):
+		return fmt.Errorf("%w: %w", localapi.ErrConflict, err)
+	case errors.Is(err, apisource.ErrNotLoaded):
+		return fmt.Errorf("%w: %w", localapi.ErrUnavailable, err)
+	}
+	return err
+}
+
+// Watch reports changes by comparing the pods with what it last reported,
+// every watchPeriod: cheap for a node's few hundred pods, and it can never
+// block the host.
+func (a podsAPI) Watch(ctx context.Context) (<-chan localapi.PodChange, error) {
+	out := make(chan localapi.PodChange, 64)
+	last := map[string]localapi.PodItem{}
+	for _, it := range a.n.podItems() {
+		last[itemKey(it)] = it
+	}
+	go func() {
+		defer close(out)
+		send := func(c localapi.PodChange) bool {
+			select {
+			case out <- c:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(watchPeriod):
+			}
+			now := map[string]localapi.PodItem{}
+			for _, it := range a.n.podItems() {
+				k := itemKey(it)
+				now[k] = it
+				old, seen := last[k]
+				switch {
+				case !seen:
+					if !send(localapi.PodChange{Type: localapi.Added, Item: it}) {
+						return
+					}
+				case old.Error != it.Error || !equality.Semantic.DeepEqual(old.Pod, it.Pod):
+					if !send(localapi.PodChange{Type: localapi.Modified, Item: it}) {
+						return
+					}
+				}
+			}
+			for k, old := range last {
+				if _, still := now[k]; !still && !send(localapi.PodChange{Type: localapi.Deleted, Item: old}) {
+					return
+				}
+			}
+			last = now
+		}
+	}()
+	return out, nil
+}
+
+func itemKey(it localapi.PodItem) string {
+	return it.Pod.Namespace + "/" + it.Pod.Name + "/" + string(it.Pod.UID)
+}
+
+func (a podsAPI) Logs(ctx context.Context, namespace, name string, opts localapi.LogOptions, w io.Writer) error {
+	path, err := runtimemanager.FindLog(a.n.cfg.RootDir, namespace, name, opts.Container)
+	if err != nil {
+		if errors.Is(err, runtimemanager.ErrNoLog) {
+			return fmt.Errorf("%w: %w", localapi.ErrNotFound, err)
+		}
+		return err
+	}
+	if opts.TailLines == nil {
+		return crilog.Stream(ctx, w, path, opts.Follow)
+	}
+	var buf bytes.Buffer
+	if err := crilog.Stream(ctx, &buf, path, false); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(w, lastLines(buf.String(), int(*opts.TailLines))); err != nil {
+		return err
+	}
+	if opts.Follow {
+		return fmt.Errorf("%w: follow with tailLines", errors.ErrUnsupported)
+	}
+	return nil
+}
+
+// lastLines returns the last n lines of text.
+func lastLines(text string, n int) string {
+	lines := strings.SplitAfter(text, "\n")
+	if len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	if n < len(lines) {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "")
+}
+
+// eventsAPI serves the local API's event endpoints from the ring.
+type eventsAPI struct{ ring *events.Ring }
+
+// Events returns the node's event log for the local API server.
+func (n *Node) Events() localapi.Events { return eventsAPI{n.events} }
+
+func (e eventsAPI) List(_ context.Context, f localapi.EventFilter) ([]localapi.Event, error) {
+	evs := e.ring.List(events.Filter{Kind: events.Kind(f.Kind), Namespace: f.Namespace, Name: f.Name})
+	out := make([]localapi.Event, len(evs))
+	for i, ev := range evs {
+		out[i] = toAPIEvent(ev)
+	}
+	return out, nil
+}
+
+func (e eventsAPI) Watch(ctx context.Context, f localapi.EventFilter) (<-chan localapi.Event, error) {
+	in := e.ring.Watch(ctx)
+	out := make(chan localapi.Event, 64)
+	go func() {
+		defer close(out)
+		for ev := range in {
+			if api := toAPIEvent(ev); f.Match(api) {
+				select {
+				case out <- api:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out, nil
+}
+
+func toAPIEvent(ev events.Event) localapi.Event {
+	return localapi.Event{
+		Seq: ev.Seq, Type: ev.Type, Reason: ev.Reason, Message: ev.Message, Count: ev.Count,
+		FirstTime: ev.FirstTime, LastTime: ev.LastTime,
+		Object: localapi.EventObject{Kind: string(ev.Object.Kind), Namespace: ev.Object.Namespace,
+			Name: ev.Object.Name, UID: string(ev.Object.UID)},
+	}
+}
+
+// NodeInfo is the node's part of GET /v1/node.
+func (n *Node) NodeInfo(context.Context) localapi.NodeInfo {
+	host, _ := os.Hostname()
+	return localapi.NodeInfo{
+		Hostname: host, HostVersion: n.cfg.HostVersion, OS: runtime.GOOS, Arch: runtime.GOARCH,
+		GoVersion: runtime.Version(), Started: n.started,
+	}
+}
+
+// SourcesReady reports whether every config source has reported once.
+func (n *Node) SourcesReady() bool { return n.desired.SourcesReady() }
