@@ -1,7 +1,6 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -13,25 +12,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/podhost/podhost/host/pluginapi"
+	"github.com/podhost/podhost/internal/testutil"
 )
-
-// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // waitFor polls cond until it holds or timeout passes, then fails the test
 // with what.
@@ -71,7 +53,7 @@ func testSpec(t testing.TB, name, behaviour string) PluginSpec {
 // testHost is a Manager under test with its log captured.
 type testHost struct {
 	*Manager
-	log       *syncBuffer
+	log       *testutil.SyncBuffer
 	socketDir string
 }
 
@@ -79,7 +61,7 @@ type testHost struct {
 // probes unless opts says otherwise; it is stopped when the test ends.
 func newTestHost(t testing.TB, opts Options) *testHost {
 	t.Helper()
-	log := &syncBuffer{}
+	log := &testutil.SyncBuffer{}
 	opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "host", Output: log, Level: hclog.Debug})
 	if opts.SocketDir == "" {
 		opts.SocketDir = filepath.Join(t.TempDir(), "plugins")

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"maps"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/podhost/podhost/internal/testutil"
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 	"github.com/podhost/podhost/sdk/runtimetest"
 )
@@ -81,11 +80,8 @@ func (m *mutant) Events(req *runtimev1.EventsRequest, stream grpc.ServerStreamin
 }
 
 // mutants maps a bug to the mutant and the kit subtest that must catch it.
-var mutants = map[string]struct {
-	mutate   func(m *mutant)
-	caughtBy string
-}{
-	"labels changed": {func(m *mutant) {
+var mutants = map[string]testutil.Mutant[*mutant]{
+	"labels changed": {Mutate: func(m *mutant) {
 		m.sandboxStatus = func(ctx context.Context, req *runtimev1.SandboxStatusRequest) (*runtimev1.SandboxStatusResponse, error) {
 			resp, err := m.server.SandboxStatus(ctx, req)
 			if err == nil {
@@ -93,24 +89,24 @@ var mutants = map[string]struct {
 			}
 			return resp, err
 		}
-	}, "RunSandbox_keeps_labels,_annotations_and_metadata"},
-	"label selector ignored": {func(m *mutant) {
+	}, CaughtBy: "RunSandbox_keeps_labels,_annotations_and_metadata"},
+	"label selector ignored": {Mutate: func(m *mutant) {
 		m.listSandboxes = func(ctx context.Context, req *runtimev1.ListSandboxesRequest) (*runtimev1.ListSandboxesResponse, error) {
 			if len(req.GetFilter().GetLabelSelector()) > 1 {
 				req.Filter.LabelSelector = nil
 			}
 			return m.server.ListSandboxes(ctx, req)
 		}
-	}, "ListSandboxes_filters_by_label,_id_and_state"},
-	"stopping an unknown sandbox is NOT_FOUND": {func(m *mutant) {
+	}, CaughtBy: "ListSandboxes_filters_by_label,_id_and_state"},
+	"stopping an unknown sandbox is NOT_FOUND": {Mutate: func(m *mutant) {
 		m.stopSandbox = func(ctx context.Context, req *runtimev1.StopSandboxRequest) (*runtimev1.StopSandboxResponse, error) {
 			if _, err := m.server.SandboxStatus(ctx, &runtimev1.SandboxStatusRequest{SandboxId: req.GetSandboxId()}); err != nil {
 				return nil, err
 			}
 			return m.server.StopSandbox(ctx, req)
 		}
-	}, "unknown_objects"},
-	"unknown sandbox is INTERNAL": {func(m *mutant) {
+	}, CaughtBy: "unknown_objects"},
+	"unknown sandbox is INTERNAL": {Mutate: func(m *mutant) {
 		m.createContainer = func(ctx context.Context, req *runtimev1.CreateContainerRequest) (*runtimev1.CreateContainerResponse, error) {
 			resp, err := m.server.CreateContainer(ctx, req)
 			if status.Code(err) == codes.NotFound {
@@ -118,13 +114,13 @@ var mutants = map[string]struct {
 			}
 			return resp, err
 		}
-	}, "CreateContainer_in_an_unknown_sandbox_is_NOT_FOUND"},
-	"code outside the contract": {func(m *mutant) {
+	}, CaughtBy: "CreateContainer_in_an_unknown_sandbox_is_NOT_FOUND"},
+	"code outside the contract": {Mutate: func(m *mutant) {
 		m.removeImage = func(context.Context, *runtimev1.RemoveImageRequest) (*runtimev1.RemoveImageResponse, error) {
 			return nil, status.Error(codes.AlreadyExists, "gone already")
 		}
-	}, "an_absent_image"},
-	"events stream silent": {func(m *mutant) {
+	}, CaughtBy: "an_absent_image"},
+	"events stream silent": {Mutate: func(m *mutant) {
 		m.events = func(_ *runtimev1.EventsRequest, stream grpc.ServerStreamingServer[runtimev1.Event]) error {
 			if err := stream.SendHeader(metadata.MD{}); err != nil {
 				return err
@@ -132,23 +128,19 @@ var mutants = map[string]struct {
 			<-stream.Context().Done()
 			return nil
 		}
-	}, "Events_streams_changes"},
-	"events served without the capability": {func(m *mutant) {
+	}, CaughtBy: "Events_streams_changes"},
+	"events served without the capability": {Mutate: func(m *mutant) {
 		m.noEventsCapability = true
-	}, "Events_is_UNIMPLEMENTED_without_runtime.events"},
+	}, CaughtBy: "Events_is_UNIMPLEMENTED_without_runtime.events"},
 }
 
 func TestMutantConformance(t *testing.T) {
-	name := os.Getenv(mutantEnv)
-	mu, ok := mutants[name]
-	if !ok && name != "" {
-		t.Fatalf("unknown mutant %q", name)
-	}
+	mu := testutil.ServedMutant(t, mutantEnv, mutants)
 	runtimetest.Run(t, func(t *testing.T) runtimetest.Setup {
 		p := newPlugin("test")
 		m := &mutant{server: p.Runtime.(*server)}
-		if mu.mutate != nil {
-			mu.mutate(m)
+		if mu.Mutate != nil {
+			mu.Mutate(m)
 		}
 		if m.noEventsCapability {
 			p.Capabilities = nil
@@ -159,17 +151,5 @@ func TestMutantConformance(t *testing.T) {
 }
 
 func TestKitCatchesMutants(t *testing.T) {
-	for name, mu := range mutants {
-		t.Run(name, func(t *testing.T) {
-			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestMutantConformance$", "-test.v")
-			cmd.Env = append(os.Environ(), mutantEnv+"="+name)
-			out, err := cmd.CombinedOutput()
-			if err == nil {
-				t.Fatalf("the kit passed mutant %q; want it to fail\n%s", name, out)
-			}
-			if want := "--- FAIL: TestMutantConformance/" + mu.caughtBy + " "; !strings.Contains(string(out), want) {
-				t.Errorf("the kit's output lacks %q\n%s", want, out)
-			}
-		})
-	}
+	testutil.KitCatchesMutants(t, mutantEnv, "TestMutantConformance", mutants)
 }

@@ -3,13 +3,12 @@ package main
 import (
 	"context"
 	"os"
-	"os/exec"
-	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/podhost/podhost/internal/testutil"
 	volumev1 "github.com/podhost/podhost/proto/volume/v1"
 	"github.com/podhost/podhost/sdk/volumetest"
 )
@@ -76,68 +75,61 @@ func (m *mutant) GetMetrics(ctx context.Context, req *volumev1.GetMetricsRequest
 }
 
 // mutants maps a bug to the mutant and the kit subtest that must catch it.
-var mutants = map[string]struct {
-	mutate   func(m *mutant)
-	caughtBy string
-}{
-	"second stage refused": {func(m *mutant) {
+var mutants = map[string]testutil.Mutant[*mutant]{
+	"second stage refused": {Mutate: func(m *mutant) {
 		m.stage = func(ctx context.Context, req *volumev1.StageRequest) (*volumev1.StageResponse, error) {
 			if id, _ := stagedID(req.GetStagingPath()); id == req.GetVolumeId() {
 				return nil, status.Error(codes.AlreadyExists, "already staged")
 			}
 			return m.server.Stage(ctx, req)
 		}
-	}, "Stage_twice_succeeds"},
-	"unstage of nothing is NOT_FOUND": {func(m *mutant) {
+	}, CaughtBy: "Stage_twice_succeeds"},
+	"unstage of nothing is NOT_FOUND": {Mutate: func(m *mutant) {
 		m.unstage = func(ctx context.Context, req *volumev1.UnstageRequest) (*volumev1.UnstageResponse, error) {
 			if id, _ := stagedID(req.GetStagingPath()); id == "" {
 				return nil, status.Error(codes.NotFound, "not staged")
 			}
 			return m.server.Unstage(ctx, req)
 		}
-	}, "Unstage_of_a_never-staged_volume_succeeds"},
-	"publish without stage": {func(m *mutant) {
+	}, CaughtBy: "Unstage_of_a_never-staged_volume_succeeds"},
+	"publish without stage": {Mutate: func(m *mutant) {
 		m.publish = func(_ context.Context, req *volumev1.PublishRequest) (*volumev1.PublishResponse, error) {
 			return &volumev1.PublishResponse{}, os.MkdirAll(req.GetTargetPath(), 0o750)
 		}
-	}, "Publish_before_Stage_is_FAILED_PRECONDITION"},
-	"unpublish keeps the target": {func(m *mutant) {
+	}, CaughtBy: "Publish_before_Stage_is_FAILED_PRECONDITION"},
+	"unpublish keeps the target": {Mutate: func(m *mutant) {
 		m.unpublish = func(context.Context, *volumev1.UnpublishRequest) (*volumev1.UnpublishResponse, error) {
 			return &volumev1.UnpublishResponse{}, nil
 		}
-	}, "round_trip"},
-	"empty volume id accepted": {func(m *mutant) {
+	}, CaughtBy: "round_trip"},
+	"empty volume id accepted": {Mutate: func(m *mutant) {
 		m.unpublish = func(ctx context.Context, req *volumev1.UnpublishRequest) (*volumev1.UnpublishResponse, error) {
 			req.VolumeId = "anything"
 			return m.server.Unpublish(ctx, req)
 		}
-	}, "missing_arguments_are_INVALID_ARGUMENT"},
-	"code outside the contract": {func(m *mutant) {
+	}, CaughtBy: "missing_arguments_are_INVALID_ARGUMENT"},
+	"code outside the contract": {Mutate: func(m *mutant) {
 		m.metrics = func(context.Context, *volumev1.GetMetricsRequest) (*volumev1.GetMetricsResponse, error) {
 			return nil, status.Error(codes.OutOfRange, "no such volume")
 		}
-	}, "GetMetrics_of_an_unknown_path_is_NOT_FOUND"},
-	"used more than total": {func(m *mutant) {
+	}, CaughtBy: "GetMetrics_of_an_unknown_path_is_NOT_FOUND"},
+	"used more than total": {Mutate: func(m *mutant) {
 		m.metrics = func(context.Context, *volumev1.GetMetricsRequest) (*volumev1.GetMetricsResponse, error) {
 			return &volumev1.GetMetricsResponse{TotalBytes: 10, UsedBytes: 8, AvailableBytes: 8}, nil
 		}
-	}, "GetMetrics_reports_sane_usage"},
-	"metrics served without the capability": {func(m *mutant) {
+	}, CaughtBy: "GetMetrics_reports_sane_usage"},
+	"metrics served without the capability": {Mutate: func(m *mutant) {
 		m.caps = &volumev1.GetCapabilitiesResponse{StageUnstage: true}
-	}, "GetMetrics_is_UNIMPLEMENTED_without_supports_metrics"},
+	}, CaughtBy: "GetMetrics_is_UNIMPLEMENTED_without_supports_metrics"},
 }
 
 func TestMutantConformance(t *testing.T) {
-	name := os.Getenv(mutantEnv)
-	mu, ok := mutants[name]
-	if !ok && name != "" {
-		t.Fatalf("unknown mutant %q", name)
-	}
+	mu := testutil.ServedMutant(t, mutantEnv, mutants)
 	volumetest.Run(t, func(t *testing.T) volumetest.Setup {
 		p := newPlugin("test")
 		m := &mutant{server: p.Volume.(*server)}
-		if mu.mutate != nil {
-			mu.mutate(m)
+		if mu.Mutate != nil {
+			mu.Mutate(m)
 		}
 		if m.caps != nil && !m.caps.GetSupportsMetrics() {
 			p.Capabilities = []string{}
@@ -148,17 +140,5 @@ func TestMutantConformance(t *testing.T) {
 }
 
 func TestKitCatchesMutants(t *testing.T) {
-	for name, mu := range mutants {
-		t.Run(name, func(t *testing.T) {
-			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestMutantConformance$", "-test.v")
-			cmd.Env = append(os.Environ(), mutantEnv+"="+name)
-			out, err := cmd.CombinedOutput()
-			if err == nil {
-				t.Fatalf("the kit passed mutant %q; want it to fail\n%s", name, out)
-			}
-			if want := "--- FAIL: TestMutantConformance/" + mu.caughtBy + " "; !strings.Contains(string(out), want) {
-				t.Errorf("the kit's output lacks %q\n%s", want, out)
-			}
-		})
-	}
+	testutil.KitCatchesMutants(t, mutantEnv, "TestMutantConformance", mutants)
 }

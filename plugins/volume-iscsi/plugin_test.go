@@ -4,15 +4,9 @@ import (
 	"testing"
 
 	"github.com/podhost/podhost/host/pluginapi"
-	"github.com/podhost/podhost/sdk"
+	"github.com/podhost/podhost/plugins/internal/plugintest"
 )
 
 func TestPluginIsServable(t *testing.T) {
-	p := newPlugin("1.2.3")
-	if p.Name != "volume-iscsi" || p.Kind != pluginapi.KindVolume || p.Version != "1.2.3" {
-		t.Errorf("got name %q kind %q version %q; want %q %q %q", p.Name, p.Kind, p.Version, "volume-iscsi", pluginapi.KindVolume, "1.2.3")
-	}
-	if _, err := sdk.ServeConfig(p); err != nil {
-		t.Errorf("ServeConfig: %v", err)
-	}
+	plugintest.CheckServable(t, newPlugin, "volume-iscsi", pluginapi.KindVolume)
 }

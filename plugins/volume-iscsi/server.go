@@ -1,11 +1,10 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"sync/atomic"
 
 	"github.com/podhost/podhost/host/pluginapi"
+	"github.com/podhost/podhost/plugins/internal/volumeskeleton"
 	volumev1 "github.com/podhost/podhost/proto/volume/v1"
 	"github.com/podhost/podhost/sdk"
 )
@@ -18,7 +17,7 @@ func newPlugin(version string) sdk.Plugin {
 		Version:   version,
 		Kind:      pluginapi.KindVolume,
 		Volume:    s,
-		Configure: s.configure,
+		Configure: volumeskeleton.Configure(&s.cfg, parseConfig),
 	}
 }
 
@@ -27,13 +26,4 @@ func newPlugin(version string) sdk.Plugin {
 type server struct {
 	volumev1.UnimplementedVolumeServer
 	cfg atomic.Pointer[config] // nil until Configure accepts a config
-}
-
-func (s *server) configure(_ context.Context, raw json.RawMessage) []sdk.FieldError {
-	c, errs := parseConfig(raw)
-	if len(errs) > 0 {
-		return errs
-	}
-	s.cfg.Store(&c)
-	return nil
 }

@@ -6,9 +6,9 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/podhost/podhost/host/pluginapi"
 	pluginv1 "github.com/podhost/podhost/proto/plugin/v1"
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
+	"github.com/podhost/podhost/sdk/internal/kitcheck"
 )
 
 // check is one rule of the contract. events, when set, says whether the
@@ -48,38 +48,12 @@ var checks = []check{
 }
 
 func checkGetInfo(k *kit) {
-	info := k.info
-	if got, want := info.GetName(), k.setup.Plugin.Name; got != want {
-		k.Errorf("GetInfo name: got %q; want %q", got, want)
-	}
-	if got := info.GetKind(); got != pluginv1.Kind_KIND_RUNTIME {
-		k.Errorf("GetInfo kind: got %v; want %v", got, pluginv1.Kind_KIND_RUNTIME)
-	}
-	if info.GetPluginVersion() == "" {
-		k.Errorf("GetInfo plugin_version: got empty; want the plugin's version")
-	}
-	if !slices.Contains(info.GetContractVersions(), pluginapi.ContractVersion) {
-		k.Errorf("GetInfo contract_versions: got %q; want it to list %q", info.GetContractVersions(), pluginapi.ContractVersion)
-	}
+	kitcheck.CheckInfo(k.T, k.info, k.setup.Plugin.Name, pluginv1.Kind_KIND_RUNTIME)
 }
 
-func checkConfigureTwice(k *kit) {
-	for range 2 {
-		resp, err := k.id.Configure(k.ctx(), &pluginv1.ConfigureRequest{ConfigJson: []byte(k.setup.Config)})
-		k.mustOK("Configure", err)
-		if len(resp.GetErrors()) > 0 {
-			k.Errorf("Configure(%s): got errors %v; want none", k.setup.Config, resp.GetErrors())
-		}
-	}
-}
+func checkConfigureTwice(k *kit) { kitcheck.CheckConfigureTwice(k.T, k.ctx, k.id, k.setup.Config) }
 
-func checkProbe(k *kit) {
-	resp, err := k.id.Probe(k.ctx(), &pluginv1.ProbeRequest{})
-	k.mustOK("Probe", err)
-	if !resp.GetReady() {
-		k.Errorf("Probe: got not ready (%q); want ready", resp.GetMessage())
-	}
-}
+func checkProbe(k *kit) { kitcheck.CheckProbe(k.T, k.ctx(), k.id) }
 
 func checkVersion(k *kit) {
 	resp, err := k.rt.Version(k.ctx(), &runtimev1.VersionRequest{})

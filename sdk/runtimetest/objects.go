@@ -5,27 +5,21 @@ import (
 	"maps"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
+	"github.com/podhost/podhost/sdk/internal/kitcheck"
 )
 
 // wantCode fails the check unless err has the code want.
 func (k *kit) wantCode(call string, err error, want codes.Code) bool {
 	k.Helper()
-	if got := status.Code(err); got != want {
-		k.Errorf("%s: got %v (%v); want %v", call, got, err, want)
-		return false
-	}
-	return true
+	return kitcheck.WantCode(k.T, call, err, want)
 }
 
 // mustOK stops the check unless err is nil.
 func (k *kit) mustOK(call string, err error) {
 	k.Helper()
-	if err != nil {
-		k.Fatalf("%s: got %v; want OK", call, err)
-	}
+	kitcheck.MustOK(k.T, call, err)
 }
 
 // withLabels returns the check's labels plus extra.

@@ -36,6 +36,7 @@ import (
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 	"github.com/podhost/podhost/sdk"
 	"github.com/podhost/podhost/sdk/internal/inprocess"
+	"github.com/podhost/podhost/sdk/internal/kitcheck"
 )
 
 // Setup is one plugin under test and how to exercise it. Only Plugin is
@@ -139,10 +140,8 @@ func start(t *testing.T, newPlugin func(t *testing.T) Setup) *kit {
 		id: pluginv1.NewIdentityClient(conn), rt: runtimev1.NewRuntimeClient(conn),
 		labels: map[string]string{checkLabel: fmt.Sprintf("check-%d-%d", time.Now().UnixNano(), checkSeq.Add(1))},
 	}
-	cfg, err := k.id.Configure(k.ctx(), &pluginv1.ConfigureRequest{ConfigJson: []byte(s.Config), HostVersion: "runtimetest"})
-	if err != nil || len(cfg.GetErrors()) > 0 {
-		t.Fatalf("Configure(%s) = %v, %v; want no errors", s.Config, cfg.GetErrors(), err)
-	}
+	kitcheck.Configure(t, k.ctx(), k.id, s.Config, "runtimetest")
+	var err error
 	if k.info, err = k.id.GetInfo(k.ctx(), &pluginv1.GetInfoRequest{}); err != nil {
 		t.Fatalf("GetInfo: %v", err)
 	}
@@ -150,8 +149,4 @@ func start(t *testing.T, newPlugin func(t *testing.T) Setup) *kit {
 }
 
 // ctx is a context for one call, bounded by the call timeout and the test.
-func (k *kit) ctx() context.Context {
-	ctx, cancel := context.WithTimeout(k.Context(), k.setup.CallTimeout)
-	k.Cleanup(cancel)
-	return ctx
-}
+func (k *kit) ctx() context.Context { return kitcheck.CallContext(k.T, k.setup.CallTimeout) }

@@ -1,6 +1,7 @@
 package volumetest
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/podhost/podhost/host/pluginapi"
 	pluginv1 "github.com/podhost/podhost/proto/plugin/v1"
 	volumev1 "github.com/podhost/podhost/proto/volume/v1"
+	"github.com/podhost/podhost/sdk/internal/kitcheck"
 )
 
 // check is one rule of the contract. applies, when set, tells from the
@@ -56,18 +58,7 @@ var checks = []check{
 func checkGetInfo(k *kit) {
 	info, err := k.id.GetInfo(k.ctx(), &pluginv1.GetInfoRequest{})
 	k.mustOK("GetInfo", err)
-	if got, want := info.GetName(), k.setup.Plugin.Name; got != want {
-		k.Errorf("GetInfo name: got %q; want %q", got, want)
-	}
-	if got := info.GetKind(); got != pluginv1.Kind_KIND_VOLUME {
-		k.Errorf("GetInfo kind: got %v; want %v", got, pluginv1.Kind_KIND_VOLUME)
-	}
-	if info.GetPluginVersion() == "" {
-		k.Errorf("GetInfo plugin_version: got empty; want the plugin's version")
-	}
-	if !slices.Contains(info.GetContractVersions(), pluginapi.ContractVersion) {
-		k.Errorf("GetInfo contract_versions: got %q; want it to list %q", info.GetContractVersions(), pluginapi.ContractVersion)
-	}
+	kitcheck.CheckInfo(k.T, info, k.setup.Plugin.Name, pluginv1.Kind_KIND_VOLUME)
 	for _, c := range []struct {
 		name string
 		has  bool
@@ -82,23 +73,9 @@ func checkGetInfo(k *kit) {
 	}
 }
 
-func checkConfigureTwice(k *kit) {
-	for range 2 {
-		resp, err := k.id.Configure(k.ctx(), &pluginv1.ConfigureRequest{ConfigJson: []byte(k.setup.Config)})
-		k.mustOK("Configure", err)
-		if len(resp.GetErrors()) > 0 {
-			k.Errorf("Configure(%s): got errors %v; want none", k.setup.Config, resp.GetErrors())
-		}
-	}
-}
+func checkConfigureTwice(k *kit) { kitcheck.CheckConfigureTwice(k.T, k.ctx, k.id, k.setup.Config) }
 
-func checkProbe(k *kit) {
-	resp, err := k.id.Probe(k.ctx(), &pluginv1.ProbeRequest{})
-	k.mustOK("Probe", err)
-	if !resp.GetReady() {
-		k.Errorf("Probe: got not ready (%q); want ready", resp.GetMessage())
-	}
-}
+func checkProbe(k *kit) { kitcheck.CheckProbe(k.T, k.ctx(), k.id) }
 
 func checkCapabilitiesStable(k *kit) {
 	again, err := k.vol.GetCapabilities(k.ctx(), &volumev1.GetCapabilitiesRequest{})
@@ -112,7 +89,7 @@ func checkAttachTwice(k *kit) {
 	v := k.setup.NewVolume(k.T)
 	first := k.attach(v)
 	second := k.attach(v)
-	if !maps(first, second) {
+	if !maps.Equal(first, second) {
 		k.Errorf("second Attach publish_context: got %v; want %v as the first", second, first)
 	}
 	for range 2 {
@@ -255,16 +232,4 @@ func checkReconstruct(k *kit) {
 	if resp.GetFound() {
 		k.Errorf("Reconstruct of an unpublished path: got found=true; want false")
 	}
-}
-
-func maps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for key, v := range a {
-		if w, ok := b[key]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }

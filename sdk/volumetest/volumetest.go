@@ -36,6 +36,7 @@ import (
 	volumev1 "github.com/podhost/podhost/proto/volume/v1"
 	"github.com/podhost/podhost/sdk"
 	"github.com/podhost/podhost/sdk/internal/inprocess"
+	"github.com/podhost/podhost/sdk/internal/kitcheck"
 )
 
 // Setup is one plugin under test and how to exercise it. Only Plugin is
@@ -137,10 +138,8 @@ func start(t *testing.T, newPlugin func(t *testing.T) Setup) *kit {
 	k := &kit{T: t, setup: s, id: pluginv1.NewIdentityClient(conn), vol: volumev1.NewVolumeClient(conn), dir: dir}
 
 	ctx := k.ctx()
-	cfg, err := k.id.Configure(ctx, &pluginv1.ConfigureRequest{ConfigJson: []byte(s.Config), HostVersion: "volumetest"})
-	if err != nil || len(cfg.GetErrors()) > 0 {
-		t.Fatalf("Configure(%s) = %v, %v; want no errors", s.Config, cfg.GetErrors(), err)
-	}
+	kitcheck.Configure(t, ctx, k.id, s.Config, "volumetest")
+	var err error
 	if k.caps, err = k.vol.GetCapabilities(ctx, &volumev1.GetCapabilitiesRequest{}); err != nil {
 		t.Fatalf("GetCapabilities: %v", err)
 	}
@@ -148,11 +147,7 @@ func start(t *testing.T, newPlugin func(t *testing.T) Setup) *kit {
 }
 
 // ctx is a context for one call, bounded by the call timeout and the test.
-func (k *kit) ctx() context.Context {
-	ctx, cancel := context.WithTimeout(k.Context(), k.setup.CallTimeout)
-	k.Cleanup(cancel)
-	return ctx
-}
+func (k *kit) ctx() context.Context { return kitcheck.CallContext(k.T, k.setup.CallTimeout) }
 
 // stagingPath returns a fresh staging directory, created as the host does.
 func (k *kit) stagingPath() string {
