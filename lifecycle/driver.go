@@ -18,6 +18,13 @@ type Workers struct {
 	cache    *Cache
 	recorder Recorder
 
+	// Relist, when set before Run, is signalled without blocking after
+	// every sync. The next sync of a pod needs a runtime status newer than
+	// the end of this one; asking the PLEG to relist at once, rather than
+	// at its next period, saves that wait (up to a relist period on every
+	// start and every termination).
+	Relist chan<- struct{}
+
 	mu      sync.Mutex
 	cancels map[uint64]context.CancelFunc
 	pending []workerLoop
@@ -140,6 +147,12 @@ func (w *Workers) loop(ctx context.Context, l workerLoop) {
 		cancel()
 		exit := w.core.Complete(work, res)
 		w.mu.Unlock()
+		if w.Relist != nil {
+			select {
+			case w.Relist <- struct{}{}:
+			default:
+			}
+		}
 		if exit {
 			return
 		}

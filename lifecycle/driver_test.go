@@ -322,3 +322,29 @@ func TestSyncLoopDeliversConfigUpdates(t *testing.T) {
 		<-done
 	})
 }
+
+func TestWorkersAskForRelistAfterSync(t *testing.T) {
+	// The next sync needs a status newer than the end of this one: the
+	// driver asks the PLEG for a relist as soon as a sync completes.
+	synctest.Test(t, func(t *testing.T) {
+		cache := lifecycle.NewCache()
+		core := lifecycle.NewPodWorkers(lifecycle.PodWorkersConfig{Clock: lifecycle.SystemClock{}, Cache: cache})
+		workers := lifecycle.NewWorkers(core, &lifecycletest.FakeSyncer{}, cache, nil)
+		relist := make(chan struct{}, 1)
+		workers.Relist = relist
+		cache.UpdateTime(time.Now())
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { defer close(done); workers.Run(ctx) }()
+		workers.UpdatePod(lifecycle.UpdatePodOptions{UpdateType: lifecycle.UpdateCreate,
+			Pod: &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "1", Name: "p", Namespace: "ns"}}})
+		synctest.Wait()
+		select {
+		case <-relist:
+		default:
+			t.Error("no relist asked for after the sync")
+		}
+		cancel()
+		<-done
+	})
+}
