@@ -13,7 +13,7 @@ TOOL_PKGS   := github.com/bufbuild/buf/cmd/buf \
 TEST_TIMEOUT ?= 30m
 
 .PHONY: all build host plugins tools proto check-proto lint test unit e2e deps images demo \
-        containerd-up containerd-down bench-floor clean
+        containerd-up containerd-down bench-floor bench-podstart clean
 
 all: build
 
@@ -79,6 +79,11 @@ containerd-up: deps
 	bash hack/containerd-up.sh $(CTRD_DIR)
 containerd-down:
 	bash hack/containerd-down.sh $(CTRD_DIR)
+
+# Pod start/delete through the host against the CRI floor, on one private
+# containerd (issue 4). Root; about 2 minutes.
+bench-podstart: deps
+	$(GO) run ./bench/podstart -n 20
 
 # The floor: the same CRI calls issued directly to containerd, no agent.
 bench-floor: deps

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/podhost/podhost/host/localapi"
+)
+
+// pluginName is the runtime plugin's name in the host config.
+const pluginName = "containerd"
+
+// build builds the host and runtime-containerd into dir as the Makefile
+// does (static) and returns the host binary and the plugin dir.
+func build(ctx context.Context, dir string) (hostBin, pluginDir string, err error) {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil || strings.TrimSpace(string(out)) == "" || strings.TrimSpace(string(out)) == os.DevNull {
+		return "", "", fmt.Errorf("run podstart inside the podhost module (go env GOMOD: %v)", err)
+	}
+	repo := filepath.Dir(strings.TrimSpace(string(out)))
+	hostBin = filepath.Join(dir, "host")
+	pluginDir = filepath.Join(dir, "plugins")
+	for target, pkg := range map[string]string{hostBin: "./cmd/host", filepath.Join(pluginDir, "runtime-containerd"): "./plugins/runtime-containerd"} {
+		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-X main.version=podstart", "-o", target, pkg)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return "", "", fmt.Errorf("go build %s: %w\n%s", pkg, err, b)
+		}
+	}
+	return hostBin, pluginDir, nil
+}
+
+// host is a `host run` subprocess.
+type host struct {
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	waitErr error
+	log     string
+	client  *localapi.Client
+	plugin  int // the runtime plugin's PID, to be sure it ends
+}
+
+// startHost writes a config (only the runtime plugin) and runs the host on a
+// root dir under dir, and waits until the plugin is ready.
+func startHost(ctx context.Context, dir, bin, pluginDir, endpoint string) (*host, error) {
+	root := filepath.Join(dir, "root")
+	cfgPath := filepath.Join(dir, "host.yaml")
+	cfg := fmt.Sprintf(`apiVersion: podhost.dev/v1alpha1
+kind: HostConfig
+rootDir: %s
+pluginDir: %s
+logLevel: info
+plugins:
+  - name: %s
+    kind: runtime
+    path: runtime-containerd
+    config: {endpoint: "%s"}
+`, root, pluginDir, pluginName, endpoint)
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		return nil, err
+	}
+	h := &host{log: filepath.Join(dir, "host.log"), exited: make(chan struct{}),
+		client: localapi.NewClient(filepath.Join(root, "host.sock"))}
+	logFile, err := os.Create(h.log)
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+	h.cmd = exec.Command(bin, "run", "--config", cfgPath)
+	h.cmd.Stdout, h.cmd.Stderr = logFile, logFile
+	// If podstart dies without cleaning up, the host goes too.
+	h.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := h.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start host: %w", err)
+	}
+	go func() {
+		h.waitErr = h.cmd.Wait()
+		close(h.exited)
+	}()
+
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if ps, err := h.client.Plugins(ctx); err == nil {
+			for _, p := range ps {
+				if p.Name == pluginName && p.Ready && p.State == "running" {
+					h.plugin = p.PID
+					return h, nil
+				}
+			}
+		}
+		select {
+		case <-h.exited:
+			return nil, fmt.Errorf("host exited at start (%v):\n%s", h.waitErr, h.logTail(40))
+		case <-ctx.Done():
+			_ = h.stop()
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			_ = h.stop()
+			return nil, fmt.Errorf("runtime plugin not ready within 60 s:\n%s", h.logTail(40))
+		}
+	}
+}
+
+// stop sends SIGTERM, kills the host after 30 s, and kills the plugin if
+// it outlives the host. Pods are left to containerd's cleanup.
+func (h *host) stop() error {
+	var errs []error
+	_ = h.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-h.exited:
+		if h.waitErr != nil {
+			errs = append(errs, fmt.Errorf("host exited with %w after SIGTERM", h.waitErr))
+		}
+	case <-time.After(30 * time.Second):
+		_ = h.cmd.Process.Kill()
+		<-h.exited
+		errs = append(errs, errors.New("host did not exit within 30 s of SIGTERM; killed"))
+	}
+	if h.plugin > 0 {
+		deadline := time.Now().Add(5 * time.Second)
+		for processAlive(h.plugin) && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if processAlive(h.plugin) {
+			_ = syscall.Kill(h.plugin, syscall.SIGKILL)
+			errs = append(errs, fmt.Errorf("runtime plugin %d outlived the host; killed", h.plugin))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// logTail is the last n lines of the host's log.
+func (h *host) logTail(n int) string {
+	b, _ := os.ReadFile(h.log)
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// processAlive reports whether pid is a live process (not a zombie).
+func processAlive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command in parentheses, which may hold spaces.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
+}
