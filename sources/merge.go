@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -58,16 +59,67 @@ func NewMerger(expected ...string) *Merger {
 }
 
 // Update replaces the snapshot of s.Source and returns the new desired set.
+//
+// Claims are ordered by when they first appeared, except those made before
+// every expected source reported once: a restarted host cannot know which
+// of them came first, so they are ordered by source (the order given to
+// NewMerger), then origin key. That way a name claimed by two sources goes
+// to the same one at every start.
 func (m *Merger) Update(s Snapshot) Desired {
+	wasSynced := m.synced()
 	m.snaps[s.Source] = s
 	for _, it := range itemsOf(s) {
 		c := claimant{it.id, s.Source, it.origin.Key}
 		if _, ok := m.firstSeen[c]; !ok {
-			m.seq++
-			m.firstSeen[c] = m.seq
+			if wasSynced {
+				m.seq++
+				m.firstSeen[c] = m.seq
+			} else {
+				m.firstSeen[c] = 0 // ordered when the sources are synced
+			}
 		}
 	}
+	if !wasSynced && m.synced() {
+		m.orderStartupClaims()
+	}
 	return m.compute()
+}
+
+// before reports whether claim a ranks before claim b.
+func (m *Merger) before(a, b claimant) bool {
+	sa, sb := m.firstSeen[a], m.firstSeen[b]
+	if sa == 0 && sb == 0 {
+		return compareStartup(m.expected, a, b) < 0
+	}
+	return sa < sb
+}
+
+// compareStartup orders claims made before the sources synced: by source
+// (the order given to NewMerger), origin key and identity.
+func compareStartup(expected []string, a, b claimant) int {
+	rank := func(source string) int {
+		if i := slices.Index(expected, source); i >= 0 {
+			return i
+		}
+		return len(expected)
+	}
+	return cmp.Or(cmp.Compare(rank(a.source), rank(b.source)), cmp.Compare(a.key, b.key), cmp.Compare(a.id, b.id))
+}
+
+// orderStartupClaims numbers the claims made before the sources synced by
+// source, then origin key, then identity.
+func (m *Merger) orderStartupClaims() {
+	var startup []claimant
+	for c, seq := range m.firstSeen {
+		if seq == 0 {
+			startup = append(startup, c)
+		}
+	}
+	slices.SortFunc(startup, func(a, b claimant) int { return compareStartup(m.expected, a, b) })
+	for _, c := range startup {
+		m.seq++
+		m.firstSeen[c] = m.seq
+	}
 }
 
 // item is any object of a snapshot, reduced to what claims need.
@@ -191,7 +243,7 @@ func (m *Merger) claims(all []item) map[string]int {
 			continue
 		}
 		h := all[j]
-		if m.firstSeen[c] < m.firstSeen[claimant{h.id, h.source, h.origin.Key}] {
+		if m.before(c, claimant{h.id, h.source, h.origin.Key}) {
 			winner[it.id] = i
 		}
 	}

@@ -78,8 +78,14 @@ func TestMerger(t *testing.T) {
 			{Snapshot{Source: SourceFile, Pods: []Pod{pod("default/web", "a.yaml", "")}}, []string{"run default/web file:a.yaml"}},
 			{Snapshot{Source: SourceAPI}, []string{"run default/web file:a.yaml", "synced"}},
 		}},
-		{"second source claiming a name is rejected, first keeps running", []step{
+		{"claims made before the sources synced go by source order, at every start", []step{
 			{Snapshot{Source: SourceAPI, Pods: []Pod{pod("default/web", "r1", "")}}, []string{"run default/web api:r1"}},
+			{Snapshot{Source: SourceFile, Pods: []Pod{pod("default/web", "a.yaml", "")}}, []string{
+				"run default/web file:a.yaml", "reject default/web api:r1: conflict", "synced"}},
+		}},
+		{"second source claiming a name is rejected, first keeps running", []step{
+			{Snapshot{Source: SourceFile}, []string{}},
+			{Snapshot{Source: SourceAPI, Pods: []Pod{pod("default/web", "r1", "")}}, []string{"run default/web api:r1", "synced"}},
 			{Snapshot{Source: SourceFile, Pods: []Pod{pod("default/web", "a.yaml", "")}}, []string{
 				"run default/web api:r1", "reject default/web file:a.yaml: conflict", "synced"}},
 			// The first claimant edits its pod: it still holds the name.
@@ -96,9 +102,10 @@ func TestMerger(t *testing.T) {
 				"run default/web api:r1", "reject default/web file:a.yaml: conflict", "synced"}},
 		}},
 		{"two files of one source claim a name: the first to appear wins", []step{
-			{Snapshot{Source: SourceFile, Pods: []Pod{pod("default/web", "b.yaml", "")}}, []string{"run default/web file:b.yaml"}},
+			{Snapshot{Source: SourceAPI}, []string{}},
+			{Snapshot{Source: SourceFile, Pods: []Pod{pod("default/web", "b.yaml", "")}}, []string{"run default/web file:b.yaml", "synced"}},
 			{Snapshot{Source: SourceFile, Pods: []Pod{pod("default/web", "a.yaml", ""), pod("default/web", "b.yaml", "")}}, []string{
-				"run default/web file:b.yaml", "reject default/web file:a.yaml: conflict"}},
+				"run default/web file:b.yaml", "reject default/web file:a.yaml: conflict", "synced"}},
 		}},
 		{"two documents of one file with one name: the first document wins", []step{
 			{Snapshot{Source: SourceFile, Pods: []Pod{pod("default/web", "a.yaml", ""), pod("default/web", "a.yaml", "")}}, []string{
