@@ -348,3 +348,43 @@ func TestWorkersAskForRelistAfterSync(t *testing.T) {
 		<-done
 	})
 }
+
+// eventsAfterStatus is a runtime whose PodStatus records how many PLEG
+// events were already out when the status was read.
+type eventsAfterStatus struct {
+	*lifecycletest.FakeRuntime
+	events func() int
+	seen   []int
+}
+
+func (r *eventsAfterStatus) PodStatus(ctx context.Context, uid types.UID, name, namespace string) (*lifecycle.PodStatus, error) {
+	r.seen = append(r.seen, r.events())
+	return r.FakeRuntime.PodStatus(ctx, uid, name, namespace)
+}
+
+// A worker woken by a PLEG event must find the status the event announces
+// in the cache: the events go out after the cache was updated.
+func TestPLEGEventsAfterCacheUpdate(t *testing.T) {
+	ctx := context.Background()
+	rt := &eventsAfterStatus{FakeRuntime: lifecycletest.NewFakeRuntime()}
+	clock := lifecycletest.NewFakeClock(time.Unix(100, 0))
+	cache := lifecycle.NewCache()
+	g := lifecycle.NewPLEG(rt, cache, clock, nil)
+	rt.events = func() int { return len(g.Events()) }
+	rt.AddPod("1", "p", "ns", "c")
+	if err := g.Relist(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-g.Events()
+	clock.Step(time.Second)
+	rt.ExitContainer("1", "c", 3)
+	if err := g.Relist(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(rt.seen) != 2 || rt.seen[0] != 0 || rt.seen[1] != 0 {
+		t.Fatalf("events already out when the statuses were read: %v; want none", rt.seen)
+	}
+	if ev := <-g.Events(); ev.Type != lifecycle.ContainerDied {
+		t.Errorf("event %+v; want ContainerDied", ev)
+	}
+}

@@ -94,6 +94,7 @@ func (g *PLEG) Relist(ctx context.Context) error {
 		current[p.ID], byUID[p.ID] = states, p
 	}
 	changed := map[types.UID]*RunningPod{}
+	var events []PodLifecycleEvent
 	for uid, pod := range g.reinspect {
 		changed[uid] = pod
 	}
@@ -105,7 +106,7 @@ func (g *PLEG) Relist(ctx context.Context) error {
 				continue
 			}
 			if typ, ok := eventFor(oldState, had, newState, has); ok {
-				g.emit(PodLifecycleEvent{ID: uid, Type: typ, ContainerID: id})
+				events = append(events, PodLifecycleEvent{ID: uid, Type: typ, ContainerID: id})
 			}
 			p := byUID[uid]
 			if p == nil {
@@ -125,6 +126,12 @@ func (g *PLEG) Relist(ctx context.Context) error {
 	}
 	g.old = current
 	g.cache.UpdateTime(start)
+	// Events go out only once the cache holds the statuses they announce:
+	// a worker woken by an event reads a status newer than its last sync,
+	// and the cache's global timestamp would otherwise hand it the old one.
+	for _, ev := range events {
+		g.emit(ev)
+	}
 	if g.metrics != nil {
 		g.metrics.PLEGRelistDuration.Observe(g.clock.Now().Sub(start).Seconds())
 		g.metrics.PLEGLastSeen.Set(float64(start.Unix()))

@@ -43,5 +43,6 @@ func newNodeCommand() *cobra.Command {
 		},
 	}
 	api.register(cmd)
+	cmd.AddCommand(newNodeShutdownCommand())
 	return cmd
 }

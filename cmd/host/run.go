@@ -137,7 +137,7 @@ func runHost(ctx context.Context, cfg *config.HostConfig, logger hclog.Logger) e
 		}
 	})
 
-	views := apiViews(mgr, specs, n, registry)
+	views := apiViews(mgr, specs, n, registry, cfg.ShutdownGracePeriod)
 	served := make(chan error, 2)
 	serve := func(s *localapi.Server, what string) {
 		go func() { served <- s.Serve() }()
@@ -213,7 +213,7 @@ func pluginNames(specs []host.PluginSpec) string {
 }
 
 // apiViews exposes the supervisor's and the node's state to the local API.
-func apiViews(mgr *host.Manager, specs []host.PluginSpec, n *node.Node, metrics prometheus.Gatherer) localapi.Views {
+func apiViews(mgr *host.Manager, specs []host.PluginSpec, n *node.Node, metrics prometheus.Gatherer, shutdownGrace time.Duration) localapi.Views {
 	required := map[string]bool{}
 	for _, s := range specs {
 		required[s.Name] = s.Required
@@ -248,14 +248,20 @@ func apiViews(mgr *host.Manager, specs []host.PluginSpec, n *node.Node, metrics 
 			if len(notReady) > 0 {
 				return false, "required plugins not ready: " + strings.Join(notReady, ", ")
 			}
+			if n.ShuttingDown() {
+				return false, "node is shutting down"
+			}
 			if !n.SourcesReady() {
 				return false, "pod sources not synced yet"
 			}
 			return true, ""
 		},
-		Pods:    n.Pods(),
-		Events:  n.Events(),
-		Node:    n.NodeInfo,
+		Pods:   n.Pods(),
+		Events: n.Events(),
+		Node:   n.NodeInfo,
+		Shutdown: func(ctx context.Context) (localapi.ShutdownResult, error) {
+			return n.Shutdown(ctx, shutdownGrace)
+		},
 		Metrics: metrics,
 	}
 }

@@ -99,6 +99,9 @@ func (c *HostConfig) checkSupervision(p *problems) {
 			p.add(f.path, line(f.path), nil, "want a positive duration, got %s", f.d)
 		}
 	}
+	if c.ShutdownGracePeriod < 0 {
+		p.add("shutdownGracePeriod", line("shutdownGracePeriod"), nil, "want a duration of 0s or more, got %s", c.ShutdownGracePeriod)
+	}
 	if bo := s.RestartBackoff; bo.Initial > 0 && bo.Initial > bo.Max && !p.covered(b+"max") {
 		p.add(b+"initial", line(b+"initial"), nil, "%s is more than max (%s)", bo.Initial, bo.Max)
 	}

@@ -66,6 +66,9 @@ func (c *HostConfig) applyDefaults() {
 			*f.d = f.def
 		}
 	}
+	if c.ShutdownGracePeriod == 0 && !c.meta.setNonNull("shutdownGracePeriod") {
+		c.ShutdownGracePeriod = DefaultShutdownGracePeriod
+	}
 	if c.API.Socket == "" && filepath.IsAbs(c.RootDir) {
 		c.API.Socket = filepath.Join(c.RootDir, DefaultSocketName)
 	}

@@ -21,6 +21,8 @@ const (
 	DefaultBackoffInitial    = time.Second
 	DefaultBackoffMax        = time.Minute
 	DefaultBackoffResetAfter = 10 * time.Minute
+	// DefaultShutdownGracePeriod bounds `host node shutdown`.
+	DefaultShutdownGracePeriod = 30 * time.Second
 	// DefaultSocketName is the API socket's file name under rootDir.
 	DefaultSocketName = "host.sock"
 )
@@ -46,6 +48,10 @@ type HostConfig struct {
 	Plugins     []PluginConfig `yaml:"plugins"`
 	Supervision Supervision    `yaml:"supervision"`
 	API         API            `yaml:"api"`
+	// ShutdownGracePeriod is the most a node shutdown (`host node
+	// shutdown`) gives the pods to stop; each pod gets its own grace
+	// period capped at this. 0s kills at once.
+	ShutdownGracePeriod time.Duration `yaml:"shutdownGracePeriod"`
 
 	meta *meta // where each field came from, for errors found after decoding
 }

@@ -92,7 +92,7 @@ func TestHandler(t *testing.T) {
 		{"logs unknown container", "GET", "/v1/pods/default/web/logs?container=nope", "", 404, []string{`container \"nope\"`}},
 		{"events", "GET", "/v1/events", "", 200, []string{`"reason": "Started"`, `"reason": "Failed"`}},
 		{"events for a pod", "GET", "/v1/events?for=default/other", "", 200, []string{`"reason": "Failed"`}},
-		{"events bad for", "GET", "/v1/events?for=web", "", 400, []string{`\"for\"`, "namespace/name"}},
+		{"events bad for", "GET", "/v1/events?for=/web", "", 400, []string{`\"for\"`, "namespace/name"}},
 		{"node", "GET", "/v1/node", "", 200, []string{`"hostname": "node1"`, `"hostVersion": "v9"`, `"total": 2`, `"ready": 1`, `"csi"`, `"pods": 2`, `"notReady": "plugin csi not ready"`}},
 		{"metrics", "GET", "/metrics", "", 200, []string{"kubelet_restarted_pods_total 3"}},
 		{"healthz", "GET", "/healthz", "", 200, []string{"ok"}},

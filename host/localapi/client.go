@@ -159,8 +159,11 @@ func eventQuery(f EventFilter) url.Values {
 	if f.Kind != "" {
 		q.Set("kind", f.Kind)
 	}
-	if f.Namespace != "" || f.Name != "" {
+	switch {
+	case f.Namespace != "":
 		q.Set("for", f.Namespace+"/"+f.Name)
+	case f.Name != "":
+		q.Set("for", f.Name)
 	}
 	return q
 }

@@ -6,12 +6,7 @@ import (
 )
 
 func (h *handler) events(w http.ResponseWriter, r *http.Request) {
-	if h.v.Events == nil {
-		notImplemented(w, "/v1/events")
-		return
-	}
-	if err := checkParams(r, "watch", "for", "kind"); err != nil {
-		writeError(w, err)
+	if !accept(w, r, h.v.Events != nil, "/v1/events", "watch", "for", "kind") {
 		return
 	}
 	watch, err := boolParam(r, "watch")
@@ -21,13 +16,17 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 	}
 	f := EventFilter{Kind: r.URL.Query().Get("kind")}
 	if v := r.URL.Query().Get("for"); v != "" {
-		ns, name, ok := strings.Cut(v, "/")
-		if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
-			writeError(w, badParam("for", v, "is not namespace/name"))
+		// namespace/name names a pod; a bare name a plugin or the node.
+		ns, name, namespaced := strings.Cut(v, "/")
+		if !namespaced {
+			ns, name = "", v
+		}
+		if (namespaced && ns == "") || name == "" || strings.Contains(name, "/") {
+			writeError(w, badParam("for", v, "is not namespace/name or a plugin or node name"))
 			return
 		}
 		f.Namespace, f.Name = ns, name
-		if f.Kind == "" {
+		if f.Kind == "" && namespaced {
 			f.Kind = "Pod"
 		}
 	}
@@ -51,23 +50,5 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, list)
 		return
 	}
-	s := startStream(w)
-	for _, e := range list {
-		if s.send(e) != nil {
-			return
-		}
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case e, ok := <-changes:
-			if !ok {
-				return
-			}
-			if f.Match(e) && s.send(e) != nil {
-				return
-			}
-		}
-	}
+	streamWatch(ctx, w, list, changes, func(e Event) (Event, bool) { return e, f.Match(e) })
 }

@@ -26,6 +26,7 @@ func Handler(v Views) http.Handler {
 	route(mux, "/v1/pods/{ns}/{name}/logs", methods{http.MethodGet: h.logs})
 	route(mux, "/v1/events", methods{http.MethodGet: h.events})
 	route(mux, "/v1/node", methods{http.MethodGet: h.node})
+	route(mux, "/v1/node/shutdown", methods{http.MethodPost: h.shutdown})
 	route(mux, "/healthz", methods{http.MethodGet: h.healthz})
 	route(mux, "/readyz", methods{http.MethodGet: h.readyz})
 	route(mux, "/metrics", methods{http.MethodGet: h.metrics})
@@ -74,6 +75,20 @@ func writeError(w http.ResponseWriter, err error) {
 
 func notImplemented(w http.ResponseWriter, what string) {
 	writeJSON(w, http.StatusNotImplemented, ErrorBody{Error: what + " is not served by this host"})
+}
+
+// accept answers 501 for what unless served, and 400 when r has a query
+// parameter other than allowed. It reports whether the handler goes on.
+func accept(w http.ResponseWriter, r *http.Request, served bool, what string, allowed ...string) bool {
+	if !served {
+		notImplemented(w, what)
+		return false
+	}
+	if err := checkParams(r, allowed...); err != nil {
+		writeError(w, err)
+		return false
+	}
+	return true
 }
 
 func (h *handler) plugins(w http.ResponseWriter, r *http.Request) {

@@ -7,12 +7,7 @@ import (
 )
 
 func (h *handler) applyPod(w http.ResponseWriter, r *http.Request) {
-	if h.v.Pods == nil {
-		notImplemented(w, "/v1/pods")
-		return
-	}
-	if err := checkParams(r); err != nil {
-		writeError(w, err)
+	if !accept(w, r, h.v.Pods != nil, "/v1/pods") {
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodySize))
@@ -35,12 +30,7 @@ func (h *handler) applyPod(w http.ResponseWriter, r *http.Request) {
 func detail(it PodItem) PodDetail { return PodDetail{Summary: Summarize(it), Pod: it.Pod} }
 
 func (h *handler) listPods(w http.ResponseWriter, r *http.Request) {
-	if h.v.Pods == nil {
-		notImplemented(w, "/v1/pods")
-		return
-	}
-	if err := checkParams(r, "watch"); err != nil {
-		writeError(w, err)
+	if !accept(w, r, h.v.Pods != nil, "/v1/pods", "watch") {
 		return
 	}
 	watch, err := boolParam(r, "watch")
@@ -78,34 +68,17 @@ func (h *handler) watchPods(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	s := startStream(w)
-	for _, it := range items {
-		if s.send(PodEvent{Type: Added, Summary: Summarize(it), Pod: it.Pod}) != nil {
-			return
-		}
+	initial := make([]PodEvent, len(items))
+	for i, it := range items {
+		initial[i] = PodEvent{Type: Added, Summary: Summarize(it), Pod: it.Pod}
 	}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case c, ok := <-changes:
-			if !ok {
-				return
-			}
-			if s.send(PodEvent{Type: c.Type, Summary: Summarize(c.Item), Pod: c.Item.Pod}) != nil {
-				return
-			}
-		}
-	}
+	streamWatch(ctx, w, initial, changes, func(c PodChange) (PodEvent, bool) {
+		return PodEvent{Type: c.Type, Summary: Summarize(c.Item), Pod: c.Item.Pod}, true
+	})
 }
 
 func (h *handler) getPod(w http.ResponseWriter, r *http.Request) {
-	if h.v.Pods == nil {
-		notImplemented(w, "/v1/pods")
-		return
-	}
-	if err := checkParams(r); err != nil {
-		writeError(w, err)
+	if !accept(w, r, h.v.Pods != nil, "/v1/pods") {
 		return
 	}
 	it, err := h.v.Pods.Get(r.Context(), r.PathValue("ns"), r.PathValue("name"))
@@ -117,12 +90,7 @@ func (h *handler) getPod(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) deletePod(w http.ResponseWriter, r *http.Request) {
-	if h.v.Pods == nil {
-		notImplemented(w, "/v1/pods")
-		return
-	}
-	if err := checkParams(r, "gracePeriod", "force"); err != nil {
-		writeError(w, err)
+	if !accept(w, r, h.v.Pods != nil, "/v1/pods", "gracePeriod", "force") {
 		return
 	}
 	grace, err := intParam(r, "gracePeriod")
@@ -144,12 +112,7 @@ func (h *handler) deletePod(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) logs(w http.ResponseWriter, r *http.Request) {
-	if h.v.Pods == nil {
-		notImplemented(w, "/v1/pods")
-		return
-	}
-	if err := checkParams(r, "container", "follow", "tailLines"); err != nil {
-		writeError(w, err)
+	if !accept(w, r, h.v.Pods != nil, "/v1/pods", "container", "follow", "tailLines") {
 		return
 	}
 	follow, err := boolParam(r, "follow")

@@ -1,6 +1,7 @@
 package localapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 )
@@ -26,4 +27,29 @@ func (s *stream) send(v any) error {
 		return err
 	}
 	return s.rc.Flush()
+}
+
+// streamWatch answers a watch: it streams initial, then each change for
+// which line reports true, as line makes it, until ctx ends, changes is
+// closed or a write fails.
+func streamWatch[T, C any](ctx context.Context, w http.ResponseWriter, initial []T, changes <-chan C, line func(C) (T, bool)) {
+	s := startStream(w)
+	for _, v := range initial {
+		if s.send(v) != nil {
+			return
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case c, ok := <-changes:
+			if !ok {
+				return
+			}
+			if v, send := line(c); send && s.send(v) != nil {
+				return
+			}
+		}
+	}
 }

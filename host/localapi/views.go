@@ -23,6 +23,8 @@ type Views struct {
 	// time); the server adds the plugin and pod counts and readiness. When
 	// nil, the hostname is os.Hostname's and the rest is empty.
 	Node func(ctx context.Context) NodeInfo
+	// Shutdown serves POST /v1/node/shutdown.
+	Shutdown ShutdownFunc
 	// Metrics is served as Prometheus text on /metrics.
 	Metrics prometheus.Gatherer
 }

@@ -7,18 +7,25 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/host/events"
 	"github.com/podhost/podhost/host/localapi"
 	"github.com/podhost/podhost/host/runtimemanager"
 	"github.com/podhost/podhost/host/runtimemanager/crilog"
+	"github.com/podhost/podhost/lifecycle"
 	"github.com/podhost/podhost/sources"
 	"github.com/podhost/podhost/sources/apisource"
+	"github.com/podhost/podhost/sources/manifest"
 )
 
 // watchPeriod is how often a pod watch compares the pods with what it last
@@ -57,6 +64,10 @@ func (n *Node) podItems() []localapi.PodItem {
 	}
 	// A request the API source refused names a pod that may not exist.
 	for _, err := range errs {
+		if item, ok := sourceErrorItem(err); ok {
+			items = append(items, item)
+			continue
+		}
 		var inv *apisource.InvalidError
 		if errors.As(err, &inv) && inv.Name != "" {
 			for i := range items {
@@ -67,6 +78,25 @@ func (n *Node) podItems() []localapi.PodItem {
 		}
 	}
 	return items
+}
+
+// sourceErrorItem shows a manifest that did not become a pod (it does not
+// parse or does not validate) as a rejected pod carrying the error, which
+// names the file and the field: under the name written in the file, or the
+// file's name when the document did not decode that far.
+func sourceErrorItem(err error) (localapi.PodItem, bool) {
+	var doc *manifest.DocumentError
+	if !errors.As(err, &doc) || (doc.Kind != "" && doc.Kind != "Pod") {
+		return localapi.PodItem{}, false
+	}
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: doc.Namespace, Name: doc.Name}}
+	if pod.Namespace == "" {
+		pod.Namespace = v1.NamespaceDefault
+	}
+	if pod.Name == "" {
+		pod.Name = filepath.Base(doc.Path)
+	}
+	return localapi.PodItem{Pod: pod, Source: sources.SourceFile, Error: err.Error()}, true
 }
 
 func (a podsAPI) Get(_ context.Context, namespace, name string) (localapi.PodItem, error) {
@@ -100,6 +130,12 @@ func (a podsAPI) Delete(ctx context.Context, namespace, name string, opts locala
 	pod, err := a.n.api.Delete(ctx, namespace, name, apisource.DeleteOptions{GracePeriod: opts.GracePeriod, Force: opts.Force})
 	if err != nil {
 		return localapi.PodItem{}, apiError(err)
+	}
+	if opts.Force {
+		// The pod just left the desired set, which kills it with its own
+		// grace period: force means none.
+		a.n.workers.UpdatePod(lifecycle.UpdatePodOptions{UpdateType: lifecycle.UpdateKill, Pod: pod,
+			KillPodOptions: &lifecycle.KillPodOptions{GracePeriodOverride: new(int64(0))}})
 	}
 	return localapi.PodItem{Pod: pod, Source: sources.SourceAPI}, nil
 }
@@ -182,7 +218,10 @@ func (a podsAPI) Logs(ctx context.Context, namespace, name string, opts localapi
 		return err
 	}
 	if opts.TailLines == nil {
-		return crilog.Stream(ctx, w, path, opts.Follow)
+		if opts.Follow {
+			return crilog.Follow(ctx, w, path, func() bool { return a.logWriterGone(ctx, path) })
+		}
+		return crilog.Stream(ctx, w, path, false)
 	}
 	var buf bytes.Buffer
 	if err := crilog.Stream(ctx, &buf, path, false); err != nil {
@@ -195,6 +234,33 @@ func (a podsAPI) Logs(ctx context.Context, namespace, name string, opts localapi
 		return fmt.Errorf("%w: follow with tailLines", errors.ErrUnsupported)
 	}
 	return nil
+}
+
+// logWriterGone reports whether the container that writes the log file
+// at path (<root>/pods/<ns>_<name>_<uid>/<container>/<attempt>.log) has
+// exited or is gone, so that following the file may end.
+func (a podsAPI) logWriterGone(ctx context.Context, path string) bool {
+	attempt, err := strconv.ParseInt(strings.TrimSuffix(filepath.Base(path), ".log"), 10, 32)
+	if err != nil {
+		return false
+	}
+	container := filepath.Base(filepath.Dir(path))
+	podDir := filepath.Base(filepath.Dir(filepath.Dir(path)))
+	ns, rest, ok1 := strings.Cut(podDir, "_")
+	name, uid, ok2 := strings.Cut(rest, "_")
+	if !ok1 || !ok2 {
+		return false
+	}
+	st, err := a.n.runtime.PodStatus(ctx, types.UID(uid), name, ns)
+	if err != nil {
+		return false // ask again at the next poll
+	}
+	for _, c := range st.ContainerStatuses {
+		if c.Name == container && c.RestartCount == int32(attempt) {
+			return c.State == lifecycle.ContainerExited
+		}
+	}
+	return true
 }
 
 // lastLines returns the last n lines of text.

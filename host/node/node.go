@@ -84,6 +84,7 @@ type Node struct {
 	updates  chan []lifecycle.UpdatePodOptions
 	relist   chan struct{}
 	removing sync.WaitGroup
+	shutdown shutdownState
 }
 
 // New opens the state database, loads the pods applied through the local
@@ -123,6 +124,9 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 		n.events.Record(events.Object{Kind: events.KindNode, Name: cfg.NodeName}, events.Warning, events.ReasonDatabaseRecovered,
 			fmt.Sprintf("state database was unreadable (%s); moved to %s and rebuilt from the runtime", r.Reason, r.MovedTo))
 	}
+	if err := n.recoverFromShutdown(ctx); err != nil {
+		n.log.Error("reading the last node shutdown; pods it stopped may show their stopped status", "err", err)
+	}
 	if cfg.ManifestDir != "" {
 		n.sources = append(n.sources, manifestSource{manifest.NewSource(manifest.Options{
 			Dir: cfg.ManifestDir, NodeName: cfg.NodeName, Logger: log.Named("manifests"),
@@ -154,7 +158,7 @@ func (n *Node) build() error {
 	n.runtime, err = runtimemanager.New(runtimemanager.Options{
 		Runtime: rtClient, Plugin: n.cfg.RuntimePlugin, Clock: n.clock, LogRoot: n.cfg.RootDir,
 		Logger: n.log.Named("runtime"), Reasons: reasons,
-		NodeResolvConf: nodeResolvConf(n.log),
+		NodeResolvConf: nodeResolvConf(n.log), Recorder: n.events,
 	})
 	if err != nil {
 		return fmt.Errorf("runtime manager: %w", err)
@@ -170,7 +174,8 @@ func (n *Node) build() error {
 		Runtime: n.runtime, Status: n.status, Pods: n.core, Reasons: reasons,
 		Recorder: n.events, Metrics: metrics, Clock: n.clock,
 	}
-	n.workers = lifecycle.NewWorkers(n.core, &removingSyncer{PodSyncer: syncer, node: n}, n.cache, n.events)
+	n.workers = lifecycle.NewWorkers(n.core, &shutdownSyncer{PodSyncer: &removingSyncer{PodSyncer: syncer, node: n}, node: n}, n.cache, n.events)
+	n.workers.Relist = n.relist
 	n.pleg = lifecycle.NewPLEG(n.runtime, n.cache, n.clock, metrics)
 	n.loop = &lifecycle.SyncLoop{
 		Config:  n.desired,
@@ -253,13 +258,24 @@ func (n *Node) mergeSources(ctx context.Context) {
 }
 
 // apply records a new desired set and sends its changes to the sync loop.
+//
+// Nothing is applied until every source has reported once: until then the
+// owner of a name that two sources claim is not settled, and acting early
+// could start a pod only to kill it a moment later.
 func (n *Node) apply(ctx context.Context, d sources.Desired) {
+	if !d.Synced {
+		return
+	}
 	for _, r := range d.Rejected {
 		n.log.Warn("pod rejected", "pod", r.Pod.Pod.Namespace+"/"+r.Pod.Pod.Name, "source", r.Pod.Origin.Where, "err", r.Err)
 		n.events.Event(r.Pod.Pod, events.Warning, events.ReasonFailed, r.Err.Error())
 	}
 	for _, err := range d.Errors {
 		n.log.Warn("config source error", "err", err)
+		if item, ok := sourceErrorItem(err); ok {
+			n.events.Record(events.Object{Kind: events.KindPod, Namespace: item.Pod.Namespace, Name: item.Pod.Name},
+				events.Warning, events.ReasonFailed, err.Error())
+		}
 	}
 	updates := n.desired.apply(d, n.clock.Now())
 	for _, u := range updates {

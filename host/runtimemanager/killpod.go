@@ -47,7 +47,7 @@ func (m *Manager) KillPod(ctx context.Context, pod *v1.Pod, running *lifecycle.R
 	}
 	grace = max(grace, 0)
 	m.log.Info("killing pod", "pod", name, "uid", uid, "grace", grace)
-	return m.killState(ctx, st, grace)
+	return m.killState(ctx, pod, st, grace)
 }
 
 // addRunning adds the live containers of running that the listing missed.
@@ -61,8 +61,9 @@ func addRunning(st *podState, running *lifecycle.RunningPod) {
 }
 
 // killState stops the live containers of st in parallel, then every
-// sandbox.
-func (m *Manager) killState(ctx context.Context, st *podState, grace int64) error {
+// sandbox. pod may be nil; events are then recorded on st's names.
+func (m *Manager) killState(ctx context.Context, pod *v1.Pod, st *podState, grace int64) error {
+	evPod := podOf(pod, st)
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -72,6 +73,7 @@ func (m *Manager) killState(ctx context.Context, st *podState, grace int64) erro
 		if c.state == lifecycle.ContainerExited {
 			continue
 		}
+		m.event(evPod, lifecycle.EventNormal, EventKilling, "Stopping container %s", c.name)
 		wg.Go(func() {
 			if err := m.stopContainer(ctx, c.id, grace); err != nil {
 				mu.Lock()

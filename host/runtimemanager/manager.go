@@ -44,6 +44,10 @@ type Options struct {
 	// NodeMemoryBytes scales the OOM score of Burstable containers; 0
 	// gives them 999.
 	NodeMemoryBytes int64
+	// Recorder, when set, receives the kubelet's events of each step:
+	// Pulled, Created, Started, Killing, BackOff and Failed. Nil records
+	// none.
+	Recorder lifecycle.Recorder
 }
 
 // Manager implements lifecycle.Runtime over a runtime plugin. It keeps no

@@ -3,6 +3,7 @@ package runtimemanager
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"time"
@@ -205,10 +206,44 @@ func (m *Manager) podState(ctx context.Context, uid types.UID) (*podState, error
 	if err != nil {
 		return nil, err
 	}
-	if s, ok := states[uid]; ok {
-		return s, nil
+	s, ok := states[uid]
+	if !ok {
+		return &podState{uid: uid}, nil
 	}
-	return &podState{uid: uid}, nil
+	if err := m.fillDetails(ctx, s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// fillDetails asks ContainerStatus for what a listing may leave out: the
+// start and finish times, exit code, reason and message of containers
+// that started. CRI's ListContainers carries none of them, so a plugin
+// that maps it straight gives none; exit codes, restart policies and
+// back-off need them. A container gone meanwhile keeps its listed data.
+func (m *Manager) fillDetails(ctx context.Context, s *podState) error {
+	for i := range s.containers {
+		c := &s.containers[i]
+		switch {
+		case c.state == lifecycle.ContainerCreated,
+			c.state == lifecycle.ContainerRunning && !c.startedAt.IsZero(),
+			c.state == lifecycle.ContainerExited && !c.finishedAt.IsZero():
+			continue
+		}
+		resp, err := m.rt.ContainerStatus(ctx, &runtimev1.ContainerStatusRequest{ContainerId: c.id})
+		if err = callError("container status "+c.id, err); errors.Is(err, ErrNotFound) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		d := containerFromProto(resp.GetContainer())
+		if d.state == lifecycle.ContainerCreated {
+			continue
+		}
+		c.state, c.startedAt, c.finishedAt = d.state, d.startedAt, d.finishedAt
+		c.exitCode, c.reason, c.message = d.exitCode, d.reason, d.message
+	}
+	return nil
 }
 
 // runningPod is the lifecycle view of a listed pod.

@@ -49,13 +49,14 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, _ *lifecycle.PodStat
 
 	if a.killPod {
 		log.Info("killing pod before creating a new sandbox")
-		if err := m.killState(ctx, st, podGracePeriod(pod)); err != nil {
+		if err := m.killState(ctx, pod, st, podGracePeriod(pod)); err != nil {
 			return fmt.Errorf("killing pod before a new sandbox: %w", err)
 		}
 	}
 	var errs []error
 	for _, k := range a.kill {
 		log.Info("stopping container", "container", k.name, "reason", k.reason)
+		m.event(pod, lifecycle.EventNormal, EventKilling, "Stopping container %s: %s", k.name, k.reason)
 		if err := m.stopContainer(ctx, k.id, podGracePeriod(pod)); err != nil {
 			errs = append(errs, err)
 		}
@@ -104,6 +105,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, _ *lifecycle.PodStat
 	for _, w := range a.waiting {
 		e := &BackOffError{Container: w.name, Delay: w.delay, Until: w.until, now: now}
 		m.setReason(pod, w.name, ReasonCrashLoopBackOff, fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", w.delay, w.name, pod.Name, pod.Namespace, pod.UID))
+		m.event(pod, lifecycle.EventWarning, EventBackOff, "Back-off restarting failed container %s in pod %s_%s(%s)", w.name, pod.Name, pod.Namespace, pod.UID)
 		errs = append(errs, e)
 	}
 	return errors.Join(errs...)
@@ -175,11 +177,14 @@ func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, sandboxID str
 				reason = ReasonErrImageNeverPull
 			}
 			m.setReason(pod, name, reason, err.Error())
+			m.event(pod, lifecycle.EventWarning, EventFailed, "Failed to pull image %q: %v", s.spec.Image, err)
 			return fmt.Errorf("container %q: %w: %w", name, ErrImagePull, err)
 		}
+		m.imageEvent(pod, s.spec.Image, img)
 		cfg, err := m.containerConfig(pod, s.spec, s.kind, s.attempt, img.GetImageRef(), podIP)
 		if err != nil {
 			m.setReason(pod, name, ReasonCreateConfigError, err.Error())
+			m.event(pod, lifecycle.EventWarning, EventFailed, "Error: %v", err)
 			return fmt.Errorf("container %q: %w", name, err)
 		}
 		if err := os.MkdirAll(filepath.Join(sbCfg.GetLogDirectory(), name), 0o755); err != nil {
@@ -192,9 +197,11 @@ func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, sandboxID str
 		if err != nil {
 			err = callError("creating container "+name, err)
 			m.setReason(pod, name, ReasonCreateContainerError, err.Error())
+			m.event(pod, lifecycle.EventWarning, EventFailed, "Error: %v", err)
 			return err
 		}
 		id = resp.GetContainerId()
+		m.event(pod, lifecycle.EventNormal, EventCreated, "Created container %s", name)
 	}
 	// The lifecycle's hard rule: no start once ctx is done.
 	if err := ctx.Err(); err != nil {
@@ -203,8 +210,10 @@ func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, sandboxID str
 	if _, err := m.rt.StartContainer(ctx, &runtimev1.StartContainerRequest{ContainerId: id}); err != nil {
 		err = callError("starting container "+name, err)
 		m.setReason(pod, name, ReasonRunContainerError, err.Error())
+		m.event(pod, lifecycle.EventWarning, EventFailed, "Error: %v", err)
 		return err
 	}
+	m.event(pod, lifecycle.EventNormal, EventStarted, "Started container %s", name)
 	if m.opts.Reasons != nil {
 		m.opts.Reasons.Remove(pod.UID, name)
 	}

@@ -21,11 +21,18 @@ const pollInterval = 250 * time.Millisecond
 // and then returns nil. A line still being written (no newline yet) is
 // held back until it is complete.
 func Stream(ctx context.Context, w io.Writer, path string, follow bool) error {
-	return stream(ctx, w, path, follow, func() <-chan time.Time { return time.After(pollInterval) })
+	return stream(ctx, w, path, follow, nil, func() <-chan time.Time { return time.After(pollInterval) })
 }
 
-// stream is Stream with the poll wait injected.
-func stream(ctx context.Context, w io.Writer, path string, follow bool, wait func() <-chan time.Time) error {
+// Follow is Stream with follow that also ends once done reports true at
+// the end of the file (the container exited and nothing more will be
+// written): what is left is copied and Follow returns nil.
+func Follow(ctx context.Context, w io.Writer, path string, done func() bool) error {
+	return stream(ctx, w, path, true, done, func() <-chan time.Time { return time.After(pollInterval) })
+}
+
+// stream is Stream with the end check and the poll wait injected.
+func stream(ctx context.Context, w io.Writer, path string, follow bool, done func() bool, wait func() <-chan time.Time) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("opening log: %w", err)
@@ -53,6 +60,11 @@ func stream(ctx context.Context, w io.Writer, path string, follow bool, wait fun
 		}
 		if err := flush(bw); err != nil {
 			return err
+		}
+		if done != nil && done() {
+			// Nothing more will be written: copy what came meanwhile.
+			follow = false
+			continue
 		}
 		select {
 		case <-ctx.Done():

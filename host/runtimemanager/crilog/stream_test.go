@@ -82,7 +82,7 @@ func TestStreamFollow(t *testing.T) {
 	polled := make(chan struct{}, 16)
 	done := make(chan error, 1)
 	go func() {
-		done <- stream(ctx, w, path, true, func() <-chan time.Time { polled <- struct{}{}; return tick })
+		done <- stream(ctx, w, path, true, nil, func() <-chan time.Time { polled <- struct{}{}; return tick })
 	}()
 	<-polled // first content read, waiting
 	if got := w.String(); got != "first\n" {
@@ -114,5 +114,39 @@ func TestStreamFollow(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Stream after cancel: %v", err)
+	}
+}
+
+func TestFollowEndsWhenDone(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "0.log")
+	if err := os.WriteFile(path, entries("first"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	checks := 0
+	// done is asked at the end of the file; the last line is appended
+	// just before it says true, as when a container writes and exits.
+	doneFn := func() bool {
+		checks++
+		if checks == 2 {
+			f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.Write(entries("last")); err != nil {
+				t.Fatal(err)
+			}
+			return true
+		}
+		return false
+	}
+	tick := make(chan time.Time, 1)
+	err := stream(context.Background(), &buf, path, true, doneFn, func() <-chan time.Time { tick <- time.Time{}; return tick })
+	if err != nil {
+		t.Fatalf("Follow: %v", err)
+	}
+	if got := buf.String(); got != "first\nlast\n" {
+		t.Fatalf("Follow: got %q; want both lines", got)
 	}
 }
