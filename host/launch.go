@@ -78,6 +78,7 @@ func (l *launcher) launch(ctx context.Context) (*instance, inStarted, error) {
 	died, markDied := context.WithCancel(context.WithoutCancel(ctx))
 	guard := &callGuard{plugin: name, died: died, grace: l.opts.ExitGrace}
 
+	reapStale(l.opts.SocketDir, name, l.spec.Path, l.opts.Logger.Named(name))
 	cmd := exec.Command(l.spec.Path, l.spec.Args...)
 	cmd.Env = pluginEnv(os.Environ(), l.opts.SocketDir)
 	isolate(cmd)
@@ -130,6 +131,9 @@ func (l *launcher) launch(ctx context.Context) (*instance, inStarted, error) {
 		return fail(err)
 	}
 	started.pid = inst.pid
+	if err := recordPID(l.opts.SocketDir, name, inst.pid); err != nil {
+		l.opts.Logger.Named(name).Warn("recording the plugin's pid; a host killed now would leave it running", "plugin", name, "err", err)
+	}
 	return inst, started, nil
 }
 

@@ -69,6 +69,16 @@ func TestReliabilityHostKilled(t *testing.T) {
 
 	h.start()
 
+	// The killed host's plugin, orphaned in its own session, is killed by
+	// the new host before it launches its own.
+	h.mu.Lock()
+	orphans := append([]int(nil), h.orphans...)
+	h.mu.Unlock()
+	for _, pid := range orphans {
+		poll(t, 30*time.Second, func() bool { return !processAlive(pid) },
+			func() string { return fmt.Sprintf("plugin process %d of the killed host still runs", pid) })
+	}
+
 	// The orphan is terminated: its container stops and its sandbox is
 	// stopped or removed.
 	poll(t, 90*time.Second, func() bool {
