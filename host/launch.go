@@ -30,6 +30,7 @@ type instance struct {
 	cmd      *exec.Cmd
 	pid      int
 	socket   string // the unix socket the plugin listens on, if any
+	pidFile  string // where its PID is recorded, if anywhere
 	started  time.Time
 }
 
@@ -41,6 +42,9 @@ func (i *instance) kill() {
 	if i.socket != "" {
 		// A killed plugin leaves its socket behind.
 		_ = os.Remove(i.socket)
+	}
+	if i.pidFile != "" {
+		_ = os.Remove(i.pidFile)
 	}
 }
 
@@ -133,6 +137,8 @@ func (l *launcher) launch(ctx context.Context) (*instance, inStarted, error) {
 	started.pid = inst.pid
 	if err := recordPID(l.opts.SocketDir, name, inst.pid); err != nil {
 		l.opts.Logger.Named(name).Warn("recording the plugin's pid; a host killed now would leave it running", "plugin", name, "err", err)
+	} else if l.opts.SocketDir != "" {
+		inst.pidFile = pidFile(l.opts.SocketDir, name)
 	}
 	return inst, started, nil
 }
