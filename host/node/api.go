@@ -30,7 +30,7 @@ import (
 
 // watchPeriod is how often a pod watch compares the pods with what it last
 // reported.
-const watchPeriod = 200 * time.Millisecond
+const watchPeriod = 50 * time.Millisecond
 
 // podsAPI serves the local API's pod endpoints from the node.
 type podsAPI struct{ n *Node }
