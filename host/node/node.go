@@ -217,6 +217,7 @@ func (n *Node) Run(ctx context.Context) error {
 	run("status", n.status.Run)
 	run("sync", n.loop.Run)
 	run("plugins", n.watchPlugins)
+	run("runtime events", n.followRuntimeEvents)
 	run("gc", n.collectGarbage)
 	<-ctx.Done()
 	wg.Wait()
