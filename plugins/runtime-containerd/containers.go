@@ -125,23 +125,11 @@ func (r *criRuntime) StopContainer(ctx context.Context, id string, timeout time.
 // RemoveContainer removes a container, killing it if needed; an unknown one
 // is already removed.
 func (r *criRuntime) RemoveContainer(ctx context.Context, id string) error {
-	if id == "" {
-		return fmt.Errorf("%w: container_id is required", errInvalid)
-	}
-	b, err := r.backend()
-	if err != nil {
-		return err
-	}
-	ctx, cancel := b.runtimeCall(ctx, 0)
-	defer cancel()
-	_, err = b.rt.RemoveContainer(ctx, &criapi.RemoveContainerRequest{ContainerId: id})
-	if err = criError("remove container "+id, err); isNotFound(err) {
-		return nil
-	} else if err != nil {
-		return err
-	}
-	r.watch.note(change{kind: containerRemoved, containerID: id})
-	return nil
+	return r.teardown(ctx, "container_id", "remove container", id, change{kind: containerRemoved, containerID: id},
+		func(ctx context.Context, b *backend) error {
+			_, err := b.rt.RemoveContainer(ctx, &criapi.RemoveContainerRequest{ContainerId: id})
+			return err
+		})
 }
 
 // ContainerStatus reports one container.

@@ -188,3 +188,25 @@ func (r *criRuntime) watchInterval() time.Duration {
 	}
 	return defaultWatchInterval
 }
+
+// teardown makes one idempotent CRI teardown call for the object id (named
+// field in errors): an unknown object is already torn down, and a call that
+// took effect is published to the event watcher as done.
+func (r *criRuntime) teardown(ctx context.Context, field, what, id string, done change, call func(context.Context, *backend) error) error {
+	if id == "" {
+		return fmt.Errorf("%w: %s is required", errInvalid, field)
+	}
+	b, err := r.backend()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := b.runtimeCall(ctx, 0)
+	defer cancel()
+	if err := criError(what+" "+id, call(ctx, b)); isNotFound(err) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	r.watch.note(done)
+	return nil
+}

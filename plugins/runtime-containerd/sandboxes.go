@@ -33,45 +33,21 @@ func (r *criRuntime) RunSandbox(ctx context.Context, spec SandboxSpec) (string, 
 // StopSandbox stops a sandbox and its containers; an unknown one is
 // already stopped.
 func (r *criRuntime) StopSandbox(ctx context.Context, id string) error {
-	if id == "" {
-		return fmt.Errorf("%w: sandbox_id is required", errInvalid)
-	}
-	b, err := r.backend()
-	if err != nil {
-		return err
-	}
-	ctx, cancel := b.runtimeCall(ctx, 0)
-	defer cancel()
-	_, err = b.rt.StopPodSandbox(ctx, &criapi.StopPodSandboxRequest{PodSandboxId: id})
-	if err = criError("stop sandbox "+id, err); isNotFound(err) {
-		return nil
-	} else if err != nil {
-		return err
-	}
-	r.watch.note(change{kind: sandboxStopped, sandboxID: id})
-	return nil
+	return r.teardown(ctx, "sandbox_id", "stop sandbox", id, change{kind: sandboxStopped, sandboxID: id},
+		func(ctx context.Context, b *backend) error {
+			_, err := b.rt.StopPodSandbox(ctx, &criapi.StopPodSandboxRequest{PodSandboxId: id})
+			return err
+		})
 }
 
 // RemoveSandbox removes a sandbox and its containers; an unknown one is
 // already removed.
 func (r *criRuntime) RemoveSandbox(ctx context.Context, id string) error {
-	if id == "" {
-		return fmt.Errorf("%w: sandbox_id is required", errInvalid)
-	}
-	b, err := r.backend()
-	if err != nil {
-		return err
-	}
-	ctx, cancel := b.runtimeCall(ctx, 0)
-	defer cancel()
-	_, err = b.rt.RemovePodSandbox(ctx, &criapi.RemovePodSandboxRequest{PodSandboxId: id})
-	if err = criError("remove sandbox "+id, err); isNotFound(err) {
-		return nil
-	} else if err != nil {
-		return err
-	}
-	r.watch.note(change{kind: sandboxRemoved, sandboxID: id})
-	return nil
+	return r.teardown(ctx, "sandbox_id", "remove sandbox", id, change{kind: sandboxRemoved, sandboxID: id},
+		func(ctx context.Context, b *backend) error {
+			_, err := b.rt.RemovePodSandbox(ctx, &criapi.RemovePodSandboxRequest{PodSandboxId: id})
+			return err
+		})
 }
 
 // SandboxStatus reports one sandbox.
