@@ -17,6 +17,7 @@ import (
 	"github.com/podhost/podhost/host/config"
 	"github.com/podhost/podhost/host/localapi"
 	"github.com/podhost/podhost/host/pluginapi"
+	"github.com/podhost/podhost/internal/testutil"
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 	"github.com/podhost/podhost/sdk"
 )
@@ -142,7 +143,7 @@ func TestRunServesPluginsList(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
-	var logs syncBuffer
+	var logs testutil.SyncBuffer
 	done := make(chan error, 1)
 	go func() {
 		done <- runHost(ctx, cfg, hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug}))

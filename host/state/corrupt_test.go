@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/podhost/podhost/internal/testutil"
 )
 
 // realDatabase writes a database with enough pods to span many pages and
@@ -93,7 +95,7 @@ func TestCorruptDatabaseMovedAside(t *testing.T) {
 			if err := os.WriteFile(path, content, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			var logs syncBuffer
+			var logs testutil.SyncBuffer
 			s, err := openAt(t, path, &logs)
 			if err != nil {
 				t.Fatalf("open: %v", err)

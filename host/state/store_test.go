@@ -17,28 +17,11 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/podhost/podhost/internal/testutil"
 	"github.com/podhost/podhost/lifecycle"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-
-// syncBuffer is a log sink safe for the logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // clock is a test clock that advances by one second on each reading.
 type clock struct {
@@ -53,7 +36,7 @@ func (c *clock) Now() time.Time {
 	return c.now
 }
 
-func openAt(t *testing.T, path string, logs *syncBuffer) (*Store, error) {
+func openAt(t *testing.T, path string, logs *testutil.SyncBuffer) (*Store, error) {
 	t.Helper()
 	var out bytes.Buffer
 	logger := hclog.New(&hclog.LoggerOptions{Name: "state", Output: &out})
