@@ -11,11 +11,6 @@ import (
 	pluginv1 "github.com/podhost/podhost/proto/plugin/v1"
 )
 
-var kindFromProto = map[pluginv1.Kind]pluginapi.Kind{
-	pluginv1.Kind_KIND_RUNTIME: pluginapi.KindRuntime,
-	pluginv1.Kind_KIND_VOLUME:  pluginapi.KindVolume,
-}
-
 // check runs the start checks on a freshly launched plugin, in the order
 // the Identity contract gives: GetInfo, Configure, Probe. GetInfo or
 // Configure failing refuses the plugin. Probe never refuses it: a plugin
@@ -66,7 +61,7 @@ func (l *launcher) check(ctx context.Context, id pluginv1.IdentityClient) (inSta
 
 // checkInfo refuses a plugin whose GetInfo does not match its spec.
 func checkInfo(spec PluginSpec, info *pluginv1.GetInfoResponse) error {
-	if kind, ok := kindFromProto[info.GetKind()]; !ok {
+	if kind, ok := pluginapi.KindOf(info.GetKind()); !ok {
 		return refused(spec.Name, nil, "declares no known kind (%s), spec declares %s", info.GetKind(), spec.Kind)
 	} else if kind != spec.Kind {
 		return refused(spec.Name, nil, "is a %s plugin, spec declares %s", kind, spec.Kind)

@@ -14,11 +14,6 @@ type identity struct {
 	p Plugin
 }
 
-var kindToProto = map[pluginapi.Kind]pluginv1.Kind{
-	pluginapi.KindRuntime: pluginv1.Kind_KIND_RUNTIME,
-	pluginapi.KindVolume:  pluginv1.Kind_KIND_VOLUME,
-}
-
 func (s *identity) GetInfo(context.Context, *pluginv1.GetInfoRequest) (*pluginv1.GetInfoResponse, error) {
 	versions := s.p.ContractVersions
 	if len(versions) == 0 {
@@ -26,7 +21,7 @@ func (s *identity) GetInfo(context.Context, *pluginv1.GetInfoRequest) (*pluginv1
 	}
 	return &pluginv1.GetInfoResponse{
 		Name:             s.p.Name,
-		Kind:             kindToProto[s.p.Kind],
+		Kind:             s.p.Kind.Proto(),
 		PluginVersion:    s.p.Version,
 		ContractVersions: versions,
 		Capabilities:     s.p.Capabilities,

@@ -5,6 +5,8 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+
+	pluginv1 "github.com/podhost/podhost/proto/plugin/v1"
 )
 
 // ProtocolVersion is the go-plugin protocol version of this contract. Bump it
@@ -101,3 +103,24 @@ func PluginSets(kind Kind, register func(*grpc.Server)) map[int]plugin.PluginSet
 }
 
 var _ plugin.GRPCPlugin = (*GRPCPlugin)(nil)
+
+// protoKinds pairs each kind with its value in the Identity contract.
+var protoKinds = map[Kind]pluginv1.Kind{
+	KindRuntime: pluginv1.Kind_KIND_RUNTIME,
+	KindVolume:  pluginv1.Kind_KIND_VOLUME,
+}
+
+// Proto is the kind as GetInfo answers it; KIND_UNSPECIFIED for an unknown
+// kind.
+func (k Kind) Proto() pluginv1.Kind { return protoKinds[k] }
+
+// KindOf is the kind GetInfo answered; false for KIND_UNSPECIFIED or a
+// value this build does not know.
+func KindOf(p pluginv1.Kind) (Kind, bool) {
+	for k, v := range protoKinds {
+		if v == p {
+			return k, true
+		}
+	}
+	return "", false
+}
