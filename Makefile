@@ -20,7 +20,7 @@ all: build
 build: host plugins
 
 host:
-	$(GOBUILD) -o bin/host ./cmd/host
+	$(GOBUILD) -o bin/podhost ./cmd/host
 
 plugins:
 	@mkdir -p bin/plugins

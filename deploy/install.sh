@@ -29,7 +29,7 @@ elif [ -z "$dest" ]; then
 	die "run as root (or set DESTDIR to stage into a directory)"
 fi
 
-[ -x "$src/bin/host" ] || die "$src/bin/host not found or not executable; run make build first"
+[ -x "$src/bin/podhost" ] || die "$src/bin/podhost not found or not executable; run make build first"
 shopt -s nullglob
 plugins=("$src"/bin/plugins/*)
 [ "${#plugins[@]}" -gt 0 ] || die "no plugins in $src/bin/plugins; run make build first"
@@ -38,7 +38,7 @@ install -d -m 0755 "${owner[@]}" "$bindir" "$plugindir" "$confdir" "$unitdir" "$
 
 # Binaries: 0755 and root-owned; the host refuses plugins that group or
 # others can write.
-install -m 0755 "${owner[@]}" "$src/bin/host" "$bindir/host"
+install -m 0755 "${owner[@]}" "$src/bin/podhost" "$bindir/podhost"
 for p in "${plugins[@]}"; do
 	[ -f "$p" ] || continue
 	install -m 0755 "${owner[@]}" "$p" "$plugindir/$(basename "$p")"
@@ -57,5 +57,5 @@ if [ -f "$src/docs/operations.md" ]; then
 	install -m 0644 "${owner[@]}" "$src/docs/operations.md" "$docdir/operations.md"
 fi
 
-echo "install.sh: installed; next: host validate --config /etc/podhost/host.yaml,"
+echo "install.sh: installed; next: podhost validate --config /etc/podhost/host.yaml,"
 echo "  then systemctl daemon-reload && systemctl enable --now podhost"

@@ -13,7 +13,7 @@ func buildTree(t *testing.T) string {
 	t.Helper()
 	src := t.TempDir()
 	files := map[string]string{
-		"bin/host":                       "#!/bin/sh\necho host\n",
+		"bin/podhost":                    "#!/bin/sh\necho host\n",
 		"bin/plugins/runtime-containerd": "#!/bin/sh\necho rt\n",
 		"bin/plugins/volume-csi":         "#!/bin/sh\necho csi\n",
 		"examples/host.yaml":             "apiVersion: podhost.dev/v1alpha1\n",
@@ -46,7 +46,7 @@ func TestInstallScript(t *testing.T) {
 	src, dest := buildTree(t), t.TempDir()
 	runInstall(t, src, dest)
 	want := map[string]os.FileMode{
-		"usr/local/bin/host":                             0o755,
+		"usr/local/bin/podhost":                          0o755,
 		"usr/libexec/podhost/plugins/runtime-containerd": 0o755,
 		"usr/libexec/podhost/plugins/volume-csi":         0o755,
 		"etc/podhost/host.yaml":                          0o644,
@@ -84,7 +84,7 @@ func TestInstallScript(t *testing.T) {
 
 func TestInstallScriptNeedsABuild(t *testing.T) {
 	src := buildTree(t)
-	if err := os.Remove(filepath.Join(src, "bin/host")); err != nil {
+	if err := os.Remove(filepath.Join(src, "bin/podhost")); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("bash", "install.sh")

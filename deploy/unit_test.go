@@ -75,7 +75,7 @@ func TestServiceUnit(t *testing.T) {
 		{"Service", "NotifyAccess", "main", "only the host itself may notify"},
 		{"Service", "KillMode", "process", "stopping the host must not kill containers"},
 		{"Service", "Restart", "always", "the host is restarted whatever made it exit"},
-		{"Service", "ExecStart", "/usr/local/bin/host run --config /etc/podhost/host.yaml", "install layout"},
+		{"Service", "ExecStart", "/usr/local/bin/podhost run --config /etc/podhost/host.yaml", "install layout"},
 		{"Install", "WantedBy", "multi-user.target", "enabled at boot"},
 	}
 	for _, tt := range tests {

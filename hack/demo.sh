@@ -4,7 +4,7 @@
 # with examples/host.yaml (rootDir, pluginDir, manifestDir and the plugin
 # endpoints pointed at a temporary directory and at bin/) and the pods in
 # examples/pods/, waits until every pod is Running or Succeeded, prints
-# `host pods list`, keeps running until Ctrl-C or for DEMO_SECONDS, then
+# `podhost pods list`, keeps running until Ctrl-C or for DEMO_SECONDS, then
 # deletes the pods, stops the host and containerd and removes what it created.
 # Run as root after `make build` (make demo installs containerd and runc when
 # missing, and builds).
@@ -20,9 +20,9 @@ sock="$root/host.sock"
 host_pid=""
 ready_timeout=${DEMO_READY_TIMEOUT:-90}
 
-hostcli() { bin/host "$@"; }
+hostcli() { bin/podhost "$@"; }
 
-# pods_listed prints the number of pods in `host pods list`.
+# pods_listed prints the number of pods in `podhost pods list`.
 pods_listed() { hostcli pods list --socket "$sock" 2>/dev/null | awk 'NR>1' | wc -l; }
 
 cleanup() {
@@ -74,7 +74,7 @@ cp examples/pods/*.yaml "$pods/"
 want_pods=$(find "$pods" -name '*.yaml' | wc -l)
 
 hostcli validate --config "$work/host.yaml"
-bin/host run --config "$work/host.yaml" 2>"$work/host.log" &
+bin/podhost run --config "$work/host.yaml" 2>"$work/host.log" &
 host_pid=$!
 
 echo "demo: waiting up to ${ready_timeout}s for $want_pods pods to be Running or Succeeded"
@@ -105,7 +105,7 @@ echo
 hostcli pods list --socket "$sock"
 echo
 node=$(hostname)
-echo "demo: output of the job (host logs default/demo-job-$node):"
+echo "demo: output of the job (podhost logs default/demo-job-$node):"
 hostcli logs --socket "$sock" "default/demo-job-$node" || true
 
 secs=${DEMO_SECONDS:-}
@@ -119,5 +119,5 @@ fi
 echo
 hostcli pods list --socket "$sock"
 echo
-echo "demo: the service's last lines (host logs default/demo-service-$node):"
+echo "demo: the service's last lines (podhost logs default/demo-service-$node):"
 hostcli logs --socket "$sock" --tail 3 "default/demo-service-$node" || true

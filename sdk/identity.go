@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/podhost/podhost/host/pluginapi"
+	"github.com/podhost/podhost/pluginapi"
 	pluginv1 "github.com/podhost/podhost/proto/plugin/v1"
 )
 

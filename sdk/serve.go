@@ -11,7 +11,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	"github.com/podhost/podhost/host/pluginapi"
+	"github.com/podhost/podhost/pluginapi"
 	pluginv1 "github.com/podhost/podhost/proto/plugin/v1"
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 	volumev1 "github.com/podhost/podhost/proto/volume/v1"

@@ -25,7 +25,7 @@ func build(ctx context.Context, dir string) (hostBin, pluginDir string, err erro
 		return "", "", fmt.Errorf("run podstart inside the podhost module (go env GOMOD: %v)", err)
 	}
 	repo := filepath.Dir(strings.TrimSpace(string(out)))
-	hostBin = filepath.Join(dir, "host")
+	hostBin = filepath.Join(dir, "podhost")
 	pluginDir = filepath.Join(dir, "plugins")
 	for target, pkg := range map[string]string{hostBin: "./cmd/host", filepath.Join(pluginDir, "runtime-containerd"): "./plugins/runtime-containerd"} {
 		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-X main.version=podstart", "-o", target, pkg)
@@ -38,7 +38,7 @@ func build(ctx context.Context, dir string) (hostBin, pluginDir string, err erro
 	return hostBin, pluginDir, nil
 }
 
-// host is a `host run` subprocess.
+// host is a `podhost run` subprocess.
 type host struct {
 	cmd     *exec.Cmd
 	exited  chan struct{}

@@ -2,9 +2,9 @@
 // against the floor of the bare CRI calls, on one private containerd in one
 // run (issue 4). It must run as root inside this module:
 //
-//	go run ./bench/podstart [-n 20] [-host bin/host -plugins bin/plugins]
+//	go run ./bench/podstart [-n 20] [-host bin/podhost -plugins bin/plugins]
 //
-// It starts a private containerd (test/crisetup) and a `host run` with only
+// It starts a private containerd (test/crisetup) and a `podhost run` with only
 // the runtime-containerd plugin, then, interleaved so that both see the same
 // load:
 //

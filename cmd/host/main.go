@@ -1,9 +1,9 @@
 // Command host is the podhost node agent and its operator CLI:
 //
-//	host run --config FILE        run the host until SIGTERM or SIGINT
-//	host validate --config FILE   check a config; every error with its field path
-//	host plugins list             the running host's plugins
-//	host version                  the build's version
+//	podhost run --config FILE        run the host until SIGTERM or SIGINT
+//	podhost validate --config FILE   check a config; every error with its field path
+//	podhost plugins list             the running host's plugins
+//	podhost version                  the build's version
 //
 // It only wires packages together: config (host/config), the plugin
 // supervisor (host), the local API (host/localapi).
@@ -28,7 +28,7 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code)
 
 func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
-		Use:           "host",
+		Use:           "podhost",
 		Short:         "podhost node agent: runs pods with out-of-process runtime and volume plugins",
 		SilenceUsage:  true,
 		SilenceErrors: true,

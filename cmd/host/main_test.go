@@ -16,8 +16,8 @@ import (
 
 	"github.com/podhost/podhost/host/config"
 	"github.com/podhost/podhost/host/localapi"
-	"github.com/podhost/podhost/host/pluginapi"
 	"github.com/podhost/podhost/internal/testutil"
+	"github.com/podhost/podhost/pluginapi"
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 	"github.com/podhost/podhost/sdk"
 )

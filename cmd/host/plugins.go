@@ -13,7 +13,7 @@ import (
 	"github.com/podhost/podhost/host/localapi"
 )
 
-// defaultConfigPath is where `host plugins list` looks for the socket when
+// defaultConfigPath is where `podhost plugins list` looks for the socket when
 // neither --socket nor --config is given.
 const defaultConfigPath = "/etc/podhost/host.yaml"
 

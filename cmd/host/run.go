@@ -15,12 +15,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
-	"github.com/podhost/podhost/host"
 	"github.com/podhost/podhost/host/config"
 	"github.com/podhost/podhost/host/localapi"
 	"github.com/podhost/podhost/host/node"
-	"github.com/podhost/podhost/host/pluginapi"
 	"github.com/podhost/podhost/host/sdnotify"
+	"github.com/podhost/podhost/host/supervisor"
+	"github.com/podhost/podhost/pluginapi"
 )
 
 // stopTimeout bounds a graceful stop: plugins are stopped, containers are
@@ -82,12 +82,12 @@ func runHost(ctx context.Context, cfg *config.HostConfig, logger hclog.Logger) e
 	}
 
 	specs := pluginSpecs(cfg)
-	mgr := host.NewManager(host.Options{
+	mgr := supervisor.NewManager(supervisor.Options{
 		Logger:        logger,
 		SocketDir:     filepath.Join(cfg.RootDir, "plugins"),
 		StartTimeout:  cfg.Supervision.StartTimeout,
 		ProbeInterval: cfg.Supervision.ProbeInterval,
-		Backoff: host.BackoffPolicy{
+		Backoff: supervisor.BackoffPolicy{
 			Initial:    cfg.Supervision.RestartBackoff.Initial,
 			Max:        cfg.Supervision.RestartBackoff.Max,
 			ResetAfter: cfg.Supervision.RestartBackoff.ResetAfter,
@@ -195,7 +195,7 @@ func notifyReady(ctx context.Context, logger hclog.Logger, ready func() (bool, s
 }
 
 // runtimePlugin names the runtime plugin; the config has exactly one.
-func runtimePlugin(specs []host.PluginSpec) string {
+func runtimePlugin(specs []supervisor.PluginSpec) string {
 	for _, s := range specs {
 		if s.Kind == pluginapi.KindRuntime {
 			return s.Name
@@ -204,7 +204,7 @@ func runtimePlugin(specs []host.PluginSpec) string {
 	return ""
 }
 
-func pluginNames(specs []host.PluginSpec) string {
+func pluginNames(specs []supervisor.PluginSpec) string {
 	names := make([]string, len(specs))
 	for i, s := range specs {
 		names[i] = s.Name
@@ -213,7 +213,7 @@ func pluginNames(specs []host.PluginSpec) string {
 }
 
 // apiViews exposes the supervisor's and the node's state to the local API.
-func apiViews(mgr *host.Manager, specs []host.PluginSpec, n *node.Node, metrics prometheus.Gatherer, shutdownGrace time.Duration) localapi.Views {
+func apiViews(mgr *supervisor.Manager, specs []supervisor.PluginSpec, n *node.Node, metrics prometheus.Gatherer, shutdownGrace time.Duration) localapi.Views {
 	required := map[string]bool{}
 	for _, s := range specs {
 		required[s.Name] = s.Required
@@ -267,10 +267,10 @@ func apiViews(mgr *host.Manager, specs []host.PluginSpec, n *node.Node, metrics 
 }
 
 // pluginSpecs maps the config's plugin entries to the supervisor's specs.
-func pluginSpecs(cfg *config.HostConfig) []host.PluginSpec {
-	var specs []host.PluginSpec
+func pluginSpecs(cfg *config.HostConfig) []supervisor.PluginSpec {
+	var specs []supervisor.PluginSpec
 	for _, p := range cfg.PluginSpecs() {
-		specs = append(specs, host.PluginSpec{
+		specs = append(specs, supervisor.PluginSpec{
 			Name:     p.Name,
 			Kind:     p.Kind,
 			Path:     p.Path,

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/podhost/podhost/host/pluginapi"
+	"github.com/podhost/podhost/pluginapi"
 )
 
 // Validate checks every rule of the config, including the filesystem checks

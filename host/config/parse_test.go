@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/podhost/podhost/host/pluginapi"
+	"github.com/podhost/podhost/pluginapi"
 )
 
 // head is the valid start of a document; the plugins follow from line 6.

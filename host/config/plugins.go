@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/podhost/podhost/host/pluginapi"
+	"github.com/podhost/podhost/pluginapi"
 )
 
 // Plugin is a plugin entry resolved for the supervisor: plain values, the

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/podhost/podhost/host/pluginapi"
+	"github.com/podhost/podhost/pluginapi"
 )
 
 // The apiVersion and kind a host config must declare.
@@ -21,7 +21,7 @@ const (
 	DefaultBackoffInitial    = time.Second
 	DefaultBackoffMax        = time.Minute
 	DefaultBackoffResetAfter = 10 * time.Minute
-	// DefaultShutdownGracePeriod bounds `host node shutdown`.
+	// DefaultShutdownGracePeriod bounds `podhost node shutdown`.
 	DefaultShutdownGracePeriod = 30 * time.Second
 	// DefaultSocketName is the API socket's file name under rootDir.
 	DefaultSocketName = "host.sock"
@@ -48,7 +48,7 @@ type HostConfig struct {
 	Plugins     []PluginConfig `yaml:"plugins"`
 	Supervision Supervision    `yaml:"supervision"`
 	API         API            `yaml:"api"`
-	// ShutdownGracePeriod is the most a node shutdown (`host node
+	// ShutdownGracePeriod is the most a node shutdown (`podhost node
 	// shutdown`) gives the pods to stop; each pod gets its own grace
 	// period capped at this. 0s kills at once.
 	ShutdownGracePeriod time.Duration `yaml:"shutdownGracePeriod"`

@@ -223,7 +223,7 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, body
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("asking the host on %s (is `host run` running?): %w", c.where, err)
+		return nil, fmt.Errorf("asking the host on %s (is `podhost run` running?): %w", c.where, err)
 	}
 	if resp.StatusCode/100 == 2 {
 		return resp, nil

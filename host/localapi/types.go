@@ -6,7 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// PluginInfo is one supervised plugin as `host plugins list` shows it.
+// PluginInfo is one supervised plugin as `podhost plugins list` shows it.
 type PluginInfo struct {
 	Name         string    `json:"name"`
 	Kind         string    `json:"kind"`
@@ -49,7 +49,7 @@ type PodChange struct {
 	Item PodItem
 }
 
-// PodSummary is a pod as `host pods list` shows it.
+// PodSummary is a pod as `podhost pods list` shows it.
 type PodSummary struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`

@@ -14,10 +14,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podhost/podhost/host"
 	"github.com/podhost/podhost/host/events"
 	"github.com/podhost/podhost/host/runtimemanager"
 	"github.com/podhost/podhost/host/state"
+	"github.com/podhost/podhost/host/supervisor"
 	"github.com/podhost/podhost/lifecycle"
 	"github.com/podhost/podhost/sources"
 	"github.com/podhost/podhost/sources/apisource"
@@ -52,7 +52,7 @@ type Config struct {
 	Sources []Source
 	// Plugins is the running plugin supervisor; RuntimePlugin names the
 	// runtime plugin in it.
-	Plugins       *host.Manager
+	Plugins       *supervisor.Manager
 	RuntimePlugin string
 	// Registry receives the lifecycle metrics; nil uses a private one.
 	Registry prometheus.Registerer
@@ -310,7 +310,7 @@ func (n *Node) watchPlugins(ctx context.Context) {
 				return
 			}
 			n.recordPluginEvent(ev)
-			if ev.Plugin == n.cfg.RuntimePlugin && (ev.Type == host.EventRestarted || ev.Type == host.EventReady) {
+			if ev.Plugin == n.cfg.RuntimePlugin && (ev.Type == supervisor.EventRestarted || ev.Type == supervisor.EventReady) {
 				select {
 				case n.relist <- struct{}{}:
 				default:
@@ -320,20 +320,20 @@ func (n *Node) watchPlugins(ctx context.Context) {
 	}
 }
 
-func (n *Node) recordPluginEvent(ev host.Event) {
+func (n *Node) recordPluginEvent(ev supervisor.Event) {
 	reason, typ := "", events.Normal
 	switch ev.Type {
-	case host.EventStarted:
+	case supervisor.EventStarted:
 		reason = events.ReasonPluginStarted
-	case host.EventRestarted:
+	case supervisor.EventRestarted:
 		reason = events.ReasonPluginRestarted
-	case host.EventExited:
+	case supervisor.EventExited:
 		reason, typ = events.ReasonPluginExited, events.Warning
-	case host.EventRefused:
+	case supervisor.EventRefused:
 		reason, typ = events.ReasonPluginRefused, events.Warning
-	case host.EventBackoff:
+	case supervisor.EventBackoff:
 		reason, typ = events.ReasonPluginBackOff, events.Warning
-	case host.EventNotReady:
+	case supervisor.EventNotReady:
 		reason, typ = events.ReasonPluginNotReady, events.Warning
 	default:
 		return

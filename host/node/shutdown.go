@@ -19,7 +19,7 @@ import (
 )
 
 // Graceful node shutdown, as the kubelet does it on systemd's
-// PrepareForShutdown, triggered here by `host node shutdown`: every pod is
+// PrepareForShutdown, triggered here by `podhost node shutdown`: every pod is
 // stopped within the shutdown grace period without being marked Failed,
 // the shutdown is recorded in the state database, and the next start of
 // the host starts the stopped pods again.

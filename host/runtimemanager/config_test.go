@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/podhost/podhost/host"
+	"github.com/podhost/podhost/host/supervisor"
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 )
 
@@ -119,7 +119,7 @@ func TestCallError(t *testing.T) {
 		{status.Error(codes.DeadlineExceeded, "x"), ErrUncertain},
 		{status.Error(codes.Internal, "x"), ErrUncertain},
 		{status.Error(codes.Canceled, "x"), context.Canceled},
-		{fmt.Errorf("plugin %q: %w: %w", "rt", host.ErrPluginExited, status.Error(codes.Unavailable, "eof")), host.ErrPluginExited},
+		{fmt.Errorf("plugin %q: %w: %w", "rt", supervisor.ErrPluginExited, status.Error(codes.Unavailable, "eof")), supervisor.ErrPluginExited},
 		{context.DeadlineExceeded, context.DeadlineExceeded},
 	}
 	for _, tt := range tests {
@@ -128,7 +128,7 @@ func TestCallError(t *testing.T) {
 			t.Errorf("callError(%v) = %v; want it to wrap %v", tt.in, got, tt.want)
 		}
 	}
-	if !isUncertain(callError("op", fmt.Errorf("%w", host.ErrPluginExited))) {
+	if !isUncertain(callError("op", fmt.Errorf("%w", supervisor.ErrPluginExited))) {
 		t.Error("ErrPluginExited is not uncertain")
 	}
 }

@@ -9,14 +9,14 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/podhost/podhost/host"
+	"github.com/podhost/podhost/host/supervisor"
 )
 
 // Sentinel errors. Errors from the plugin are translated once, in
 // callError: NOT_FOUND becomes ErrNotFound, INVALID_ARGUMENT and
 // FAILED_PRECONDITION become ErrRejected, the uncertain codes
 // (UNAVAILABLE, DEADLINE_EXCEEDED, INTERNAL, UNKNOWN) become ErrUncertain.
-// host.ErrPluginExited (and the supervisor's other sentinels) and context
+// supervisor.ErrPluginExited (and the supervisor's other sentinels) and context
 // errors pass through unchanged, so errors.Is works on all of them.
 var (
 	// ErrNotFound: the plugin does not know the sandbox, container or image.
@@ -66,8 +66,8 @@ func callError(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, host.ErrPluginExited) || errors.Is(err, host.ErrPluginNotReady) ||
-		errors.Is(err, host.ErrPluginRefused) || errors.Is(err, host.ErrUnknownPlugin) ||
+	if errors.Is(err, supervisor.ErrPluginExited) || errors.Is(err, supervisor.ErrPluginNotReady) ||
+		errors.Is(err, supervisor.ErrPluginRefused) || errors.Is(err, supervisor.ErrUnknownPlugin) ||
 		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%s: %w", op, err)
 	}

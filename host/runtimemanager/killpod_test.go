@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podhost/podhost/host"
+	"github.com/podhost/podhost/host/supervisor"
 	"github.com/podhost/podhost/lifecycle"
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 )
@@ -80,7 +80,7 @@ func TestKillPodFailedStopLeavesSandbox(t *testing.T) {
 	e.mustSync(pod)
 	e.m.rt = exitedClient{e.client}
 	err := e.m.KillPod(context.Background(), pod, nil, 30)
-	if !errors.Is(err, host.ErrPluginExited) {
+	if !errors.Is(err, supervisor.ErrPluginExited) {
 		t.Fatalf("KillPod: got %v; want ErrPluginExited", err)
 	}
 	if n := e.count("StopSandbox"); n != 0 {
@@ -93,7 +93,7 @@ func TestKillPodFailedStopLeavesSandbox(t *testing.T) {
 type exitedClient struct{ runtimev1.RuntimeClient }
 
 func (exitedClient) StopContainer(context.Context, *runtimev1.StopContainerRequest, ...grpc.CallOption) (*runtimev1.StopContainerResponse, error) {
-	return nil, fmt.Errorf("plugin %q: %w", "fake", host.ErrPluginExited)
+	return nil, fmt.Errorf("plugin %q: %w", "fake", supervisor.ErrPluginExited)
 }
 
 func TestRemovePodAndGarbageCollect(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 // keyShutdown holds the node shutdown mark in the meta bucket.
 var keyShutdown = []byte("nodeShutdown")
 
-// ShutdownMark records a node shutdown done by the host (`host node
+// ShutdownMark records a node shutdown done by the host (`podhost node
 // shutdown`): which boot it happened in and which pods it stopped. The host
 // reads it at start to start those pods again instead of taking them for
 // failed, then clears it.

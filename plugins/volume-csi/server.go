@@ -3,7 +3,7 @@ package main
 import (
 	"sync/atomic"
 
-	"github.com/podhost/podhost/host/pluginapi"
+	"github.com/podhost/podhost/pluginapi"
 	"github.com/podhost/podhost/plugins/internal/volumeskeleton"
 	volumev1 "github.com/podhost/podhost/proto/volume/v1"
 	"github.com/podhost/podhost/sdk"

@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/podhost/podhost/host/pluginapi"
+	"github.com/podhost/podhost/pluginapi"
 	"github.com/podhost/podhost/plugins/internal/plugintest"
 )
 

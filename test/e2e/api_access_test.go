@@ -77,7 +77,7 @@ func TestAPIAccessControl(t *testing.T) {
 		}
 		out, err := asNobody("pods", "list", "--socket", sock)
 		if err == nil || !strings.Contains(out, "permission denied") {
-			t.Errorf("uid 65534 `host pods list`: %v\n%s\nwant permission denied", err, out)
+			t.Errorf("uid 65534 `podhost pods list`: %v\n%s\nwant permission denied", err, out)
 		}
 		// The same user gets in once the socket is open to all.
 		if err := os.Chmod(sock, 0o666); err != nil {
@@ -130,7 +130,7 @@ func TestAPIAccessControl(t *testing.T) {
 		}
 		out, err := exec.CommandContext(ctx, h.bin, "pods", "list", "--server", "http://"+addr, "--token-file", tokenFile).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "NAMESPACE/NAME") {
-			t.Errorf("host pods list --server --token-file: %v\n%s", err, out)
+			t.Errorf("podhost pods list --server --token-file: %v\n%s", err, out)
 		}
 	})
 }

@@ -85,21 +85,21 @@ func TestAPIPods(t *testing.T) {
 	t.Run("apply, list, get", func(t *testing.T) {
 		out, err := h.hostCLI(ctx, "pods", "apply", "-f", manifest)
 		if err != nil || !strings.Contains(out, "pod default/stubborn created") {
-			t.Fatalf("host pods apply: %q, %v", out, err)
+			t.Fatalf("podhost pods apply: %q, %v", out, err)
 		}
 		pod := h.waitPod("stubborn", 60*time.Second, "running", running)
 		if out, err := h.hostCLI(ctx, "pods", "apply", "-f", manifest); err != nil || !strings.Contains(out, "unchanged") {
 			t.Errorf("applying the same manifest again: %q, %v; want unchanged", out, err)
 		}
 		if line, all := h.podsListLine("default/stubborn", "Running", "1/1"); line == "" {
-			t.Errorf("host pods list has no Running line for stubborn:\n%s", all)
+			t.Errorf("podhost pods list has no Running line for stubborn:\n%s", all)
 		}
 		d, err := h.client.Pod(ctx, "default", "stubborn")
 		if err != nil || d.Summary.Source != "api" || d.Pod.UID != pod.UID || d.Summary.Phase != "Running" {
 			t.Errorf("GET default/stubborn: %+v, %v", d.Summary, err)
 		}
 		if out, err := h.hostCLI(ctx, "pods", "get", "default/stubborn"); err != nil || !strings.Contains(out, "uid: "+string(pod.UID)) {
-			t.Errorf("host pods get: %v\n%s", err, out)
+			t.Errorf("podhost pods get: %v\n%s", err, out)
 		}
 		if _, err := h.client.Pod(ctx, "default", "nosuchpod"); !isStatus(err, 404) {
 			t.Errorf("GET an unknown pod: %v; want 404", err)
@@ -116,7 +116,7 @@ func TestAPIPods(t *testing.T) {
 		out, err := h.hostCLI(ctx, "pods", "delete", "default/stubborn", "--grace-period", "2", "--wait", "--timeout", "60s")
 		took := time.Since(start)
 		if err != nil {
-			t.Fatalf("host pods delete --grace-period 2 --wait: %v\n%s\n%s", err, out, h.logTail())
+			t.Fatalf("podhost pods delete --grace-period 2 --wait: %v\n%s\n%s", err, out, h.logTail())
 		}
 		// The pod ignores SIGTERM and asks for 300 s: only the 2 s override
 		// ends it this soon (SIGKILL after the grace period).
@@ -135,7 +135,7 @@ func TestAPIPods(t *testing.T) {
 		h.apply(forced)
 		pod := h.waitPod("forced", 60*time.Second, "running", running)
 		if _, err := h.hostCLI(ctx, "pods", "delete", "default/forced", "--force"); err != nil {
-			t.Fatalf("host pods delete --force: %v", err)
+			t.Fatalf("podhost pods delete --force: %v", err)
 		}
 		h.waitGone("forced", 5*time.Second)
 		h.waitRuntimeEmpty(string(pod.UID), 30*time.Second)

@@ -21,7 +21,7 @@ const testVersion = "e2e-test"
 
 var pluginBinaries = []string{"runtime-containerd", "volume-csi", "volume-fc", "volume-iscsi"}
 
-// buildBinaries builds bin/host and the four plugins into dir, as the
+// buildBinaries builds bin/podhost and the four plugins into dir, as the
 // Makefile does (static, version stamped), and returns the host binary.
 func buildBinaries(t *testing.T, dir string) string {
 	t.Helper()
@@ -29,7 +29,7 @@ func buildBinaries(t *testing.T, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	targets := map[string]string{filepath.Join(dir, "host"): "./cmd/host"}
+	targets := map[string]string{filepath.Join(dir, "podhost"): "./cmd/host"}
 	for _, p := range pluginBinaries {
 		targets[filepath.Join(dir, "plugins", p)] = "./plugins/" + p
 	}
@@ -42,7 +42,7 @@ func buildBinaries(t *testing.T, dir string) string {
 			t.Fatalf("go build %s: %v\n%s", pkg, err, b)
 		}
 	}
-	return filepath.Join(dir, "host")
+	return filepath.Join(dir, "podhost")
 }
 
 func hostConfig(root, pluginDir, endpoint, extra string) string {
@@ -89,17 +89,17 @@ func TestHostWithRealPlugins(t *testing.T) {
 
 	t.Run("validate", func(t *testing.T) {
 		if out, err := exec.CommandContext(t.Context(), hostBin, "validate", "--config", cfgPath).CombinedOutput(); err != nil {
-			t.Fatalf("host validate on a good config: %v\n%s", err, out)
+			t.Fatalf("podhost validate on a good config: %v\n%s", err, out)
 		}
 		bad := filepath.Join(dir, "bad.yaml")
 		write(bad, hostConfig(root, filepath.Join(dir, "bin", "plugins"), ctrd.Endpoint(), "    pth: typo\n"))
 		out, err := exec.CommandContext(t.Context(), hostBin, "validate", "--config", bad).CombinedOutput()
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-			t.Fatalf("host validate on a misspelt field: err = %v; want exit status 1\n%s", err, out)
+			t.Fatalf("podhost validate on a misspelt field: err = %v; want exit status 1\n%s", err, out)
 		}
 		if !strings.Contains(string(out), "plugins[3].pth") {
-			t.Errorf("host validate does not name the misspelt field plugins[3].pth:\n%s", out)
+			t.Errorf("podhost validate does not name the misspelt field plugins[3].pth:\n%s", out)
 		}
 	})
 

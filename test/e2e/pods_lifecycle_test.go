@@ -20,7 +20,7 @@ import (
 var criLogLine = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d) (stdout|stderr) [FP] `)
 
 // TestPodLifecycle runs real pods through a real host and containerd: a pod
-// reaches Running and its output is in its CRI log and `host logs`; the
+// reaches Running and its output is in its CRI log and `podhost logs`; the
 // kubelet's events are recorded; exit codes reach the pod status; a
 // restartPolicy Never pod whose container fails ends Failed and stays
 // Failed while it is deleted.
@@ -41,9 +41,9 @@ func TestPodLifecycle(t *testing.T) {
 		poll(t, 30*time.Second, func() bool {
 			out, _ = h.hostCLI(ctx, "logs", "default/hello", "-c", "main")
 			return strings.Contains(out, "hello-from-podhost") && strings.Contains(out, "tick 1")
-		}, func() string { return "host logs default/hello -c main: " + out })
+		}, func() string { return "podhost logs default/hello -c main: " + out })
 		if side, err := h.hostCLI(ctx, "logs", "default/hello", "-c", "side"); err != nil || !strings.Contains(side, "side-car-here") {
-			t.Errorf("host logs -c side: %q, %v; want the stderr line side-car-here", side, err)
+			t.Errorf("podhost logs -c side: %q, %v; want the stderr line side-car-here", side, err)
 		}
 
 		// The CRI log file under the host's root dir.
@@ -67,7 +67,7 @@ func TestPodLifecycle(t *testing.T) {
 			evOut, _ = h.hostCLI(ctx, "events", "--for", "default/hello")
 			return strings.Contains(evOut, "Pulled") && strings.Contains(evOut, "Created container main") &&
 				strings.Contains(evOut, "Started container main") && strings.Contains(evOut, "Started container side")
-		}, func() string { return "host events --for default/hello:\n" + evOut })
+		}, func() string { return "podhost events --for default/hello:\n" + evOut })
 	})
 
 	t.Run("logs follow until the container exits", func(t *testing.T) {
@@ -81,13 +81,13 @@ func TestPodLifecycle(t *testing.T) {
 		defer cancel()
 		out, err := h.hostCLI(fctx, "logs", "default/counter", "--follow")
 		if err != nil {
-			t.Fatalf("host logs --follow: %v", err)
+			t.Fatalf("podhost logs --follow: %v", err)
 		}
 		if fctx.Err() != nil {
-			t.Fatalf("host logs --follow did not end when the container exited; got %q", out)
+			t.Fatalf("podhost logs --follow did not end when the container exited; got %q", out)
 		}
 		if !strings.Contains(out, "line 1\n") || !strings.Contains(out, "line 4\n") {
-			t.Errorf("host logs --follow: %q; want line 1 to line 4", out)
+			t.Errorf("podhost logs --follow: %q; want line 1 to line 4", out)
 		}
 		h.waitPhase("counter", v1.PodSucceeded, 30*time.Second)
 	})
@@ -123,7 +123,7 @@ func TestPodLifecycle(t *testing.T) {
 		}
 		out, err := h.hostCLI(ctx, "pods", "list")
 		if err != nil || !strings.Contains(out, "exit-3") || !strings.Contains(out, "Failed") {
-			t.Errorf("host pods list: %q, %v; want exit-3 listed as Failed", out, err)
+			t.Errorf("podhost pods list: %q, %v; want exit-3 listed as Failed", out, err)
 		}
 	})
 

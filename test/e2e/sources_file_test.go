@@ -43,7 +43,7 @@ func TestSourcesManifestDirectory(t *testing.T) {
 		t.Errorf("static pod's config.source annotation = %q; want file", src)
 	}
 	if line, out := h.podsListLine("default/"+name, "Running", "1/1"); line == "" {
-		t.Errorf("host pods list has no Running 1/1 line for %s:\n%s", name, out)
+		t.Errorf("podhost pods list has no Running 1/1 line for %s:\n%s", name, out)
 	}
 
 	t.Run("edit gives a new UID that replaces the old pod", func(t *testing.T) {
@@ -79,7 +79,7 @@ func TestSourcesManifestDirectory(t *testing.T) {
 		h.waitGone(name, 60*time.Second)
 		h.waitRuntimeEmpty(string(first.UID), 60*time.Second)
 		if line, out := h.podsListLine(name); line != "" {
-			t.Errorf("host pods list still shows %s:\n%s", name, out)
+			t.Errorf("podhost pods list still shows %s:\n%s", name, out)
 		}
 	})
 }

@@ -116,7 +116,7 @@ func (h *podHost) waitRuntimeEmpty(uid string, limit time.Duration) {
 	}, func() string { return "pod uid " + uid + " still in containerd:" + left + "\n" + h.logTail() })
 }
 
-// podsListLine returns the line of `host pods list` that contains every
+// podsListLine returns the line of `podhost pods list` that contains every
 // one of parts, or "" and the whole output.
 func (h *podHost) podsListLine(parts ...string) (string, string) {
 	h.t.Helper()

@@ -11,7 +11,7 @@ import (
 )
 
 // TestSourcesBadManifests puts every class of bad manifest next to a good
-// static pod: each shows up in `host pods list` as Rejected with an error
+// static pod: each shows up in `podhost pods list` as Rejected with an error
 // naming its file (or API request) and the field at fault, with a Warning
 // event and a log line; the good pod keeps running untouched (same
 // container, no restart) and the host never crashes (same PID throughout).
@@ -62,7 +62,7 @@ func TestSourcesBadManifests(t *testing.T) {
 				line, out = h.podsListLine(append([]string{"default/" + c.listName + " ", "Rejected"}, c.want...)...)
 				return line != ""
 			}, func() string {
-				return fmt.Sprintf("no Rejected line for default/%s naming %q in host pods list:\n%s", c.listName, c.want, out)
+				return fmt.Sprintf("no Rejected line for default/%s naming %q in podhost pods list:\n%s", c.listName, c.want, out)
 			})
 			evs := h.events(c.listName)
 			if !hasEvent(evs, "Failed", c.file) {

@@ -55,7 +55,7 @@ func TestStateCorruptDatabase(t *testing.T) {
 		t.Errorf("no DatabaseRecovered event naming %s: %v\n%s", moved[0], err, eventsString(evs))
 	}
 	if out, err := h.hostCLI(t.Context(), "events"); err != nil || !strings.Contains(out, "DatabaseRecovered") {
-		t.Errorf("host events does not show DatabaseRecovered: %v\n%s", err, out)
+		t.Errorf("podhost events does not show DatabaseRecovered: %v\n%s", err, out)
 	}
 	if got := h.hostPID(); got != pid || !processAlive(pid) {
 		t.Errorf("host pid %d → %d: the host did not keep running", pid, got)

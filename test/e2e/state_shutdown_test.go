@@ -10,7 +10,7 @@ import (
 	"github.com/podhost/podhost/host/localapi"
 )
 
-// TestNodeShutdown: `host node shutdown` stops every pod within the
+// TestNodeShutdown: `podhost node shutdown` stops every pod within the
 // shutdown grace period without marking any Failed (a restartPolicy Never
 // pod whose container exits 1 on SIGTERM included), leaves a finished job
 // alone, and once the host starts again every stopped pod runs again while
@@ -31,13 +31,13 @@ func TestNodeShutdown(t *testing.T) {
 	start := time.Now()
 	out, err := h.hostCLI(ctx, "node", "shutdown")
 	if err != nil {
-		t.Fatalf("host node shutdown: %v\n%s\n%s", err, out, h.logTail())
+		t.Fatalf("podhost node shutdown: %v\n%s\n%s", err, out, h.logTail())
 	}
 	took := time.Since(start)
-	t.Logf("host node shutdown (%s):\n%s", took.Round(time.Millisecond), out)
+	t.Logf("podhost node shutdown (%s):\n%s", took.Round(time.Millisecond), out)
 	for _, want := range []string{"2 pods stopped", "default/" + service, "default/once", "grace period 30s"} {
 		if !strings.Contains(out, want) {
-			t.Errorf("host node shutdown output lacks %q", want)
+			t.Errorf("podhost node shutdown output lacks %q", want)
 		}
 	}
 	if strings.Contains(out, "default/job") {
@@ -59,7 +59,7 @@ func TestNodeShutdown(t *testing.T) {
 			t.Errorf("job after the shutdown: %s; want Succeeded", podStatusString(j))
 		}
 		if line, all := h.podsListLine("default/once", "Running", "NodeShutdown"); line == "" {
-			t.Errorf("host pods list does not show once as Running/NodeShutdown:\n%s", all)
+			t.Errorf("podhost pods list does not show once as Running/NodeShutdown:\n%s", all)
 		}
 		n, err := h.client.Node(ctx)
 		if err != nil || n.Ready || !strings.Contains(n.NotReady, "shutting down") {

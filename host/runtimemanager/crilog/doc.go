@@ -6,5 +6,5 @@
 // where P marks a partial line continued by the next entry and F a full
 // (final) one. Stream copies a file's text to a writer, optionally
 // following it as the runtime appends; ParseLine parses one entry. The
-// host's `host logs` command uses it; it imports only the standard library.
+// host's `podhost logs` command uses it; it imports only the standard library.
 package crilog

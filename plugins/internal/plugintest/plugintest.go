@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/podhost/podhost/host/pluginapi"
+	"github.com/podhost/podhost/pluginapi"
 	"github.com/podhost/podhost/sdk"
 )
 

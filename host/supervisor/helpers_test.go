@@ -1,4 +1,4 @@
-package host
+package supervisor
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/podhost/podhost/host/pluginapi"
 	"github.com/podhost/podhost/internal/testutil"
+	"github.com/podhost/podhost/pluginapi"
 )
 
 // waitFor polls cond until it holds or timeout passes, then fails the test

@@ -1,4 +1,4 @@
-package host
+package supervisor
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/podhost/podhost/host/pluginapi"
+	"github.com/podhost/podhost/pluginapi"
 	pluginv1 "github.com/podhost/podhost/proto/plugin/v1"
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 	volumev1 "github.com/podhost/podhost/proto/volume/v1"

@@ -1,4 +1,4 @@
-package host
+package supervisor
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/podhost/podhost/host/pluginapi"
+	"github.com/podhost/podhost/pluginapi"
 	pluginv1 "github.com/podhost/podhost/proto/plugin/v1"
 	"github.com/podhost/podhost/sdk"
 )

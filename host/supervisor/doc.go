@@ -1,4 +1,4 @@
-// Package host owns the plugin supervisor of the podhost node agent: it
+// Package supervisor owns the plugin supervisor of the podhost node agent: it
 // launches every configured runtime and volume plugin over go-plugin gRPC
 // (versioned handshake, AutoMTLS, optional sha256 pin, plugin logs forwarded
 // under the plugin's name), checks each launch (GetInfo, Configure, Probe),
@@ -7,7 +7,7 @@
 // subscribers what happened so the lifecycle can resync.
 //
 // Manager is the entry point: NewManager, Start with the PluginSpecs the
-// config layer produced, List for `host plugins list`, Identity/Runtime/Volume
+// config layer produced, List for `podhost plugins list`, Identity/Runtime/Volume
 // for typed gRPC clients that always reach the current instance of a plugin,
 // Subscribe for lifecycle events and Stop for shutdown.
 //
@@ -15,4 +15,4 @@
 // the lifecycle's interfaces import this package; package lifecycle never
 // does. Containers are not the supervisor's concern: stopping a plugin never
 // touches the workloads it started.
-package host
+package supervisor

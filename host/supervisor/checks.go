@@ -1,4 +1,4 @@
-package host
+package supervisor
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/podhost/podhost/host/pluginapi"
+	"github.com/podhost/podhost/pluginapi"
 	pluginv1 "github.com/podhost/podhost/proto/plugin/v1"
 )
 

@@ -1,4 +1,4 @@
-package host
+package supervisor
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/podhost/podhost/host/pluginapi"
+	"github.com/podhost/podhost/pluginapi"
 )
 
 func TestRecordApply(t *testing.T) {

@@ -1,9 +1,9 @@
-package host
+package supervisor
 
 import (
 	"time"
 
-	"github.com/podhost/podhost/host/pluginapi"
+	"github.com/podhost/podhost/pluginapi"
 )
 
 // State is where a plugin is in its supervision.
@@ -29,7 +29,7 @@ const (
 	StateStopped State = "stopped"
 )
 
-// PluginStatus is what `host plugins list` shows about one plugin.
+// PluginStatus is what `podhost plugins list` shows about one plugin.
 type PluginStatus struct {
 	Name string
 	Kind pluginapi.Kind

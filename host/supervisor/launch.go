@@ -1,4 +1,4 @@
-package host
+package supervisor
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 
-	"github.com/podhost/podhost/host/pluginapi"
+	"github.com/podhost/podhost/pluginapi"
 	pluginv1 "github.com/podhost/podhost/proto/plugin/v1"
 )
 

@@ -1,4 +1,4 @@
-package host
+package supervisor
 
 import (
 	"encoding/hex"
@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/podhost/podhost/host/pluginapi"
+	"github.com/podhost/podhost/pluginapi"
 )
 
 // PluginSpec is one configured plugin, as the host's config layer produces
 // it.
 type PluginSpec struct {
-	// Name identifies the plugin in the host (logs, `host plugins list`,
+	// Name identifies the plugin in the host (logs, `podhost plugins list`,
 	// Manager accessors). Unique.
 	Name string
 	// Kind is what the plugin must provide; GetInfo must agree.
