@@ -46,7 +46,10 @@ check-proto: proto
 	@git diff --exit-code -- proto || { echo "proto: generated code is stale; run make proto and commit" >&2; exit 1; }
 	@test -z "$$(git status --porcelain -- proto)" || { git status --porcelain -- proto; echo "proto: untracked generated files; run make proto and commit" >&2; exit 1; }
 
+# go.mod and go.sum must be what `go mod tidy` writes, here and in tools/.
 lint: tools
+	$(GO) mod tidy -diff
+	cd tools && $(GO) mod tidy -diff
 	$(GO) vet ./...
 	$(TOOLS)/staticcheck ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting" >&2; exit 1; }
@@ -81,7 +84,7 @@ containerd-down:
 	bash hack/containerd-down.sh $(CTRD_DIR)
 
 # Pod start/delete through the host against the CRI floor, on one private
-# containerd (issue 4). Root; about 2 minutes.
+# containerd (see BENCHMARKS.md). Root; about 2 minutes.
 bench-podstart: deps
 	$(GO) run ./bench/podstart -n 20
 

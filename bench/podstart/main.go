@@ -1,6 +1,6 @@
 // Command podstart measures how fast the host starts and deletes pods
 // against the floor of the bare CRI calls, on one private containerd in one
-// run (issue 4). It must run as root inside this module:
+// run. It must run as root inside this module:
 //
 //	go run ./bench/podstart [-n 20] [-host bin/podhost -plugins bin/plugins]
 //
@@ -21,8 +21,9 @@
 // stopped and → sandbox removed run from just before the Delete call to the
 // first CRI poll (every -poll) that lists the pod's containers all exited
 // (or gone), and no sandbox of the pod's UID. It prints a markdown table:
-// p50/p75/p90/p99 of each measure, the floor's next to it, and whether the
-// goals of issue 4 are met. Host, plugin and containerd are stopped, and
+// p50/p75/p90/p99 of each measure, the floor's next to it, and whether each
+// p50 meets its goal (the rows of report.go; BENCHMARKS.md keeps
+// the results). Host, plugin and containerd are stopped, and
 // the temporary directory removed, whatever happens.
 package main
 
