@@ -1,5 +1,5 @@
-// Package state owns the host's local database: the facts about pods and
-// plugins that the container runtime cannot tell after the host restarts.
+// Package state owns the host's local database: the facts about pods that
+// the container runtime cannot tell after the host restarts.
 //
 // It keeps, in one bbolt file under the host's root directory
 // (<rootDir>/state.db):
@@ -9,7 +9,8 @@
 //   - pod history, keyed by UID: whether the pod finished (so that a terminal
 //     pod stays terminal after a restart, even once its containers are gone)
 //     and the last restart count of each container;
-//   - plugin records: the last version and checksum seen for each plugin.
+//   - the pods applied through the local API (apipods), and the record of a
+//     graceful node shutdown (which pods it stopped, to start them again).
 //
 // Store implements lifecycle.StatusSink, so the status manager writes to it
 // like to any other sink; a pod must be registered with Track before the
@@ -23,5 +24,5 @@
 // that cannot be written and a database written by a newer schema are
 // errors: they need an operator, and moving the file would destroy data.
 //
-// Only the host (cmd/host and host/) imports this package.
+// Only host/node, the running agent, imports it.
 package state

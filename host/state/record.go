@@ -112,27 +112,3 @@ func decodeHistory(b []byte) (History, error) {
 	}
 	return h, nil
 }
-
-// PluginRecord is what the store remembers about one plugin between runs.
-type PluginRecord struct {
-	Name string `json:"name"`
-	// Version is the plugin's own version, from its GetInfo.
-	Version string `json:"version"`
-	// SHA256 is the checksum of the binary last launched, if known.
-	SHA256 string `json:"sha256,omitempty"`
-	// Path is the binary last launched.
-	Path string `json:"path,omitempty"`
-	// Started is when that binary last passed its start checks.
-	Started time.Time `json:"started"`
-}
-
-func decodePlugin(b []byte) (PluginRecord, error) {
-	var p PluginRecord
-	if err := json.Unmarshal(b, &p); err != nil {
-		return PluginRecord{}, fmt.Errorf("%w: plugin: %w", ErrCorruptRecord, err)
-	}
-	if p.Name == "" {
-		return PluginRecord{}, fmt.Errorf("%w: plugin: empty name", ErrCorruptRecord)
-	}
-	return p, nil
-}

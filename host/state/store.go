@@ -36,11 +36,12 @@ var (
 // is treated as unusable.
 var errBadMeta = errors.New("unreadable meta bucket")
 
+// The buckets. Files written by older builds may also hold a "plugins"
+// bucket (plugin records nothing read); it is left alone.
 var (
 	bucketMeta    = []byte("meta")
 	bucketPods    = []byte("pods")
 	bucketHistory = []byte("history")
-	bucketPlugins = []byte("plugins")
 	bucketAPIPods = []byte("apipods")
 	keySchema     = []byte("schema")
 )
@@ -217,7 +218,7 @@ func (s *Store) initSchema() error {
 					s.db.Path(), n, SchemaVersion, ErrSchemaTooNew)
 			}
 		}
-		for _, b := range [][]byte{bucketPods, bucketHistory, bucketPlugins, bucketAPIPods} {
+		for _, b := range [][]byte{bucketPods, bucketHistory, bucketAPIPods} {
 			_, err := tx.CreateBucketIfNotExists(b)
 			if errors.Is(err, berrors.ErrIncompatibleValue) {
 				return fmt.Errorf("%w: %s is not a bucket", errBadMeta, b)

@@ -116,7 +116,6 @@ func TestSinkErrors(t *testing.T) {
 		{"put other uid", func() error { return s.Put(ctx, "ns", "a", "uid-x", running(0)) }, lifecycle.ErrUIDMismatch},
 		{"delete other uid", func() error { return s.Delete(ctx, "ns", "a", "uid-x") }, lifecycle.ErrUIDMismatch},
 		{"delete missing", func() error { return s.Delete(ctx, "ns", "b", "uid-b") }, lifecycle.ErrNotFound},
-		{"plugin missing", func() error { _, err := s.Plugin(ctx, "csi"); return err }, lifecycle.ErrNotFound},
 		{"track empty uid", func() error { _, err := s.Track(ctx, "ns", "c", ""); return err }, nil},
 	}
 	for _, tt := range tests {
@@ -231,29 +230,6 @@ func TestForgetHistory(t *testing.T) {
 	finished, err := s.Finished(ctx)
 	if err != nil || len(finished) != 1 || finished["live"] != v1.PodSucceeded {
 		t.Fatalf("finished after forget: %v, %v", finished, err)
-	}
-}
-
-func TestPluginRecords(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), FileName)
-	s, err := openAt(t, path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []PluginRecord{{Name: "csi", Version: "0.1.0"}, {Name: "containerd", Version: "1.0.0", SHA256: "ab"}, {Name: "csi", Version: "0.2.0"}} {
-		if err := s.PutPlugin(ctx, p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.PutPlugin(ctx, PluginRecord{}); err == nil {
-		t.Fatal("empty name accepted")
-	}
-	_ = s.Close()
-	s = mustOpen(t, path)
-	got, err := s.Plugins(ctx)
-	if err != nil || len(got) != 2 || got[0].Name != "containerd" || got[1].Version != "0.2.0" || got[1].Started.IsZero() {
-		t.Fatalf("plugins: %+v, %v", got, err)
 	}
 }
 
