@@ -7,12 +7,13 @@
 // subscribers what happened so the lifecycle can resync.
 //
 // Manager is the entry point: NewManager, Start with the PluginSpecs the
-// config layer produced, List for `podhost plugins list`, Identity/Runtime/Volume
-// for typed gRPC clients that always reach the current instance of a plugin,
-// Subscribe for lifecycle events and Stop for shutdown.
+// config layer produced, List for `podhost plugins list`, Identity and Runtime
+// for typed gRPC clients that always reach the current instance of a plugin
+// (Client for any other service), Subscribe for lifecycle events and Stop for
+// shutdown.
 //
-// The host's command (cmd/host) and the adapters that turn plugin clients into
-// the lifecycle's interfaces import this package; package lifecycle never
-// does. Containers are not the supervisor's concern: stopping a plugin never
+// Only the host imports it: cmd/host, host/node (the running agent) and
+// host/runtimemanager (which turns a runtime plugin's client into the
+// lifecycle's Runtime); package lifecycle never does. Containers are not the supervisor's concern: stopping a plugin never
 // touches the workloads it started.
 package supervisor

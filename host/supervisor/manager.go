@@ -13,7 +13,6 @@ import (
 	"github.com/podhost/podhost/pluginapi"
 	pluginv1 "github.com/podhost/podhost/proto/plugin/v1"
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
-	volumev1 "github.com/podhost/podhost/proto/volume/v1"
 )
 
 // Manager supervises every configured plugin. Create it with NewManager,
@@ -199,16 +198,6 @@ func (m *Manager) Runtime(name string) (runtimev1.RuntimeClient, error) {
 		return nil, err
 	}
 	return runtimev1.NewRuntimeClient(cc), nil
-}
-
-// Volume returns the Volume client of the named volume plugin; see
-// Identity for how calls behave.
-func (m *Manager) Volume(name string) (volumev1.VolumeClient, error) {
-	cc, err := m.kindClient(name, pluginapi.KindVolume)
-	if err != nil {
-		return nil, err
-	}
-	return volumev1.NewVolumeClient(cc), nil
 }
 
 func (m *Manager) kindClient(name string, kind pluginapi.Kind) (grpc.ClientConnInterface, error) {

@@ -74,9 +74,6 @@ func TestStartHandshakeAndChecks(t *testing.T) {
 			if err != nil || len(cfg.GetErrors()) != 1 || cfg.GetErrors()[0].GetField() != "storage.root" {
 				t.Errorf("Configure(bad) = %v, %v; want one error on storage.root", cfg, err)
 			}
-			if _, err := h.Volume("vol"); err != nil {
-				t.Errorf("Volume: %v", err)
-			}
 			if _, err := h.Runtime("vol"); !errors.Is(err, ErrUnknownPlugin) {
 				t.Errorf("Runtime(volume plugin) = %v, want ErrUnknownPlugin", err)
 			}
