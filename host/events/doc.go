@@ -11,7 +11,8 @@
 //
 // Readers use List (a snapshot, optionally filtered by object and time) or
 // Watch (a stream). A watcher has a fixed buffer: a watcher that does not
-// keep up loses events rather than slow the recorder down; Ring.Dropped
+// keep up loses events rather than slow the recorder down; the counter
+// podhost_events_watch_dropped_total (registered through Options.Registry)
 // counts what was lost, and a client that needs the full picture re-reads
 // List.
 //

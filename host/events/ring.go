@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/podhost/podhost/lifecycle"
@@ -26,7 +27,14 @@ type Options struct {
 	WatchBuffer int
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Registry, when set, receives the ring's metric,
+	// podhost_events_watch_dropped_total.
+	Registry prometheus.Registerer
 }
+
+// DroppedMetric is the name of the counter of events lost by watchers
+// that did not keep up.
+const DroppedMetric = "podhost_events_watch_dropped_total"
 
 // Ring is a bounded, de-duplicating event log. It is safe for concurrent
 // use; recording never blocks on readers.
@@ -40,7 +48,7 @@ type Ring struct {
 	seq     uint64
 	last    map[Object]uint64 // newest entry's Seq per object
 	watches map[*watcher]struct{}
-	dropped uint64
+	dropped prometheus.Counter
 }
 
 type watcher struct{ ch chan Event }
@@ -58,8 +66,16 @@ func New(o Options) *Ring {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Ring{now: o.Now, wbuf: o.WatchBuffer, buf: make([]Event, o.Capacity),
-		last: map[Object]uint64{}, watches: map[*watcher]struct{}{}}
+	r := &Ring{now: o.Now, wbuf: o.WatchBuffer, buf: make([]Event, o.Capacity),
+		last: map[Object]uint64{}, watches: map[*watcher]struct{}{},
+		dropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: DroppedMetric,
+			Help: "Events not delivered to a watcher (podhost events -w, the local API's event watch) because its buffer was full.",
+		})}
+	if o.Registry != nil {
+		o.Registry.MustRegister(r.dropped)
+	}
+	return r
 }
 
 // Event records an event about a pod; it implements lifecycle.Recorder. A
@@ -91,7 +107,7 @@ func (r *Ring) Record(obj Object, eventType, reason, message string) Event {
 		select {
 		case w.ch <- out:
 		default:
-			r.dropped++
+			r.dropped.Inc()
 		}
 	}
 	return out
@@ -162,14 +178,6 @@ func (r *Ring) Len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.n
-}
-
-// Dropped is how many deliveries to watchers were lost because a watcher's
-// buffer was full.
-func (r *Ring) Dropped() uint64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.dropped
 }
 
 // Watch streams every event recorded from now on, including repeats folded

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8stypes "k8s.io/apimachinery/pkg/types"
@@ -174,15 +175,16 @@ func TestWatch(t *testing.T) {
 }
 
 func TestSlowWatcherLosesEventsAndNeverBlocks(t *testing.T) {
-	r := New(Options{WatchBuffer: 4, Now: tick()})
+	reg := prometheus.NewPedanticRegistry()
+	r := New(Options{WatchBuffer: 4, Now: tick(), Registry: reg})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ch := r.Watch(ctx) // never read until the end
 	for i := range 10 {
 		r.Event(pod(fmt.Sprint("p", i)), Normal, ReasonStarted, "m")
 	}
-	if r.Dropped() != 6 {
-		t.Fatalf("dropped %d, want 6", r.Dropped())
+	if got := counterValue(t, reg, DroppedMetric); got != 6 {
+		t.Fatalf("%s = %v, want 6", DroppedMetric, got)
 	}
 	for i := range 4 {
 		if e := <-ch; e.Object.Name != fmt.Sprint("p", i) {
@@ -233,4 +235,21 @@ func TestConcurrentRecordersAndReaders(t *testing.T) {
 	if plugin == 0 {
 		t.Fatal("no plugin events kept")
 	}
+}
+
+// counterValue gathers reg and returns the value of the named counter; it
+// fails the test when reg has no such counter.
+func counterValue(t *testing.T, reg prometheus.Gatherer, name string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatalf("gathering metrics: %v", err)
+	}
+	for _, f := range families {
+		if f.GetName() == name && len(f.GetMetric()) == 1 && f.GetMetric()[0].GetCounter() != nil {
+			return f.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no counter %s among %d metric families", name, len(families))
+	return 0
 }

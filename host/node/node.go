@@ -109,7 +109,7 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 		log:     log,
 		clock:   lifecycle.SystemClock{},
 		store:   store,
-		events:  events.New(events.Options{}),
+		events:  events.New(events.Options{Registry: cfg.Registry}),
 		desired: newDesiredSet(),
 		updates: make(chan []lifecycle.UpdatePodOptions),
 		relist:  make(chan struct{}, 1),
