@@ -4,7 +4,7 @@
 // plugin's main is one call:
 //
 //	func main() {
-//		sdk.Serve(sdk.Plugin{Name: "volume-example", Kind: pluginapi.KindVolume, Volume: newServer()})
+//		sdk.Serve(sdk.Plugin{Name: "volume-example", Kind: sdk.KindVolume, Volume: newServer()})
 //	}
 //
 // DecodeConfig decodes a plugin's JSON config strictly and reports every

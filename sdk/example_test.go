@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/podhost/podhost/pluginapi"
 	volumev1 "github.com/podhost/podhost/proto/volume/v1"
 	"github.com/podhost/podhost/sdk"
 )
@@ -28,8 +27,8 @@ func ExampleServe() {
 	sdk.Serve(sdk.Plugin{
 		Name:         "volume-example",
 		Version:      "1.0.0",
-		Kind:         pluginapi.KindVolume,
-		Capabilities: []string{pluginapi.CapVolumeMetrics},
+		Kind:         sdk.KindVolume,
+		Capabilities: []string{sdk.CapVolumeMetrics},
 		Volume:       &volumes{},
 		Configure: func(_ context.Context, raw json.RawMessage) []sdk.FieldError {
 			c := exampleConfig{Root: "/var/lib/example"}

@@ -40,11 +40,11 @@ type Plugin struct {
 	Name string
 	// Version of the plugin itself.
 	Version string
-	Kind    pluginapi.Kind
-	// Capabilities lists optional features (pluginapi.Cap*).
+	Kind    Kind
+	// Capabilities lists optional features (the Cap* constants).
 	Capabilities []string
 	// ContractVersions the plugin speaks; empty means the SDK's own
-	// (pluginapi.ContractVersion).
+	// (ContractVersion).
 	ContractVersions []string
 
 	Runtime runtimev1.RuntimeServer

@@ -10,7 +10,6 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/podhost/podhost/pluginapi"
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 	"github.com/podhost/podhost/sdk"
 )
@@ -21,8 +20,8 @@ func newPlugin(version string) sdk.Plugin {
 	return sdk.Plugin{
 		Name:         "runtime-memory",
 		Version:      version,
-		Kind:         pluginapi.KindRuntime,
-		Capabilities: []string{pluginapi.CapRuntimeEvents},
+		Kind:         sdk.KindRuntime,
+		Capabilities: []string{sdk.CapRuntimeEvents},
 		Runtime:      &server{m: m, version: version},
 		Configure:    m.Configure,
 	}
@@ -36,7 +35,7 @@ type server struct {
 }
 
 func (s *server) Version(context.Context, *runtimev1.VersionRequest) (*runtimev1.VersionResponse, error) {
-	return &runtimev1.VersionResponse{RuntimeName: "memory", RuntimeVersion: s.version, RuntimeApiVersion: pluginapi.ContractVersion}, nil
+	return &runtimev1.VersionResponse{RuntimeName: "memory", RuntimeVersion: s.version, RuntimeApiVersion: sdk.ContractVersion}, nil
 }
 
 func (s *server) Status(context.Context, *runtimev1.StatusRequest) (*runtimev1.StatusResponse, error) {

@@ -8,7 +8,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/podhost/podhost/pluginapi"
 	volumev1 "github.com/podhost/podhost/proto/volume/v1"
 	"github.com/podhost/podhost/sdk"
 )
@@ -18,8 +17,8 @@ func newPlugin(version string) sdk.Plugin {
 	return sdk.Plugin{
 		Name:         "volume-scratch",
 		Version:      version,
-		Kind:         pluginapi.KindVolume,
-		Capabilities: []string{pluginapi.CapVolumeMetrics},
+		Kind:         sdk.KindVolume,
+		Capabilities: []string{sdk.CapVolumeMetrics},
 		Volume:       &server{scratch: &scratch{statfs: statfs}},
 		Configure:    configure,
 	}

@@ -13,7 +13,6 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/podhost/podhost/pluginapi"
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 	"github.com/podhost/podhost/sdk"
 )
@@ -27,8 +26,8 @@ func newPlugin(version string) sdk.Plugin {
 	return sdk.Plugin{
 		Name:         pluginName,
 		Version:      version,
-		Kind:         pluginapi.KindRuntime,
-		Capabilities: []string{pluginapi.CapRuntimeEvents},
+		Kind:         sdk.KindRuntime,
+		Capabilities: []string{sdk.CapRuntimeEvents},
 		Runtime:      &server{rt: rt},
 		Configure:    rt.Configure,
 		Probe:        rt.Probe,

@@ -3,7 +3,6 @@ package main
 import (
 	"sync/atomic"
 
-	"github.com/podhost/podhost/pluginapi"
 	"github.com/podhost/podhost/plugins/internal/volumeskeleton"
 	volumev1 "github.com/podhost/podhost/proto/volume/v1"
 	"github.com/podhost/podhost/sdk"
@@ -15,7 +14,7 @@ func newPlugin(version string) sdk.Plugin {
 	return sdk.Plugin{
 		Name:      "volume-fc",
 		Version:   version,
-		Kind:      pluginapi.KindVolume,
+		Kind:      sdk.KindVolume,
 		Volume:    s,
 		Configure: volumeskeleton.Configure(&s.cfg, parseConfig),
 	}

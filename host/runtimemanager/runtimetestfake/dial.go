@@ -9,9 +9,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/test/bufconn"
 
-	"github.com/podhost/podhost/pluginapi"
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
-	"github.com/podhost/podhost/sdk"
 )
 
 // Dial serves srv over real gRPC on an in-memory listener and returns a
@@ -31,9 +29,4 @@ func Dial(t testing.TB, srv runtimev1.RuntimeServer) runtimev1.RuntimeClient {
 	}
 	t.Cleanup(func() { _ = conn.Close() })
 	return runtimev1.NewRuntimeClient(conn)
-}
-
-// Plugin describes f as a plugin, for the conformance kit.
-func (f *Fake) Plugin() sdk.Plugin {
-	return sdk.Plugin{Name: "runtime-fake", Version: "test", Kind: pluginapi.KindRuntime, Runtime: f}
 }

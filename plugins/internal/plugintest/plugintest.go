@@ -7,13 +7,12 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/podhost/podhost/pluginapi"
 	"github.com/podhost/podhost/sdk"
 )
 
 // CheckServable checks that newPlugin describes a plugin named name of kind
 // kind, with the version it is given, which the SDK can serve.
-func CheckServable(t *testing.T, newPlugin func(version string) sdk.Plugin, name string, kind pluginapi.Kind) {
+func CheckServable(t *testing.T, newPlugin func(version string) sdk.Plugin, name string, kind sdk.Kind) {
 	t.Helper()
 	p := newPlugin("1.2.3")
 	if p.Name != name || p.Kind != kind || p.Version != "1.2.3" {

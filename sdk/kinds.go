@@ -1,0 +1,30 @@
+package sdk
+
+import "github.com/podhost/podhost/pluginapi"
+
+// Kind is what a plugin provides: KindRuntime or KindVolume. It is the
+// contract's pluginapi.Kind, re-exported so that a plugin imports only sdk.
+type Kind = pluginapi.Kind
+
+// The plugin kinds.
+const (
+	KindRuntime = pluginapi.KindRuntime
+	KindVolume  = pluginapi.KindVolume
+)
+
+// The capability names a plugin lists in Plugin.Capabilities; the host
+// uses a feature only when the plugin lists it.
+const (
+	// CapRuntimeEvents: the runtime serves the Events stream.
+	CapRuntimeEvents = pluginapi.CapRuntimeEvents
+	// CapVolumeMetrics: the volume plugin serves GetMetrics.
+	CapVolumeMetrics = pluginapi.CapVolumeMetrics
+	// CapVolumeBlock: the volume plugin maps raw block volumes.
+	CapVolumeBlock = pluginapi.CapVolumeBlock
+	// CapVolumeReconstruct: the volume plugin serves Reconstruct.
+	CapVolumeReconstruct = pluginapi.CapVolumeReconstruct
+)
+
+// ContractVersion is the version of the proto/<kind>/v1 services this SDK
+// speaks, which GetInfo lists when Plugin.ContractVersions is empty.
+const ContractVersion = pluginapi.ContractVersion
