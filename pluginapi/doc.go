@@ -3,7 +3,10 @@
 // the host can negotiate, the plugin kinds, the capability names and the
 // go-plugin GRPCPlugin wrapper that carries the generated gRPC services.
 //
-// The host (host/supervisor) and the plugin SDK (package sdk) import it; plugin
-// authors normally use the SDK instead. It holds no logic beyond the
-// declarations, so a change here is a change of the wire contract.
+// The host (host/supervisor, host/config and host/node for the kinds, and
+// cmd/host) and the plugin SDK (package sdk and its conformance kits)
+// import it. Plugins and examples do not: sdk re-exports the kinds, the
+// capability names and the contract version, so a plugin imports only sdk
+// and its proto package. It holds no logic beyond the declarations, so a
+// change here is a change of the wire contract.
 package pluginapi

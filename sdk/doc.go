@@ -7,12 +7,19 @@
 //		sdk.Serve(sdk.Plugin{Name: "volume-example", Kind: sdk.KindVolume, Volume: newServer()})
 //	}
 //
-// DecodeConfig decodes a plugin's JSON config strictly and reports every
-// problem with its field path ("drivers[1].endpoint: unknown field");
-// FieldErrors, Duration and UnixSocketPath help with the plugin's own checks.
+// Kind, the Kind* and Cap* constants and ContractVersion are the contract's
+// (package pluginapi), re-exported so that a plugin imports sdk, its
+// proto/<kind>/v1 package and nothing else of podhost. DecodeConfig decodes
+// a plugin's JSON config strictly and reports every problem with its field
+// path ("drivers[1].endpoint: unknown field"); FieldErrors, Duration and
+// UnixSocketPath help with the plugin's own checks.
 //
 // The conformance kits sdk/runtimetest and sdk/volumetest check an
 // implementation against the contract from `go test`. docs/plugin-authors.md
 // is the guide; examples/volume-scratch and examples/runtime-memory are
 // complete plugins that pass the kits.
+//
+// Plugins, examples and the kits import it, and tests of the host that
+// need a real plugin in the test binary; the host's own code never does.
+// It imports pluginapi and the generated protos only.
 package sdk

@@ -1,12 +1,13 @@
-// Command host is the podhost node agent and its operator CLI:
+// Command host is built as podhost, the node agent and its operator CLI
+// (the source stays in cmd/host, the host process; a binary named host
+// would shadow /usr/bin/host). `podhost run --config FILE` runs the agent
+// until SIGTERM or SIGINT; `podhost validate` checks a config; the other
+// verbs (`podhost --help` lists them) talk to a running host over its
+// local API.
 //
-//	podhost run --config FILE        run the host until SIGTERM or SIGINT
-//	podhost validate --config FILE   check a config; every error with its field path
-//	podhost plugins list             the running host's plugins
-//	podhost version                  the build's version
-//
-// It only wires packages together: config (host/config), the plugin
-// supervisor (host), the local API (host/localapi).
+// It only wires packages together: the config (host/config), the plugin
+// supervisor (host/supervisor), the running agent (host/node), the local
+// API and its client (host/localapi) and systemd readiness (host/sdnotify).
 package main
 
 import (

@@ -25,7 +25,8 @@
 // The `config` of a plugin entry is free-form YAML, handed to the plugin as
 // JSON ([Plugin.Config]).
 //
-// Package host's supervisor does not import this package: cmd/host maps
-// [HostConfig.PluginSpecs] onto the supervisor's own types. This package
-// imports nothing of the host but host/pluginapi.
+// Only cmd/host imports this package; the supervisor (host/supervisor) does
+// not: cmd/host maps [HostConfig.PluginSpecs] onto the supervisor's own
+// types. This package imports nothing of the host, only pluginapi (for the
+// plugin kinds).
 package config

@@ -17,6 +17,8 @@
 // List.
 //
 // Events live only in memory: they are lost when the host restarts, like
-// the kubelet's before they reach the API server. The host and its local
-// API import this package; the lifecycle core sees only lifecycle.Recorder.
+// the kubelet's before they reach the API server. Only host/node imports
+// this package; it hands the ring to the local API through an Events view
+// (host/localapi does not import it), and the lifecycle core sees only
+// lifecycle.Recorder.
 package events

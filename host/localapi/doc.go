@@ -1,4 +1,4 @@
-// Package localapi owns the host's local HTTP API and the client the `host`
+// Package localapi owns the host's local HTTP API and the client the `podhost`
 // CLI uses. It serves on a unix socket under the root directory (mode 0600,
 // so only root and the socket's owner reach it) and, optionally, on a TCP
 // address where every request must carry the bearer token read from a file
@@ -22,5 +22,7 @@
 //	GET    /healthz                         200 while the host process serves
 //	GET    /readyz                          200 when the host is ready, else 503
 //
-// Subpackage localapitest holds fakes of the views for tests.
+// host/node serves the API; cmd/host, bench/podstart and test/e2e use the
+// client; those are its importers. Subpackage localapitest holds fakes of
+// the views for tests.
 package localapi

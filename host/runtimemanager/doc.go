@@ -22,7 +22,9 @@
 // under <root>/pods/<namespace>_<name>_<uid>/<container>/<restartCount>.log;
 // package crilog reads them.
 //
-// Who may import it: cmd/host and host/. It imports lifecycle (for the
-// contract it implements), host (for ErrPluginExited) and the generated
-// runtime protos; lifecycle never imports it.
+// host/node, the running agent, imports it; so do bench/podstart and the
+// e2e tests, for the labels they look runtime objects up by. It imports
+// lifecycle (for the contract it implements), host/supervisor (for
+// ErrPluginExited) and the generated runtime protos; lifecycle never
+// imports it.
 package runtimemanager

@@ -14,6 +14,7 @@
 //
 // Only the host imports it: cmd/host, host/node (the running agent) and
 // host/runtimemanager (which turns a runtime plugin's client into the
-// lifecycle's Runtime); package lifecycle never does. Containers are not the supervisor's concern: stopping a plugin never
-// touches the workloads it started.
+// lifecycle's Runtime); package lifecycle never does. Containers are not
+// the supervisor's concern: stopping a plugin never touches the workloads
+// it started.
 package supervisor

@@ -9,7 +9,8 @@
 // by normalized name, and a name without a host would become
 // docker.io/library/… Nothing named podhost.local is ever pulled.
 //
-// Test setup (test/crisetup) and hack/mkimage import this package.
+// Test setup (test/crisetup), hack/mkimage, the benchmarks under bench/ and
+// the tests of runtime-containerd and test/e2e import this package.
 package localimages
 
 import (

@@ -5,6 +5,6 @@
 // registry. Output is deterministic: the same Image gives the same bytes and
 // so the same digests.
 //
-// It imports only the standard library; hack/mkimage, images/localimages and
-// the test setup import it.
+// It imports only the standard library; hack/mkimage and images/localimages
+// import it.
 package ociarchive

@@ -24,4 +24,8 @@
 // editor temporaries and subdirectories are ignored. A missing directory is
 // not fatal: the source reports an empty snapshot carrying an error (so
 // housekeeping is not blocked) and picks the directory up when it appears.
+//
+// host/node runs the Source, and sources/apisource decodes applied pods
+// with the same strict decoder; both import this package. It imports
+// sources and sources/podvalidate, never lifecycle/ or host/.
 package manifest

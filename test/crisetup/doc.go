@@ -7,7 +7,8 @@
 // removes every sandbox through CRI, stops containerd and makes sure no shim
 // it started is left running.
 //
-// Tests use StartForTest; hack/cri-instance uses Start, Open and Stop. It is
+// Tests use StartForTest; hack/cri-instance and bench/podstart use Start,
+// Open and Stop. It is
 // test infrastructure: production code must not import it. Everything here
 // needs root and the packages of hack/install-deps.sh.
 package crisetup

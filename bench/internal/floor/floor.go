@@ -9,6 +9,7 @@
 //
 // running Options.Parallel pods at a time in each phase. bench/crifloor runs
 // it alone; bench/podstart runs it next to the host on the same containerd.
+// They are the only packages that import it.
 package floor
 
 import (

@@ -1,5 +1,5 @@
 // Package stats holds the percentile and formatting helpers shared by the
-// benchmark programs under bench/.
+// benchmark programs under bench/; only packages under bench/ import it.
 package stats
 
 import (

@@ -5,6 +5,7 @@
 //
 // where P marks a partial line continued by the next entry and F a full
 // (final) one. Stream copies a file's text to a writer, optionally
-// following it as the runtime appends; ParseLine parses one entry. The
-// host's `podhost logs` command uses it; it imports only the standard library.
+// following it as the runtime appends; ParseLine parses one entry.
+// host/node imports it to serve the local API's logs endpoint (what
+// `podhost logs` shows); it imports only the standard library.
 package crilog

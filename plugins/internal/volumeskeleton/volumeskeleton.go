@@ -2,7 +2,7 @@
 // (volume-csi, volume-fc and volume-iscsi) share while their Volume calls are
 // UNIMPLEMENTED. Each plugin keeps its own server, config and parser; a
 // plugin whose Configure comes to do more than store its config writes its
-// own.
+// own. Only those three plugins import it.
 package volumeskeleton
 
 import (
