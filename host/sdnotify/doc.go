@@ -8,9 +8,10 @@
 // only once it sends READY=1, which it does when its required plugins are
 // ready and its pod sources have synced.
 //
-// Watchdog support is optional: when the unit sets WatchdogSec, systemd
-// passes WATCHDOG_USEC and WatchdogInterval says how often to call
-// Watchdog.
+// Status, Watchdog and WatchdogInterval speak the rest of the protocol (a
+// STATUS= line for `systemctl status`; WATCHDOG=1 as often as the
+// WatchdogSec of the unit asks).
 //
-// Only cmd/host imports this package.
+// Only cmd/host imports this package. It sends READY=1 and STOPPING=1;
+// nothing calls Status or Watchdog yet.
 package sdnotify
