@@ -44,12 +44,12 @@ var mayImport = map[string][]string{
 	"examples":  {"sdk", "proto"},
 	"host":      {"lifecycle", "sources", "pluginapi", "proto"},
 	"host/node": {"host", "lifecycle", "sources", "pluginapi", "proto"},
-	"cmd":       {"host/node", "host", "lifecycle", "sources", "pluginapi", "proto"},
+	"cmd":       {"host/node", "host", "pluginapi", "proto"},
 
 	"test/crisetup": {"images"},
-	"bench":         {"host", "images", "test/crisetup", "proto"},
+	"bench":         {"host", "images", "test/crisetup"},
 	"hack":          {"images", "test/crisetup"},
-	"test/e2e":      {"host", "images", "test/crisetup", "proto", "pluginapi"},
+	"test/e2e":      {"host", "images", "test/crisetup"},
 }
 
 // testsMayImport adds what a part's tests (its _test.go files) may import
@@ -57,11 +57,11 @@ var mayImport = map[string][]string{
 // plugins inside the test binary with sdk.Serve, a fake passes the
 // runtime conformance kit, and a plugin's tests start a real containerd.
 var testsMayImport = map[string][]string{
-	"host":     {"sdk", "internal"},
-	"cmd":      {"sdk", "internal"},
-	"plugins":  {"images", "test/crisetup", "internal"},
-	"examples": {"internal"},
-	"sdk":      {"internal"},
+	"host":      {"sdk", "internal"},
+	"host/node": {"sdk", "internal"},
+	"cmd":       {"sdk", "internal"},
+	"plugins":   {"images", "test/crisetup", "internal"},
+	"examples":  {"internal"},
 }
 
 // partOf is the part a module-relative package path belongs to: the
