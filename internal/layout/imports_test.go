@@ -44,7 +44,7 @@ var mayImport = map[string][]string{
 	"examples":  {"sdk", "proto"},
 	"host":      {"lifecycle", "sources", "pluginapi", "proto"},
 	"host/node": {"host", "lifecycle", "sources", "pluginapi", "proto"},
-	"cmd":       {"host/node", "host", "pluginapi", "proto"},
+	"cmd":       {"host/node", "host", "lifecycle", "sources", "pluginapi", "proto"},
 
 	"test/crisetup": {"images"},
 	"bench":         {"host", "images", "test/crisetup"},
