@@ -47,7 +47,9 @@
 //     returned Work, then call Complete with its result; exit when the
 //     doorbell is closed or Begin/Complete says so.
 //  2. Cancel the context of a Work as soon as UpdatePod names it in
-//     UpdateEffects.Cancel; never start a container on a cancelled context.
+//     UpdateEffects.Cancel or SyncKnownPods in its cancel list; never start
+//     a container on a cancelled context. Termination, by any path,
+//     cancels the in-flight SyncPod.
 //  3. Hand the syncer a runtime status newer than Work.StatusNewerThan.
 //  4. Call SyncKnownPods only from housekeeping, and run housekeeping only
 //     once every config source has reported.

@@ -169,36 +169,54 @@ func TestStatusFreshness(t *testing.T) {
 
 func TestKillWhileStartingDriver(t *testing.T) {
 	// A16 on the real driver: SyncPod blocked in a cancellable wait is
-	// cancelled by the kill and no container is started afterwards.
-	synctest.Test(t, func(t *testing.T) {
-		rt := lifecycletest.NewFakeRuntime()
-		syncer := &lifecycletest.FakeSyncer{
-			SyncPodFunc: func(ctx context.Context, pod *v1.Pod, s *lifecycle.PodStatus) (bool, error) {
-				select { // waiting for volumes
-				case <-ctx.Done():
-				case <-time.After(time.Hour):
-				}
-				return false, rt.SyncPod(ctx, pod, s)
-			},
-			SyncTerminatingFunc: func(ctx context.Context, pod *v1.Pod, _ *int64) error { return rt.KillPod(ctx, pod, nil, 1) },
-		}
-		e := startDriver(t, syncer, true)
-		pod := podWithGrace("1", "p", 30)
-		pod.Spec.Containers = []v1.Container{{Name: "c"}}
-		e.workers.UpdatePod(lifecycle.UpdatePodOptions{UpdateType: lifecycle.UpdateCreate, Pod: pod})
-		synctest.Wait()
+	// cancelled by whatever requests termination and no container is
+	// started afterwards.
+	kill := func(e *driverEnv, pod *v1.Pod) {
 		e.workers.UpdatePod(lifecycle.UpdatePodOptions{UpdateType: lifecycle.UpdateKill, Pod: pod})
-		advance(3 * time.Second)
-		synctest.Wait()
-		for _, c := range rt.Calls() {
-			if strings.HasPrefix(c, "start") {
-				t.Errorf("container started after the kill: %s", c)
-			}
-		}
-		if !e.core.IsPodKnownTerminated("1") {
-			t.Errorf("pod not terminated")
-		}
-	})
+	}
+	orphan := func(e *driverEnv, _ *v1.Pod) { e.workers.SyncKnownPods(nil) }
+	for _, tc := range []struct {
+		name      string
+		terminate []func(*driverEnv, *v1.Pod)
+	}{
+		{"kill", []func(*driverEnv, *v1.Pod){kill}},
+		{"housekeeping finds it orphaned", []func(*driverEnv, *v1.Pod){orphan}},
+		{"orphaned, then killed", []func(*driverEnv, *v1.Pod){orphan, kill}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rt := lifecycletest.NewFakeRuntime()
+				syncer := &lifecycletest.FakeSyncer{
+					SyncPodFunc: func(ctx context.Context, pod *v1.Pod, s *lifecycle.PodStatus) (bool, error) {
+						select { // waiting for volumes
+						case <-ctx.Done():
+						case <-time.After(time.Hour):
+						}
+						return false, rt.SyncPod(ctx, pod, s)
+					},
+					SyncTerminatingFunc: func(ctx context.Context, pod *v1.Pod, _ *int64) error { return rt.KillPod(ctx, pod, nil, 1) },
+				}
+				e := startDriver(t, syncer, true)
+				pod := podWithGrace("1", "p", 30)
+				pod.Spec.Containers = []v1.Container{{Name: "c"}}
+				e.workers.UpdatePod(lifecycle.UpdatePodOptions{UpdateType: lifecycle.UpdateCreate, Pod: pod})
+				synctest.Wait()
+				for _, f := range tc.terminate {
+					f(e, pod)
+				}
+				advance(3 * time.Second)
+				synctest.Wait()
+				for _, c := range rt.Calls() {
+					if strings.HasPrefix(c, "start") {
+						t.Errorf("container started after termination was requested: %s", c)
+					}
+				}
+				if !e.core.IsPodKnownTerminated("1") {
+					t.Errorf("pod not terminated: the in-flight SyncPod was not cancelled")
+				}
+			})
+		})
+	}
 }
 
 // staticConfig is a ConfigSource with a switch for source readiness.

@@ -278,7 +278,7 @@ func TestRemoveTerminatedWorker(t *testing.T) {
 			if !tt.orphan {
 				desired = []*v1.Pod{pod}
 			}
-			res := p.SyncKnownPods(desired)
+			res, _ := p.SyncKnownPods(desired)
 			_, kept := p.statuses["1"]
 			if _, reported := res["1"]; reported != kept {
 				t.Errorf("reported %t but kept %t", reported, kept)

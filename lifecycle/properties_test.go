@@ -2,6 +2,8 @@ package lifecycle_test
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -45,18 +47,26 @@ func TestWorkerInvariants(t *testing.T) {
 		lastGrace := map[string]int64{}
 		synced := false
 		held := map[string]bool{}
+		starts := watchStarts(h)
 		run := func(line string) {
 			h.Run(lifecycletest.ParseCmd(line))
 		}
-		steps := rapid.IntRange(1, 40).Draw(rt, "steps")
+		steps := rapid.IntRange(1, 100).Draw(rt, "steps")
 		for range steps {
 			uid := rapid.SampledFrom(uids).Draw(rt, "uid")
-			action := rapid.SampledFrom([]string{"create", "update", "kill", "delete", "force-delete",
-				"runtime-report", "runtime-error", "housekeeping", "tick", "drain", "begin", "finish"}).Draw(rt, "action")
+			// rapid draws small indexes more often: the actions that
+			// interleave (held work, housekeeping, config changes) come
+			// first.
+			action := rapid.SampledFrom([]string{"begin", "housekeeping", "finish", "update", "create", "config-add",
+				"force-delete", "kill", "delete", "drain", "tick", "runtime-report", "runtime-error"}).Draw(rt, "action")
 			switch action {
 			case "create":
 				run("config add " + podOpts(uid))
 				run("update create " + podOpts(uid))
+			case "config-add":
+				// The desired set changes without an update: housekeeping
+				// is the only one to notice.
+				run("config add " + podOpts(uid))
 			case "update":
 				run("update update " + podOpts(uid))
 			case "kill":
@@ -74,10 +84,10 @@ func TestWorkerInvariants(t *testing.T) {
 				op := rapid.SampledFrom([]string{"sync", "terminating", "runtime", "terminated"}).Draw(rt, "op")
 				run(fmt.Sprintf("fail %s uid=%s times=1", op, uid))
 			case "housekeeping":
-				if len(held) == 0 {
-					run("housekeeping")
-					synced = true
-				}
+				// Housekeeping runs whether or not a sync is held: in the
+				// node it does not wait for the workers.
+				run("housekeeping")
+				synced = true
 			case "tick":
 				run("tick seconds=1")
 			case "drain":
@@ -91,13 +101,18 @@ func TestWorkerInvariants(t *testing.T) {
 					}
 				}
 			case "finish":
-				if held[uid] {
-					run("finish uid=" + uid)
-					delete(held, uid)
+				// Finish one of the held syncs, whichever UID was drawn.
+				if len(held) > 0 {
+					u := rapid.SampledFrom(slices.Sorted(maps.Keys(held))).Draw(rt, "held")
+					run("finish uid=" + u)
+					delete(held, u)
 				}
 			}
 			if len(h.Violations) > 0 {
 				rt.Fatalf("invariant 4: %v", h.Violations)
+			}
+			if v := starts.check(); len(v) > 0 {
+				rt.Fatalf("invariant 4: %v", v)
 			}
 			for _, u := range uids {
 				st, ok := h.Workers.Inspect(types.UID(u))
@@ -137,6 +152,9 @@ func TestWorkerInvariants(t *testing.T) {
 		for u := range held {
 			run("finish uid=" + u)
 		}
+		if v := starts.check(); len(v) > 0 {
+			rt.Fatalf("invariant 4: %v", v)
+		}
 		// Invariants 2 and 8: with errors cleared, repeated housekeeping
 		// and draining finish every pod that is not desired.
 		for _, op := range []string{"sync", "terminating", "runtime", "terminated"} {
@@ -156,6 +174,9 @@ func TestWorkerInvariants(t *testing.T) {
 			if st, ok := h.Workers.Inspect(types.UID(u)); ok && !st.Finished {
 				rt.Fatalf("invariant 8: orphan %s never finished: %+v", u, st)
 			}
+		}
+		if v := starts.check(); len(v) > 0 {
+			rt.Fatalf("invariant 4: %v", v)
 		}
 		pods, _ := h.Runtime.ListPods(t.Context())
 		for _, p := range pods {
@@ -225,6 +246,53 @@ func TestStatusInvariants(t *testing.T) {
 			}
 		}
 	})
+}
+
+// startWatch judges invariant 4 from the runtime's side: it sees every
+// container start the fake runtime performs and fails a start of a UID
+// whose termination the pod worker had acknowledged, either at the moment
+// of the start or at the end of any earlier step of the same incarnation.
+// It does not look at StartedTerminating, which the worker sets only when
+// the terminating work begins, after an in-flight sync may have started
+// containers.
+type startWatch struct {
+	h *lifecycletest.Harness
+	// requested holds, per UID, the incarnation (SyncedAt) in which
+	// termination was seen requested at the end of a step.
+	requested  map[types.UID]int64
+	violations []string
+}
+
+func watchStarts(h *lifecycletest.Harness) *startWatch {
+	s := &startWatch{h: h, requested: map[types.UID]int64{}}
+	prev := h.Runtime.BeforeStart
+	h.Runtime.BeforeStart = func(uid types.UID, c string) error {
+		st, known := h.Workers.Inspect(uid)
+		switch {
+		case !known:
+			s.violations = append(s.violations, fmt.Sprintf("container %s of %s started for a UID the worker does not know", c, uid))
+		case h.Workers.IsPodTerminationRequested(uid):
+			s.violations = append(s.violations, fmt.Sprintf("container %s of %s started after termination was requested", c, uid))
+		case s.requested[uid] == st.SyncedAt.UnixNano():
+			s.violations = append(s.violations, fmt.Sprintf("container %s of %s started after termination was requested in an earlier step", c, uid))
+		}
+		if prev != nil {
+			return prev(uid, c)
+		}
+		return nil
+	}
+	return s
+}
+
+// check records the UIDs whose termination is requested now and returns
+// the violations seen so far.
+func (s *startWatch) check() []string {
+	for _, uid := range s.h.Workers.UIDs() {
+		if st, ok := s.h.Workers.Inspect(uid); ok && s.h.Workers.IsPodTerminationRequested(uid) {
+			s.requested[uid] = st.SyncedAt.UnixNano()
+		}
+	}
+	return s.violations
 }
 
 func isTerminal(p v1.PodPhase) bool { return p == v1.PodSucceeded || p == v1.PodFailed }
