@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"pgregory.net/rapid"
 
@@ -296,3 +297,87 @@ func (s *startWatch) check() []string {
 }
 
 func isTerminal(p v1.PodPhase) bool { return p == v1.PodSucceeded || p == v1.PodFailed }
+
+// TestGeneratedStatusInvariants checks status generation over random
+// runtime views, previous statuses, start failures, restart policies,
+// deletions and terminal flags:
+//   - no container is reported exit 0 (now or as its last termination)
+//     without the runtime or an earlier status having shown exit 0;
+//   - once the pod is deleted or terminal, a container the runtime shows
+//     exited with N is reported terminated with N, and TerminatePod keeps
+//     N: 137 is only for containers whose exit was never observed.
+func TestGeneratedStatusInvariants(t *testing.T) {
+	names := []string{"c1", "c2"}
+	rapid.Check(t, func(rt *rapid.T) {
+		pod := apiPod("1", "p")
+		pod.Spec.RestartPolicy = rapid.SampledFrom([]v1.RestartPolicy{v1.RestartPolicyAlways, v1.RestartPolicyNever, v1.RestartPolicyOnFailure}).Draw(rt, "policy")
+		deleted := rapid.Bool().Draw(rt, "deleted")
+		if deleted {
+			ts := metav1.Now()
+			pod.DeletionTimestamp = &ts
+		}
+		terminal := rapid.Bool().Draw(rt, "terminal")
+		rs := &lifecycle.PodStatus{ID: "1"}
+		reasons := lifecycle.NewReasonCache()
+		var cached v1.PodStatus
+		evidence := map[string]bool{}
+		for _, name := range names {
+			switch rapid.IntRange(0, 4).Draw(rt, "runtime "+name) {
+			case 0: // never seen
+			case 1:
+				rs.ContainerStatuses = append(rs.ContainerStatuses, lifecycle.ContainerStatus{Name: name, State: lifecycle.ContainerRunning})
+			case 2:
+				code := rapid.SampledFrom([]int32{0, 1, 2, 137}).Draw(rt, "exit "+name)
+				rs.ContainerStatuses = append(rs.ContainerStatuses, lifecycle.ContainerStatus{Name: name, State: lifecycle.ContainerExited, ExitCode: code})
+				evidence[name] = evidence[name] || code == 0
+			case 3:
+				rs.ContainerStatuses = append(rs.ContainerStatuses, lifecycle.ContainerStatus{Name: name, State: lifecycle.ContainerUnknown})
+			case 4:
+				rs.ContainerStatuses = append(rs.ContainerStatuses, lifecycle.ContainerStatus{Name: name, State: lifecycle.ContainerCreated})
+			}
+			switch rapid.IntRange(0, 3).Draw(rt, "previous "+name) {
+			case 0: // none
+			case 1:
+				cached.ContainerStatuses = append(cached.ContainerStatuses, running(name, name))
+			case 2:
+				code := rapid.SampledFrom([]int32{0, 1}).Draw(rt, "previous exit "+name)
+				cached.ContainerStatuses = append(cached.ContainerStatuses, terminated(name, code))
+				evidence[name] = evidence[name] || code == 0
+			case 3:
+				cached.ContainerStatuses = append(cached.ContainerStatuses, waiting(name))
+			}
+			if rapid.Bool().Draw(rt, "start failure "+name) {
+				reasons.Add("1", name, lifecycle.StartFailure{Reason: rapid.SampledFrom([]string{"CrashLoopBackOff", "ErrImageNeverPull"}).Draw(rt, "reason "+name)})
+			}
+		}
+		if len(cached.ContainerStatuses) > 0 {
+			cached.Phase = v1.PodRunning
+		}
+		got := lifecycle.GeneratePodStatus(pod, rs, cached, terminal, reasons)
+		for _, c := range got.ContainerStatuses {
+			for _, term := range []*v1.ContainerStateTerminated{c.State.Terminated, c.LastTerminationState.Terminated} {
+				if term != nil && term.ExitCode == 0 && !evidence[c.Name] {
+					rt.Fatalf("container %s reported exit 0 without runtime evidence: %+v", c.Name, c)
+				}
+			}
+		}
+		if !deleted && !terminal {
+			return
+		}
+		e := newStatusEnv()
+		e.m.SetPodStatus(pod, got)
+		e.m.TerminatePod(pod)
+		final, _ := e.m.PodStatus("1")
+		for stage, st := range map[string]v1.PodStatus{"generated": got, "after TerminatePod": final} {
+			for _, c := range st.ContainerStatuses {
+				cs := rs.Container(c.Name)
+				if cs == nil || cs.State != lifecycle.ContainerExited {
+					continue
+				}
+				if term := c.State.Terminated; term == nil || term.ExitCode != cs.ExitCode {
+					rt.Fatalf("%s: container %s exited %d in the runtime but is reported %+v", stage, c.Name, cs.ExitCode, c.State)
+				}
+			}
+		}
+	})
+}
