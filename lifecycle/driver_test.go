@@ -320,21 +320,33 @@ func TestSyncLoopDeliversConfigUpdates(t *testing.T) {
 	// Config changes reach the workers through the loop, in order.
 	synctest.Test(t, func(t *testing.T) {
 		e := startDriver(t, &lifecycletest.FakeSyncer{}, true)
-		updates := make(chan []lifecycle.UpdatePodOptions)
+		updates := make(chan lifecycle.ConfigChange)
 		loop := &lifecycle.SyncLoop{Config: &staticConfig{}, Workers: e.workers, Updates: updates, Clock: lifecycle.SystemClock{},
 			Housekeeper: &lifecycle.Housekeeper{Workers: e.workers, Runtime: lifecycletest.NewFakeRuntime(), Clock: lifecycle.SystemClock{}}}
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan struct{})
 		go func() { defer close(done); loop.Run(ctx) }()
 		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "1", Name: "p", Namespace: "ns"}}
-		updates <- []lifecycle.UpdatePodOptions{
-			{UpdateType: lifecycle.UpdateCreate, Pod: p},
-			{UpdateType: lifecycle.UpdateKill, Pod: p},
+		var committed atomic.Bool
+		updates <- lifecycle.ConfigChange{
+			Updates: []lifecycle.UpdatePodOptions{
+				{UpdateType: lifecycle.UpdateCreate, Pod: p},
+				{UpdateType: lifecycle.UpdateKill, Pod: p},
+			},
+			Commit: func() {
+				if _, known := e.core.Inspect("1"); known {
+					t.Errorf("updates reached the workers before the desired set was switched")
+				}
+				committed.Store(true)
+			},
 		}
 		advance(3 * time.Second)
 		synctest.Wait()
 		if !e.core.IsPodTerminationRequested("1") {
 			t.Errorf("kill delivered through Updates did not reach the workers")
+		}
+		if !committed.Load() {
+			t.Errorf("the change was not committed when the loop took it")
 		}
 		cancel()
 		<-done
