@@ -171,7 +171,10 @@ func (h *Housekeeper) Cleanup(ctx context.Context, config, mirrors []*v1.Pod) er
 		}
 	}
 
-	h.Metrics.recordWorkingPods(countWorkingPods(workingPods))
+	for k, n := range h.Metrics.recordWorkingPods(countWorkingPods(workingPods)) {
+		log.Warn("workers fit no kubelet_working_pods series; not counted",
+			"lifecycle", k.lifecycle, "config", k.config, "static", k.static, "pods", n)
+	}
 	if d := h.Clock.Now().Sub(start); d > housekeepingTooLong {
 		log.Warn("housekeeping took too long", "duration", d)
 	}

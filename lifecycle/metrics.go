@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"maps"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -154,11 +155,13 @@ func staticLabel(static bool) string {
 type workingPodsKey struct{ lifecycle, config, static string }
 
 // recordWorkingPods sets all 15 kubelet_working_pods series from the
-// workers known after housekeeping, zeros included.
-func (m *Metrics) recordWorkingPods(counts map[workingPodsKey]int) {
+// workers known after housekeeping, zeros included. It returns the counts
+// that fit none of them, for the caller to log: they are not exported.
+func (m *Metrics) recordWorkingPods(counts map[workingPodsKey]int) (unexpected map[workingPodsKey]int) {
 	if m == nil {
-		return
+		return nil
 	}
+	unexpected = maps.Clone(counts)
 	total := 0
 	for _, lc := range []WorkType{WorkSync, WorkTerminating, WorkTerminated} {
 		for _, cfg := range []string{configDesired, configOrphan} {
@@ -166,11 +169,14 @@ func (m *Metrics) recordWorkingPods(counts map[workingPodsKey]int) {
 				k := workingPodsKey{lc.String(), cfg, st}
 				m.WorkingPods.WithLabelValues(k.lifecycle, k.config, k.static).Set(float64(counts[k]))
 				total += counts[k]
+				delete(unexpected, k)
 			}
 		}
 		k := workingPodsKey{lc.String(), configRuntimeOnly, staticUnknown}
 		m.WorkingPods.WithLabelValues(k.lifecycle, k.config, k.static).Set(float64(counts[k]))
 		total += counts[k]
+		delete(unexpected, k)
 	}
 	m.WorkingPodsTimeWeighted.Set(float64(total))
+	return unexpected
 }
