@@ -30,8 +30,10 @@
 // SYNC calls PodSyncer.SyncPod, TERMINATING calls SyncTerminatingPod (or
 // SyncTerminatingRuntimePod), TERMINATED calls SyncTerminatedPod.
 //
-// Housekeeping (Housekeeper.Cleanup) runs the steps of section 6 of the
-// specification in its order: SyncKnownPods, runtime listing, orphaned
+// The guarantees the package keeps are written in docs/lifecycle.md.
+//
+// Housekeeping (Housekeeper.Cleanup) runs the steps of docs/lifecycle.md,
+// section 6, in their order: SyncKnownPods, runtime listing, orphaned
 // statuses, orphaned pod directories (PodDirs), orphaned mirror pods
 // (MirrorPodDeleter, skipping those whose static pod is still terminating),
 // config gauges, re-creation of desired pods unknown to the worker, kills of

@@ -76,7 +76,7 @@ type Housekeeper struct {
 // mirror pods. No config change may be delivered while it runs. Callers
 // must skip passes until every config source has reported once.
 //
-// The steps follow section 6 of the specification: find orphaned mirror
+// The steps follow docs/lifecycle.md, section 6: find orphaned mirror
 // pods, SyncKnownPods, list the runtime (an error aborts the pass), drop
 // orphaned statuses, remove orphaned pod directories, delete orphaned
 // mirror pods, set the config gauges, re-create desired pods unknown to the

@@ -22,8 +22,8 @@ var podStartupBuckets = []float64{0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 
 // Metrics are the lifecycle metrics, with the kubelet's names, types and
 // labels so that existing dashboards work. A nil *Metrics records nothing.
 //
-// Of the kubelet metrics in section 5 of the specification, these are not
-// defined here because their source is not in this package or does not
+// Of the kubelet's lifecycle metrics (docs/lifecycle.md, section 8), these
+// are not defined here because their source is not in this package or does not
 // exist in podhost yet: the pod start SLI family
 // (kubelet_pod_start_sli_duration_seconds,
 // kubelet_pod_start_total_duration_seconds,

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// Default cadences of the pod worker (section 7 of the specification).
+// Default cadences of the pod worker (docs/lifecycle.md, section 7).
 const (
 	DefaultResyncInterval = time.Minute
 	DefaultBackOffPeriod  = 10 * time.Second

@@ -32,7 +32,7 @@ func rank(st lifecycle.PodWorkerState) int {
 // TestWorkerInvariants drives the harness with random interleavings of
 // create, update, kill, API delete, force delete, runtime reports, runtime
 // errors, housekeeping, clock steps and partial worker progress, and checks
-// the invariants of section 9 after every step.
+// the invariants of docs/lifecycle.md, section 9, after every step.
 func TestWorkerInvariants(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		h := lifecycletest.NewHarness()

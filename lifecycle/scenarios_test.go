@@ -14,8 +14,8 @@ import (
 	"github.com/podhost/podhost/lifecycle/lifecycletest"
 )
 
-// scenarioIDs are the 70 behaviour scenarios of docs/lifecycle.md: groups
-// A to G, numbered 1 to 70.
+// scenarioIDs are the 70 behaviour scenarios of docs/lifecycle.md, section
+// 10: groups A to G, numbered 1 to 70.
 var scenarioIDs = func() []string {
 	groups := []struct {
 		letter   string

@@ -27,7 +27,7 @@ func TestGeneratePodStatusPhase(t *testing.T) {
 		{name: "G68 Always and stopped stays Running", policy: v1.RestartPolicyAlways, rs: exited(1), wantPhase: v1.PodRunning},
 		{name: "G68 terminal pod with a failed container is Failed", policy: v1.RestartPolicyAlways, rs: exited(1), terminal: true, wantPhase: v1.PodFailed},
 		{name: "G68 cached terminal phase wins over a non-terminal one", policy: v1.RestartPolicyAlways, rs: exited(1), cached: v1.PodFailed, wantPhase: v1.PodFailed},
-		{name: "G68 API Failed is never turned into Succeeded (issue 58711)", policy: v1.RestartPolicyNever, rs: exited(0), apiPhase: v1.PodFailed, wantPhase: v1.PodFailed},
+		{name: "G68 API Failed is never turned into Succeeded (kubernetes issue 58711)", policy: v1.RestartPolicyNever, rs: exited(0), apiPhase: v1.PodFailed, wantPhase: v1.PodFailed},
 		{name: "G68 nothing started yet is Pending", policy: v1.RestartPolicyAlways, rs: &lifecycle.PodStatus{ID: "1"}, wantPhase: v1.PodPending},
 		{name: "G68 running container gives Running", policy: v1.RestartPolicyNever,
 			rs: &lifecycle.PodStatus{ID: "1", ContainerStatuses: []lifecycle.ContainerStatus{{Name: "c1", State: lifecycle.ContainerRunning}}}, wantPhase: v1.PodRunning},
@@ -139,10 +139,10 @@ func TestGeneratePodStatusReadiness(t *testing.T) {
 
 // TestGeneratePodStatusStartFailures checks when the last start failure of
 // a container (the reason cache) replaces its state: a container that has
-// not run yet shows it whatever the restart policy (issue 8, item 11); an
-// exited container shows it only while it will be restarted, which is
-// never once the pod is deleted or terminal (issue 8, item 1). The exit
-// code survives TerminatePod: 137 is only for containers never seen.
+// not run yet shows it whatever the restart policy; an exited container
+// shows it only while it will be restarted, which is never once the pod is
+// deleted or terminal. The exit code survives TerminatePod: 137 is only for
+// containers never seen (docs/lifecycle.md, section 5 (h) and (i)).
 func TestGeneratePodStatusStartFailures(t *testing.T) {
 	exited := func(code int32) *lifecycle.PodStatus {
 		return &lifecycle.PodStatus{ID: "1", ContainerStatuses: []lifecycle.ContainerStatus{{Name: "c1", State: lifecycle.ContainerExited, ExitCode: code}}}

@@ -17,8 +17,8 @@ import (
 	"github.com/podhost/podhost/lifecycle"
 )
 
-// Epoch is the harness clock's start: t=1s, so that printed times match
-// the specification's scenarios.
+// Epoch is the harness clock's start: t=1s, so that printed times read as
+// steps from the start of a scenario.
 var Epoch = time.Unix(1, 0)
 
 // Harness drives the deterministic pod worker core the way the driver
