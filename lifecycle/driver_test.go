@@ -397,9 +397,7 @@ func (r *eventsAfterStatus) PodStatus(ctx context.Context, uid types.UID, name, 
 func TestPLEGEventsAfterCacheUpdate(t *testing.T) {
 	ctx := context.Background()
 	rt := &eventsAfterStatus{FakeRuntime: lifecycletest.NewFakeRuntime()}
-	clock := lifecycletest.NewFakeClock(time.Unix(100, 0))
-	cache := lifecycle.NewCache()
-	g := lifecycle.NewPLEG(rt, cache, clock, nil)
+	g, _, clock := newTestPLEG(rt)
 	rt.events = func() int { return len(g.Events()) }
 	rt.AddPod("1", "p", "ns", "c")
 	if err := g.Relist(ctx); err != nil {

@@ -12,6 +12,13 @@ import (
 	"github.com/podhost/podhost/lifecycle/lifecycletest"
 )
 
+// newTestPLEG returns a PLEG over rt with an empty cache and a fake clock.
+func newTestPLEG(rt lifecycle.Runtime) (*lifecycle.PLEG, *lifecycle.Cache, *lifecycletest.FakeClock) {
+	clock := lifecycletest.NewFakeClock(time.Unix(100, 0))
+	cache := lifecycle.NewCache()
+	return lifecycle.NewPLEG(rt, cache, clock, nil), cache, clock
+}
+
 // inspectFailing is a runtime whose PodStatus fails while err is set.
 type inspectFailing struct {
 	*lifecycletest.FakeRuntime
@@ -33,9 +40,7 @@ func (r *inspectFailing) PodStatus(ctx context.Context, uid types.UID, name, nam
 func TestPLEGRecordsFailedInspection(t *testing.T) {
 	ctx := t.Context()
 	rt := &inspectFailing{FakeRuntime: lifecycletest.NewFakeRuntime()}
-	clock := lifecycletest.NewFakeClock(time.Unix(100, 0))
-	cache := lifecycle.NewCache()
-	g := lifecycle.NewPLEG(rt, cache, clock, nil)
+	g, cache, clock := newTestPLEG(rt)
 	rt.AddPod("1", "p", "ns", "c")
 	if err := g.Relist(ctx); err != nil {
 		t.Fatal(err)
