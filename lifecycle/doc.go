@@ -30,8 +30,10 @@
 // SYNC calls PodSyncer.SyncPod, TERMINATING calls SyncTerminatingPod (or
 // SyncTerminatingRuntimePod), TERMINATED calls SyncTerminatedPod.
 //
-// Housekeeping (Housekeeper.Cleanup) runs the steps of section 6 of the
-// specification in its order: SyncKnownPods, runtime listing, orphaned
+// The guarantees the package keeps are written in docs/lifecycle.md.
+//
+// Housekeeping (Housekeeper.Cleanup) runs the steps of docs/lifecycle.md,
+// section 6, in their order: SyncKnownPods, runtime listing, orphaned
 // statuses, orphaned pod directories (PodDirs), orphaned mirror pods
 // (MirrorPodDeleter, skipping those whose static pod is still terminating),
 // config gauges, re-creation of desired pods unknown to the worker, kills of
@@ -47,7 +49,9 @@
 //     returned Work, then call Complete with its result; exit when the
 //     doorbell is closed or Begin/Complete says so.
 //  2. Cancel the context of a Work as soon as UpdatePod names it in
-//     UpdateEffects.Cancel; never start a container on a cancelled context.
+//     UpdateEffects.Cancel or SyncKnownPods in its cancel list; never start
+//     a container on a cancelled context. Termination, by any path,
+//     cancels the in-flight SyncPod.
 //  3. Hand the syncer a runtime status newer than Work.StatusNewerThan.
 //  4. Call SyncKnownPods only from housekeeping, and run housekeeping only
 //     once every config source has reported.

@@ -56,9 +56,7 @@ func (w *Workers) UpdatePod(opts UpdatePodOptions) {
 	defer w.mu.Unlock()
 	eff := w.core.UpdatePod(opts)
 	if eff.Cancel != 0 {
-		if cancel := w.cancels[eff.Cancel]; cancel != nil {
-			cancel()
-		}
+		w.cancelLocked(eff.Cancel)
 	}
 	if eff.NewWorker != nil {
 		uid := types.UID("")
@@ -75,9 +73,23 @@ func (w *Workers) UpdatePod(opts UpdatePodOptions) {
 	}
 }
 
-// SyncKnownPods forwards to the core.
+// SyncKnownPods forwards to the core and cancels the in-flight syncs of
+// the orphans it made terminate.
 func (w *Workers) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSync {
-	return w.core.SyncKnownPods(desired)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	known, cancel := w.core.SyncKnownPods(desired)
+	for _, id := range cancel {
+		w.cancelLocked(id)
+	}
+	return known
+}
+
+// cancelLocked cancels the context of an in-flight work; w.mu is held.
+func (w *Workers) cancelLocked(id uint64) {
+	if cancel := w.cancels[id]; cancel != nil {
+		cancel()
+	}
 }
 
 // IsPodKnownTerminated forwards to the core.

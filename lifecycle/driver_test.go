@@ -169,36 +169,54 @@ func TestStatusFreshness(t *testing.T) {
 
 func TestKillWhileStartingDriver(t *testing.T) {
 	// A16 on the real driver: SyncPod blocked in a cancellable wait is
-	// cancelled by the kill and no container is started afterwards.
-	synctest.Test(t, func(t *testing.T) {
-		rt := lifecycletest.NewFakeRuntime()
-		syncer := &lifecycletest.FakeSyncer{
-			SyncPodFunc: func(ctx context.Context, pod *v1.Pod, s *lifecycle.PodStatus) (bool, error) {
-				select { // waiting for volumes
-				case <-ctx.Done():
-				case <-time.After(time.Hour):
-				}
-				return false, rt.SyncPod(ctx, pod, s)
-			},
-			SyncTerminatingFunc: func(ctx context.Context, pod *v1.Pod, _ *int64) error { return rt.KillPod(ctx, pod, nil, 1) },
-		}
-		e := startDriver(t, syncer, true)
-		pod := podWithGrace("1", "p", 30)
-		pod.Spec.Containers = []v1.Container{{Name: "c"}}
-		e.workers.UpdatePod(lifecycle.UpdatePodOptions{UpdateType: lifecycle.UpdateCreate, Pod: pod})
-		synctest.Wait()
+	// cancelled by whatever requests termination and no container is
+	// started afterwards.
+	kill := func(e *driverEnv, pod *v1.Pod) {
 		e.workers.UpdatePod(lifecycle.UpdatePodOptions{UpdateType: lifecycle.UpdateKill, Pod: pod})
-		advance(3 * time.Second)
-		synctest.Wait()
-		for _, c := range rt.Calls() {
-			if strings.HasPrefix(c, "start") {
-				t.Errorf("container started after the kill: %s", c)
-			}
-		}
-		if !e.core.IsPodKnownTerminated("1") {
-			t.Errorf("pod not terminated")
-		}
-	})
+	}
+	orphan := func(e *driverEnv, _ *v1.Pod) { e.workers.SyncKnownPods(nil) }
+	for _, tc := range []struct {
+		name      string
+		terminate []func(*driverEnv, *v1.Pod)
+	}{
+		{"kill", []func(*driverEnv, *v1.Pod){kill}},
+		{"housekeeping finds it orphaned", []func(*driverEnv, *v1.Pod){orphan}},
+		{"orphaned, then killed", []func(*driverEnv, *v1.Pod){orphan, kill}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rt := lifecycletest.NewFakeRuntime()
+				syncer := &lifecycletest.FakeSyncer{
+					SyncPodFunc: func(ctx context.Context, pod *v1.Pod, s *lifecycle.PodStatus) (bool, error) {
+						select { // waiting for volumes
+						case <-ctx.Done():
+						case <-time.After(time.Hour):
+						}
+						return false, rt.SyncPod(ctx, pod, s)
+					},
+					SyncTerminatingFunc: func(ctx context.Context, pod *v1.Pod, _ *int64) error { return rt.KillPod(ctx, pod, nil, 1) },
+				}
+				e := startDriver(t, syncer, true)
+				pod := podWithGrace("1", "p", 30)
+				pod.Spec.Containers = []v1.Container{{Name: "c"}}
+				e.workers.UpdatePod(lifecycle.UpdatePodOptions{UpdateType: lifecycle.UpdateCreate, Pod: pod})
+				synctest.Wait()
+				for _, f := range tc.terminate {
+					f(e, pod)
+				}
+				advance(3 * time.Second)
+				synctest.Wait()
+				for _, c := range rt.Calls() {
+					if strings.HasPrefix(c, "start") {
+						t.Errorf("container started after termination was requested: %s", c)
+					}
+				}
+				if !e.core.IsPodKnownTerminated("1") {
+					t.Errorf("pod not terminated: the in-flight SyncPod was not cancelled")
+				}
+			})
+		})
+	}
 }
 
 // staticConfig is a ConfigSource with a switch for source readiness.
@@ -302,21 +320,33 @@ func TestSyncLoopDeliversConfigUpdates(t *testing.T) {
 	// Config changes reach the workers through the loop, in order.
 	synctest.Test(t, func(t *testing.T) {
 		e := startDriver(t, &lifecycletest.FakeSyncer{}, true)
-		updates := make(chan []lifecycle.UpdatePodOptions)
+		updates := make(chan lifecycle.ConfigChange)
 		loop := &lifecycle.SyncLoop{Config: &staticConfig{}, Workers: e.workers, Updates: updates, Clock: lifecycle.SystemClock{},
 			Housekeeper: &lifecycle.Housekeeper{Workers: e.workers, Runtime: lifecycletest.NewFakeRuntime(), Clock: lifecycle.SystemClock{}}}
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan struct{})
 		go func() { defer close(done); loop.Run(ctx) }()
 		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "1", Name: "p", Namespace: "ns"}}
-		updates <- []lifecycle.UpdatePodOptions{
-			{UpdateType: lifecycle.UpdateCreate, Pod: p},
-			{UpdateType: lifecycle.UpdateKill, Pod: p},
+		var committed atomic.Bool
+		updates <- lifecycle.ConfigChange{
+			Updates: []lifecycle.UpdatePodOptions{
+				{UpdateType: lifecycle.UpdateCreate, Pod: p},
+				{UpdateType: lifecycle.UpdateKill, Pod: p},
+			},
+			Commit: func() {
+				if _, known := e.core.Inspect("1"); known {
+					t.Errorf("updates reached the workers before the desired set was switched")
+				}
+				committed.Store(true)
+			},
 		}
 		advance(3 * time.Second)
 		synctest.Wait()
 		if !e.core.IsPodTerminationRequested("1") {
 			t.Errorf("kill delivered through Updates did not reach the workers")
+		}
+		if !committed.Load() {
+			t.Errorf("the change was not committed when the loop took it")
 		}
 		cancel()
 		<-done
@@ -367,9 +397,7 @@ func (r *eventsAfterStatus) PodStatus(ctx context.Context, uid types.UID, name, 
 func TestPLEGEventsAfterCacheUpdate(t *testing.T) {
 	ctx := context.Background()
 	rt := &eventsAfterStatus{FakeRuntime: lifecycletest.NewFakeRuntime()}
-	clock := lifecycletest.NewFakeClock(time.Unix(100, 0))
-	cache := lifecycle.NewCache()
-	g := lifecycle.NewPLEG(rt, cache, clock, nil)
+	g, _, clock := newTestPLEG(rt)
 	rt.events = func() int { return len(g.Events()) }
 	rt.AddPod("1", "p", "ns", "c")
 	if err := g.Relist(ctx); err != nil {

@@ -1,7 +1,9 @@
 package lifecycle
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -20,8 +22,10 @@ var (
 	// ErrGracePeriodExceeded means a kill did not finish in time.
 	ErrGracePeriodExceeded = errors.New("pod termination exceeded its grace period")
 	// ErrTerminationRequested means a container start was refused because
-	// the pod is terminating.
-	ErrTerminationRequested = errors.New("pod termination was requested")
+	// the pod is terminating. It wraps context.Canceled: the sync was
+	// cut short by the termination, it did not fail, and it gets no error
+	// back-off.
+	ErrTerminationRequested = fmt.Errorf("pod termination was requested: %w", context.Canceled)
 )
 
 // RetryAfterError is an error of a sync that knows when it is worth trying

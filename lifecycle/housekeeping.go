@@ -76,7 +76,7 @@ type Housekeeper struct {
 // mirror pods. No config change may be delivered while it runs. Callers
 // must skip passes until every config source has reported once.
 //
-// The steps follow section 6 of the specification: find orphaned mirror
+// The steps follow docs/lifecycle.md, section 6: find orphaned mirror
 // pods, SyncKnownPods, list the runtime (an error aborts the pass), drop
 // orphaned statuses, remove orphaned pod directories, delete orphaned
 // mirror pods, set the config gauges, re-create desired pods unknown to the
@@ -171,7 +171,10 @@ func (h *Housekeeper) Cleanup(ctx context.Context, config, mirrors []*v1.Pod) er
 		}
 	}
 
-	h.Metrics.recordWorkingPods(countWorkingPods(workingPods))
+	for k, n := range h.Metrics.recordWorkingPods(countWorkingPods(workingPods)) {
+		log.Warn("workers fit no kubelet_working_pods series; not counted",
+			"lifecycle", k.lifecycle, "config", k.config, "static", k.static, "pods", n)
+	}
 	if d := h.Clock.Now().Sub(start); d > housekeepingTooLong {
 		log.Warn("housekeeping took too long", "duration", d)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/lifecycle"
 	"github.com/podhost/podhost/lifecycle/lifecycletest"
@@ -143,4 +144,43 @@ func TestStaticPodRestartWithinHousekeepingPeriod(t *testing.T) {
 			t.Errorf("calls %q", calls)
 		}
 	})
+}
+
+// knownWorkers is a PodWorkerSet whose SyncKnownPods reports a fixed set.
+type knownWorkers struct {
+	lifecycle.PodWorkerSet
+	known map[types.UID]lifecycle.PodWorkerSync
+}
+
+func (k knownWorkers) SyncKnownPods([]*v1.Pod) map[types.UID]lifecycle.PodWorkerSync { return k.known }
+
+func TestWorkingPodsUnexpectedLabels(t *testing.T) {
+	// A worker that fits none of the 15 kubelet_working_pods series is
+	// logged, not dropped silently.
+	for _, tc := range []struct {
+		name  string
+		known lifecycle.PodWorkerSync
+		warn  bool
+	}{
+		{"a desired syncing pod fits a series", lifecycle.PodWorkerSync{State: lifecycle.WorkSync, HasConfig: true}, false},
+		{"a runtime-only orphan fits a series", lifecycle.PodWorkerSync{State: lifecycle.WorkTerminating, Orphan: true}, false},
+		{"an unknown work type is logged", lifecycle.PodWorkerSync{State: lifecycle.WorkType(9), HasConfig: true}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := lifecycletest.NewFakeClock(time.Unix(1000, 0))
+			logs := &lifecycletest.LogRecorder{}
+			reg := prometheus.NewRegistry()
+			h := &lifecycle.Housekeeper{
+				Workers: knownWorkers{known: map[types.UID]lifecycle.PodWorkerSync{"1": tc.known}},
+				Runtime: lifecycletest.NewFakeRuntime(), Metrics: lifecycle.NewMetrics(reg, clock),
+				Clock: clock, Logger: logs.Logger(),
+			}
+			if err := h.Cleanup(t.Context(), nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			if got := logs.Contains("kubelet_working_pods"); got != tc.warn {
+				t.Errorf("unexpected series logged %t; want %t (logs %q)", got, tc.warn, logs.Lines())
+			}
+		})
+	}
 }

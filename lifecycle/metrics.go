@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"maps"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -21,8 +22,8 @@ var podStartupBuckets = []float64{0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 
 // Metrics are the lifecycle metrics, with the kubelet's names, types and
 // labels so that existing dashboards work. A nil *Metrics records nothing.
 //
-// Of the kubelet metrics in section 5 of the specification, these are not
-// defined here because their source is not in this package or does not
+// Of the kubelet's lifecycle metrics (docs/lifecycle.md, section 8), these
+// are not defined here because their source is not in this package or does not
 // exist in podhost yet: the pod start SLI family
 // (kubelet_pod_start_sli_duration_seconds,
 // kubelet_pod_start_total_duration_seconds,
@@ -154,11 +155,13 @@ func staticLabel(static bool) string {
 type workingPodsKey struct{ lifecycle, config, static string }
 
 // recordWorkingPods sets all 15 kubelet_working_pods series from the
-// workers known after housekeeping, zeros included.
-func (m *Metrics) recordWorkingPods(counts map[workingPodsKey]int) {
+// workers known after housekeeping, zeros included. It returns the counts
+// that fit none of them, for the caller to log: they are not exported.
+func (m *Metrics) recordWorkingPods(counts map[workingPodsKey]int) (unexpected map[workingPodsKey]int) {
 	if m == nil {
-		return
+		return nil
 	}
+	unexpected = maps.Clone(counts)
 	total := 0
 	for _, lc := range []WorkType{WorkSync, WorkTerminating, WorkTerminated} {
 		for _, cfg := range []string{configDesired, configOrphan} {
@@ -166,11 +169,14 @@ func (m *Metrics) recordWorkingPods(counts map[workingPodsKey]int) {
 				k := workingPodsKey{lc.String(), cfg, st}
 				m.WorkingPods.WithLabelValues(k.lifecycle, k.config, k.static).Set(float64(counts[k]))
 				total += counts[k]
+				delete(unexpected, k)
 			}
 		}
 		k := workingPodsKey{lc.String(), configRuntimeOnly, staticUnknown}
 		m.WorkingPods.WithLabelValues(k.lifecycle, k.config, k.static).Set(float64(counts[k]))
 		total += counts[k]
+		delete(unexpected, k)
 	}
 	m.WorkingPodsTimeWeighted.Set(float64(total))
+	return unexpected
 }

@@ -19,7 +19,7 @@ import (
 
 var podStartupBuckets = []float64{0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600}
 
-// TestMetricSchema checks every section 5 metric that lifecycle defines:
+// TestMetricSchema checks every kubelet metric that lifecycle defines:
 // exact name, type, label names and buckets.
 func TestMetricSchema(t *testing.T) {
 	reg := prometheus.NewRegistry()

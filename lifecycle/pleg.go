@@ -117,12 +117,15 @@ func (g *PLEG) Relist(ctx context.Context) error {
 	}
 	g.reinspect = map[types.UID]*RunningPod{}
 	for uid, p := range changed {
+		// A failed inspection is recorded with its error and this relist's
+		// time, and retried on the next relist: the global timestamp below
+		// must not make the record from before the change pass for fresh.
 		status, err := g.runtime.PodStatus(ctx, uid, p.Name, p.Namespace)
 		if err != nil {
 			g.reinspect[uid] = p
-			continue
+			err = fmt.Errorf("inspecting pod %s: %w", uid, err)
 		}
-		g.cache.Set(uid, status, nil, start)
+		g.cache.Set(uid, status, err, start)
 	}
 	g.old = current
 	g.cache.UpdateTime(start)

@@ -12,8 +12,9 @@ import (
 // workers that are orphaned or awaiting a restart, drives unfinished
 // orphans to completion by replaying their last update, and reports every
 // remaining worker. The caller must re-send create for desired pods that
-// are missing from the result.
-func (p *PodWorkers) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSync {
+// are missing from the result, and must cancel the context of every work
+// in cancel: the in-flight syncs of orphans that now terminate.
+func (p *PodWorkers) SyncKnownPods(desired []*v1.Pod) (workers map[types.UID]PodWorkerSync, cancel []uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.podsSynced = true
@@ -28,6 +29,9 @@ func (p *PodWorkers) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSyn
 		if (orphan || status.restartRequested) && p.removeTerminatedWorker(status, orphan) {
 			continue
 		}
+		if id := status.syncToCancel(); id != 0 {
+			cancel = append(cancel, id)
+		}
 		sync := PodWorkerSync{State: status.workType(), Orphan: orphan}
 		if pod := status.knownPod(); pod != nil {
 			sync.HasConfig = true
@@ -35,7 +39,7 @@ func (p *PodWorkers) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSyn
 		}
 		out[uid] = sync
 	}
-	return out
+	return out, cancel
 }
 
 // removeTerminatedWorker purges a finished worker, or a never-started

@@ -14,8 +14,13 @@ type podSyncStatus struct {
 	// notify is the doorbell of the worker loop (capacity 1). It is nil
 	// once closed or before the loop was started.
 	notify chan struct{}
-	// inflight is the ID of the work handed out and not yet completed.
-	inflight uint64
+	// inflight is the ID of the work handed out and not yet completed,
+	// inflightType its phase.
+	inflight     uint64
+	inflightType WorkType
+	// cancelled is the ID of the last work whose cancellation was asked
+	// for, so that it is asked for once.
+	cancelled uint64
 	// working is true while an update is pending or in progress.
 	working bool
 	pending *UpdatePodOptions
@@ -51,6 +56,18 @@ func (s *podSyncStatus) workType() WorkType {
 		return WorkTerminating
 	}
 	return WorkSync
+}
+
+// syncToCancel returns the ID of the in-flight SyncPod once termination
+// was requested, the first time it is asked, else 0. Every path that
+// requests termination calls it: from that moment the sync must start no
+// container, and only its cancelled context tells it so.
+func (s *podSyncStatus) syncToCancel() uint64 {
+	if s.inflight == 0 || s.inflightType != WorkSync || !s.isTerminationRequested() || s.cancelled == s.inflight {
+		return 0
+	}
+	s.cancelled = s.inflight
+	return s.inflight
 }
 
 // signal rings the doorbell without blocking.

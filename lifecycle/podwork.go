@@ -124,7 +124,7 @@ func (p *PodWorkers) Begin(uid types.UID) (Work, BeginOutcome) {
 			w.GracePeriod = &g
 		}
 	}
-	status.inflight = w.ID
+	status.inflight, status.inflightType = w.ID, wt
 	return w, BeginRun
 }
 
@@ -196,7 +196,9 @@ func (p *PodWorkers) completeWork(status *podSyncStatus, transition bool, err er
 	var retry RetryAfterError
 	switch {
 	case transition:
-	case err == nil:
+	case err == nil, errors.Is(err, context.Canceled):
+		// A cancelled sync did not fail: whatever cancelled it is pending
+		// and signalled, and it gets no error back-off.
 		delay = p.cfg.Jitter(p.cfg.ResyncInterval, jitterFactor)
 	case errors.Is(err, ErrNetworkNotReady):
 		delay = p.cfg.Jitter(networkBackOffPeriod, jitterFactor)

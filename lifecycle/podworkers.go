@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// Default cadences of the pod worker (section 7 of the specification).
+// Default cadences of the pod worker (docs/lifecycle.md, section 7).
 const (
 	DefaultResyncInterval = time.Minute
 	DefaultBackOffPeriod  = 10 * time.Second
@@ -156,6 +156,7 @@ func (p *PodWorkers) UpdatePod(opts UpdatePodOptions) UpdateEffects {
 
 	if status.isTerminationRequested() && opts.UpdateType == UpdateCreate && !isNew {
 		status.restartRequested = true
+		eff.Cancel = status.syncToCancel()
 		return eff
 	}
 	if status.finished {
@@ -235,8 +236,12 @@ func (p *PodWorkers) UpdatePod(opts UpdatePodOptions) UpdateEffects {
 	status.working = true
 	status.signal()
 
-	if (becameTerminating || graceShortened) && status.inflight != 0 {
+	switch id := status.syncToCancel(); {
+	case id != 0:
+		eff.Cancel = id
+	case (becameTerminating || graceShortened) && status.inflight != 0:
 		eff.Cancel = status.inflight
+		status.cancelled = status.inflight
 	}
 	return eff
 }

@@ -98,60 +98,64 @@ func testPod(uid, name string) *v1.Pod {
 }
 
 func TestCoalescingLastWriterWins(t *testing.T) {
-	// A2: for i in 0..19, for j in i..19, create UID j with name i; each UID
-	// j is processed between 1 and j+1 times and the last name is j.
-	p, _ := newCore()
-	loops := map[types.UID]<-chan struct{}{}
-	calls := map[types.UID][]string{}
-	for i := range 20 {
-		for j := i; j < 20; j++ {
-			eff := p.UpdatePod(UpdatePodOptions{UpdateType: UpdateCreate, Pod: testPod(fmt.Sprint(j), fmt.Sprint(i))})
-			if eff.NewWorker != nil {
-				loops[types.UID(fmt.Sprint(j))] = eff.NewWorker
+	t.Run("A2 coalesced creates: the last writer wins", func(t *testing.T) {
+		// A2: for i in 0..19, for j in i..19, create UID j with name i; each UID
+		// j is processed between 1 and j+1 times and the last name is j.
+		p, _ := newCore()
+		loops := map[types.UID]<-chan struct{}{}
+		calls := map[types.UID][]string{}
+		for i := range 20 {
+			for j := i; j < 20; j++ {
+				eff := p.UpdatePod(UpdatePodOptions{UpdateType: UpdateCreate, Pod: testPod(fmt.Sprint(j), fmt.Sprint(i))})
+				if eff.NewWorker != nil {
+					loops[types.UID(fmt.Sprint(j))] = eff.NewWorker
+				}
 			}
-		}
-		if i%3 == 0 {
-			drainCore(p, loops, calls)
-		}
-	}
-	drainCore(p, loops, calls)
-	for j := range 20 {
-		c := calls[types.UID(fmt.Sprint(j))]
-		if len(c) < 1 || len(c) > j+1 {
-			t.Errorf("uid %d processed %d times; want 1..%d", j, len(c), j+1)
-		}
-		if last := c[len(c)-1]; last != fmt.Sprintf("update:%d", j) && last != fmt.Sprintf("create:%d", j) {
-			t.Errorf("uid %d last processed %q; want name %d", j, last, j)
-		}
-	}
-}
-
-func TestKillIsNeverLost(t *testing.T) {
-	// A7: create, kill and update back to back for 20 pods: every history
-	// is [kill(30), terminated] or [create, kill(30), terminated].
-	p, _ := newCore()
-	loops := map[types.UID]<-chan struct{}{}
-	calls := map[types.UID][]string{}
-	for i := range 20 {
-		pod := testPod(fmt.Sprint(i), "p")
-		for _, ut := range []UpdateType{UpdateCreate, UpdateKill, UpdateUpdate} {
-			if eff := p.UpdatePod(UpdatePodOptions{UpdateType: ut, Pod: pod}); eff.NewWorker != nil {
-				loops[pod.UID] = eff.NewWorker
-			}
-			if i%2 == 1 && ut == UpdateCreate {
+			if i%3 == 0 {
 				drainCore(p, loops, calls)
 			}
 		}
-	}
-	drainCore(p, loops, calls)
-	for i := range 20 {
-		got := calls[types.UID(fmt.Sprint(i))]
-		a := []string{"kill(30)", "terminated"}
-		b := []string{"create:p", "kill(30)", "terminated"}
-		if !slices.Equal(got, a) && !slices.Equal(got, b) {
-			t.Errorf("uid %d history %v; want %v or %v", i, got, a, b)
+		drainCore(p, loops, calls)
+		for j := range 20 {
+			c := calls[types.UID(fmt.Sprint(j))]
+			if len(c) < 1 || len(c) > j+1 {
+				t.Errorf("uid %d processed %d times; want 1..%d", j, len(c), j+1)
+			}
+			if last := c[len(c)-1]; last != fmt.Sprintf("update:%d", j) && last != fmt.Sprintf("create:%d", j) {
+				t.Errorf("uid %d last processed %q; want name %d", j, last, j)
+			}
 		}
-	}
+	})
+}
+
+func TestKillIsNeverLost(t *testing.T) {
+	t.Run("A7 a kill is never lost", func(t *testing.T) {
+		// A7: create, kill and update back to back for 20 pods: every history
+		// is [kill(30), terminated] or [create, kill(30), terminated].
+		p, _ := newCore()
+		loops := map[types.UID]<-chan struct{}{}
+		calls := map[types.UID][]string{}
+		for i := range 20 {
+			pod := testPod(fmt.Sprint(i), "p")
+			for _, ut := range []UpdateType{UpdateCreate, UpdateKill, UpdateUpdate} {
+				if eff := p.UpdatePod(UpdatePodOptions{UpdateType: ut, Pod: pod}); eff.NewWorker != nil {
+					loops[pod.UID] = eff.NewWorker
+				}
+				if i%2 == 1 && ut == UpdateCreate {
+					drainCore(p, loops, calls)
+				}
+			}
+		}
+		drainCore(p, loops, calls)
+		for i := range 20 {
+			got := calls[types.UID(fmt.Sprint(i))]
+			a := []string{"kill(30)", "terminated"}
+			b := []string{"create:p", "kill(30)", "terminated"}
+			if !slices.Equal(got, a) && !slices.Equal(got, b) {
+				t.Errorf("uid %d history %v; want %v or %v", i, got, a, b)
+			}
+		}
+	})
 }
 
 func TestAllowPodStart(t *testing.T) {
@@ -278,7 +282,7 @@ func TestRemoveTerminatedWorker(t *testing.T) {
 			if !tt.orphan {
 				desired = []*v1.Pod{pod}
 			}
-			res := p.SyncKnownPods(desired)
+			res, _ := p.SyncKnownPods(desired)
 			_, kept := p.statuses["1"]
 			if _, reported := res["1"]; reported != kept {
 				t.Errorf("reported %t but kept %t", reported, kept)

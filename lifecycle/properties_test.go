@@ -2,9 +2,12 @@ package lifecycle_test
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"pgregory.net/rapid"
 
@@ -29,7 +32,7 @@ func rank(st lifecycle.PodWorkerState) int {
 // TestWorkerInvariants drives the harness with random interleavings of
 // create, update, kill, API delete, force delete, runtime reports, runtime
 // errors, housekeeping, clock steps and partial worker progress, and checks
-// the invariants of section 9 after every step.
+// the invariants of docs/lifecycle.md, section 9, after every step.
 func TestWorkerInvariants(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		h := lifecycletest.NewHarness()
@@ -45,18 +48,26 @@ func TestWorkerInvariants(t *testing.T) {
 		lastGrace := map[string]int64{}
 		synced := false
 		held := map[string]bool{}
+		starts := watchStarts(h)
 		run := func(line string) {
 			h.Run(lifecycletest.ParseCmd(line))
 		}
-		steps := rapid.IntRange(1, 40).Draw(rt, "steps")
+		steps := rapid.IntRange(1, 100).Draw(rt, "steps")
 		for range steps {
 			uid := rapid.SampledFrom(uids).Draw(rt, "uid")
-			action := rapid.SampledFrom([]string{"create", "update", "kill", "delete", "force-delete",
-				"runtime-report", "runtime-error", "housekeeping", "tick", "drain", "begin", "finish"}).Draw(rt, "action")
+			// rapid draws small indexes more often: the actions that
+			// interleave (held work, housekeeping, config changes) come
+			// first.
+			action := rapid.SampledFrom([]string{"begin", "housekeeping", "finish", "update", "create", "config-add",
+				"force-delete", "kill", "delete", "drain", "tick", "runtime-report", "runtime-error"}).Draw(rt, "action")
 			switch action {
 			case "create":
 				run("config add " + podOpts(uid))
 				run("update create " + podOpts(uid))
+			case "config-add":
+				// The desired set changes without an update: housekeeping
+				// is the only one to notice.
+				run("config add " + podOpts(uid))
 			case "update":
 				run("update update " + podOpts(uid))
 			case "kill":
@@ -74,10 +85,10 @@ func TestWorkerInvariants(t *testing.T) {
 				op := rapid.SampledFrom([]string{"sync", "terminating", "runtime", "terminated"}).Draw(rt, "op")
 				run(fmt.Sprintf("fail %s uid=%s times=1", op, uid))
 			case "housekeeping":
-				if len(held) == 0 {
-					run("housekeeping")
-					synced = true
-				}
+				// Housekeeping runs whether or not a sync is held: in the
+				// node it does not wait for the workers.
+				run("housekeeping")
+				synced = true
 			case "tick":
 				run("tick seconds=1")
 			case "drain":
@@ -91,13 +102,18 @@ func TestWorkerInvariants(t *testing.T) {
 					}
 				}
 			case "finish":
-				if held[uid] {
-					run("finish uid=" + uid)
-					delete(held, uid)
+				// Finish one of the held syncs, whichever UID was drawn.
+				if len(held) > 0 {
+					u := rapid.SampledFrom(slices.Sorted(maps.Keys(held))).Draw(rt, "held")
+					run("finish uid=" + u)
+					delete(held, u)
 				}
 			}
 			if len(h.Violations) > 0 {
 				rt.Fatalf("invariant 4: %v", h.Violations)
+			}
+			if v := starts.check(); len(v) > 0 {
+				rt.Fatalf("invariant 4: %v", v)
 			}
 			for _, u := range uids {
 				st, ok := h.Workers.Inspect(types.UID(u))
@@ -137,6 +153,9 @@ func TestWorkerInvariants(t *testing.T) {
 		for u := range held {
 			run("finish uid=" + u)
 		}
+		if v := starts.check(); len(v) > 0 {
+			rt.Fatalf("invariant 4: %v", v)
+		}
 		// Invariants 2 and 8: with errors cleared, repeated housekeeping
 		// and draining finish every pod that is not desired.
 		for _, op := range []string{"sync", "terminating", "runtime", "terminated"} {
@@ -156,6 +175,9 @@ func TestWorkerInvariants(t *testing.T) {
 			if st, ok := h.Workers.Inspect(types.UID(u)); ok && !st.Finished {
 				rt.Fatalf("invariant 8: orphan %s never finished: %+v", u, st)
 			}
+		}
+		if v := starts.check(); len(v) > 0 {
+			rt.Fatalf("invariant 4: %v", v)
 		}
 		pods, _ := h.Runtime.ListPods(t.Context())
 		for _, p := range pods {
@@ -227,4 +249,135 @@ func TestStatusInvariants(t *testing.T) {
 	})
 }
 
+// startWatch judges invariant 4 from the runtime's side: it sees every
+// container start the fake runtime performs and fails a start of a UID
+// whose termination the pod worker had acknowledged, either at the moment
+// of the start or at the end of any earlier step of the same incarnation.
+// It does not look at StartedTerminating, which the worker sets only when
+// the terminating work begins, after an in-flight sync may have started
+// containers.
+type startWatch struct {
+	h *lifecycletest.Harness
+	// requested holds, per UID, the incarnation (SyncedAt) in which
+	// termination was seen requested at the end of a step.
+	requested  map[types.UID]int64
+	violations []string
+}
+
+func watchStarts(h *lifecycletest.Harness) *startWatch {
+	s := &startWatch{h: h, requested: map[types.UID]int64{}}
+	prev := h.Runtime.BeforeStart
+	h.Runtime.BeforeStart = func(uid types.UID, c string) error {
+		st, known := h.Workers.Inspect(uid)
+		switch {
+		case !known:
+			s.violations = append(s.violations, fmt.Sprintf("container %s of %s started for a UID the worker does not know", c, uid))
+		case h.Workers.IsPodTerminationRequested(uid):
+			s.violations = append(s.violations, fmt.Sprintf("container %s of %s started after termination was requested", c, uid))
+		case s.requested[uid] == st.SyncedAt.UnixNano():
+			s.violations = append(s.violations, fmt.Sprintf("container %s of %s started after termination was requested in an earlier step", c, uid))
+		}
+		if prev != nil {
+			return prev(uid, c)
+		}
+		return nil
+	}
+	return s
+}
+
+// check records the UIDs whose termination is requested now and returns
+// the violations seen so far.
+func (s *startWatch) check() []string {
+	for _, uid := range s.h.Workers.UIDs() {
+		if st, ok := s.h.Workers.Inspect(uid); ok && s.h.Workers.IsPodTerminationRequested(uid) {
+			s.requested[uid] = st.SyncedAt.UnixNano()
+		}
+	}
+	return s.violations
+}
+
 func isTerminal(p v1.PodPhase) bool { return p == v1.PodSucceeded || p == v1.PodFailed }
+
+// TestGeneratedStatusInvariants checks status generation over random
+// runtime views, previous statuses, start failures, restart policies,
+// deletions and terminal flags:
+//   - no container is reported exit 0 (now or as its last termination)
+//     without the runtime or an earlier status having shown exit 0;
+//   - once the pod is deleted or terminal, a container the runtime shows
+//     exited with N is reported terminated with N, and TerminatePod keeps
+//     N: 137 is only for containers whose exit was never observed.
+func TestGeneratedStatusInvariants(t *testing.T) {
+	names := []string{"c1", "c2"}
+	rapid.Check(t, func(rt *rapid.T) {
+		pod := apiPod("1", "p")
+		pod.Spec.RestartPolicy = rapid.SampledFrom([]v1.RestartPolicy{v1.RestartPolicyAlways, v1.RestartPolicyNever, v1.RestartPolicyOnFailure}).Draw(rt, "policy")
+		deleted := rapid.Bool().Draw(rt, "deleted")
+		if deleted {
+			ts := metav1.Now()
+			pod.DeletionTimestamp = &ts
+		}
+		terminal := rapid.Bool().Draw(rt, "terminal")
+		rs := &lifecycle.PodStatus{ID: "1"}
+		reasons := lifecycle.NewReasonCache()
+		var cached v1.PodStatus
+		evidence := map[string]bool{}
+		for _, name := range names {
+			switch rapid.IntRange(0, 4).Draw(rt, "runtime "+name) {
+			case 0: // never seen
+			case 1:
+				rs.ContainerStatuses = append(rs.ContainerStatuses, lifecycle.ContainerStatus{Name: name, State: lifecycle.ContainerRunning})
+			case 2:
+				code := rapid.SampledFrom([]int32{0, 1, 2, 137}).Draw(rt, "exit "+name)
+				rs.ContainerStatuses = append(rs.ContainerStatuses, lifecycle.ContainerStatus{Name: name, State: lifecycle.ContainerExited, ExitCode: code})
+				evidence[name] = evidence[name] || code == 0
+			case 3:
+				rs.ContainerStatuses = append(rs.ContainerStatuses, lifecycle.ContainerStatus{Name: name, State: lifecycle.ContainerUnknown})
+			case 4:
+				rs.ContainerStatuses = append(rs.ContainerStatuses, lifecycle.ContainerStatus{Name: name, State: lifecycle.ContainerCreated})
+			}
+			switch rapid.IntRange(0, 3).Draw(rt, "previous "+name) {
+			case 0: // none
+			case 1:
+				cached.ContainerStatuses = append(cached.ContainerStatuses, running(name, name))
+			case 2:
+				code := rapid.SampledFrom([]int32{0, 1}).Draw(rt, "previous exit "+name)
+				cached.ContainerStatuses = append(cached.ContainerStatuses, terminated(name, code))
+				evidence[name] = evidence[name] || code == 0
+			case 3:
+				cached.ContainerStatuses = append(cached.ContainerStatuses, waiting(name))
+			}
+			if rapid.Bool().Draw(rt, "start failure "+name) {
+				reasons.Add("1", name, lifecycle.StartFailure{Reason: rapid.SampledFrom([]string{"CrashLoopBackOff", "ErrImageNeverPull"}).Draw(rt, "reason "+name)})
+			}
+		}
+		if len(cached.ContainerStatuses) > 0 {
+			cached.Phase = v1.PodRunning
+		}
+		got := lifecycle.GeneratePodStatus(pod, rs, cached, terminal, reasons)
+		for _, c := range got.ContainerStatuses {
+			for _, term := range []*v1.ContainerStateTerminated{c.State.Terminated, c.LastTerminationState.Terminated} {
+				if term != nil && term.ExitCode == 0 && !evidence[c.Name] {
+					rt.Fatalf("container %s reported exit 0 without runtime evidence: %+v", c.Name, c)
+				}
+			}
+		}
+		if !deleted && !terminal {
+			return
+		}
+		e := newStatusEnv()
+		e.m.SetPodStatus(pod, got)
+		e.m.TerminatePod(pod)
+		final, _ := e.m.PodStatus("1")
+		for stage, st := range map[string]v1.PodStatus{"generated": got, "after TerminatePod": final} {
+			for _, c := range st.ContainerStatuses {
+				cs := rs.Container(c.Name)
+				if cs == nil || cs.State != lifecycle.ContainerExited {
+					continue
+				}
+				if term := c.State.Terminated; term == nil || term.ExitCode != cs.ExitCode {
+					rt.Fatalf("%s: container %s exited %d in the runtime but is reported %+v", stage, c.Name, cs.ExitCode, c.State)
+				}
+			}
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -26,6 +27,9 @@ func TestSyncErrorRequeueDelay(t *testing.T) {
 		{"network not ready retries soon", fmt.Errorf("sync: %w", ErrNetworkNotReady), networkBackOffPeriod},
 		{"crash back-off retries when it ends", fmt.Errorf("sync: %w", retryErr{40 * time.Second}), 40 * time.Second},
 		{"a negative retry is now", retryErr{-time.Second}, 0},
+		// A16: a sync cut short by termination did not fail.
+		{"a cancelled sync is not backed off", fmt.Errorf("sync: %w", context.Canceled), DefaultResyncInterval},
+		{"a start refused for termination is not backed off", fmt.Errorf("sync: %w", ErrTerminationRequested), DefaultResyncInterval},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, clock := newCore()

@@ -19,10 +19,11 @@ func GeneratePodStatus(pod *v1.Pod, rs *PodStatus, cached v1.PodStatus, podIsTer
 	if old.Phase == "" {
 		old = pod.Status
 	}
-	deleting := pod.DeletionTimestamp != nil
+	conv := containerConversion{pod: pod, rs: rs, reasons: reasons,
+		deleting: pod.DeletionTimestamp != nil, podIsTerminal: podIsTerminal}
 	s := v1.PodStatus{
-		InitContainerStatuses: convertContainers(pod, pod.Spec.InitContainers, rs, old.InitContainerStatuses, deleting, reasons, false),
-		ContainerStatuses:     convertContainers(pod, pod.Spec.Containers, rs, old.ContainerStatuses, deleting, reasons, !initDone(pod, rs)),
+		InitContainerStatuses: conv.convert(pod.Spec.InitContainers, old.InitContainerStatuses, false),
+		ContainerStatuses:     conv.convert(pod.Spec.Containers, old.ContainerStatuses, !initDone(pod, rs)),
 		StartTime:             old.StartTime,
 	}
 	if rs != nil {
@@ -76,7 +77,18 @@ func initDone(pod *v1.Pod, rs *PodStatus) bool {
 	return true
 }
 
-func convertContainers(pod *v1.Pod, specs []v1.Container, rs *PodStatus, old []v1.ContainerStatus, deleting bool, reasons *ReasonCache, initPending bool) []v1.ContainerStatus {
+// containerConversion holds what every container's status is derived from.
+type containerConversion struct {
+	pod     *v1.Pod
+	rs      *PodStatus
+	reasons *ReasonCache
+	// deleting and podIsTerminal mean that no container is to be
+	// restarted: an exited one keeps its exit code.
+	deleting, podIsTerminal bool
+}
+
+func (cc containerConversion) convert(specs []v1.Container, old []v1.ContainerStatus, initPending bool) []v1.ContainerStatus {
+	pod, rs, deleting, reasons := cc.pod, cc.rs, cc.deleting, cc.reasons
 	if len(specs) == 0 {
 		return nil
 	}
@@ -117,7 +129,7 @@ func convertContainers(pod *v1.Pod, specs []v1.Container, rs *PodStatus, old []v
 			c.ContainerID, c.RestartCount = cs.ID, max(c.RestartCount, cs.RestartCount)
 			c.State = runtimeState(cs)
 		}
-		if reasons != nil && c.State.Running == nil && restartAllowed(pod, &c) {
+		if reasons != nil && cc.showsStartFailure(&c) {
 			if r, ok := reasons.Get(pod.UID, spec.Name); ok {
 				if c.State.Terminated != nil {
 					c.LastTerminationState = c.State
@@ -157,12 +169,26 @@ func runtimeState(cs *ContainerStatus) v1.ContainerState {
 	return v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "ContainerCreating"}}
 }
 
-func restartAllowed(pod *v1.Pod, c *v1.ContainerStatus) bool {
-	switch pod.Spec.RestartPolicy {
+// showsStartFailure reports whether the container's last start failure
+// (image missing, back-off, …) replaces the state derived from the
+// runtime. A container that has not run yet is waiting for its first
+// start whatever the restart policy, so it shows why it cannot start. An
+// exited container shows it only while it is to be restarted: never once
+// the pod is deleted or terminal, so that its exit code is reported.
+func (cc containerConversion) showsStartFailure(c *v1.ContainerStatus) bool {
+	switch {
+	case c.State.Running != nil:
+		return false
+	case c.State.Terminated == nil:
+		return true
+	case cc.deleting || cc.podIsTerminal:
+		return false
+	}
+	switch cc.pod.Spec.RestartPolicy {
 	case v1.RestartPolicyNever:
 		return false
 	case v1.RestartPolicyOnFailure:
-		return c.State.Terminated == nil || c.State.Terminated.ExitCode != 0
+		return c.State.Terminated.ExitCode != 0
 	}
 	return true
 }

@@ -27,7 +27,7 @@ func TestGeneratePodStatusPhase(t *testing.T) {
 		{name: "G68 Always and stopped stays Running", policy: v1.RestartPolicyAlways, rs: exited(1), wantPhase: v1.PodRunning},
 		{name: "G68 terminal pod with a failed container is Failed", policy: v1.RestartPolicyAlways, rs: exited(1), terminal: true, wantPhase: v1.PodFailed},
 		{name: "G68 cached terminal phase wins over a non-terminal one", policy: v1.RestartPolicyAlways, rs: exited(1), cached: v1.PodFailed, wantPhase: v1.PodFailed},
-		{name: "G68 API Failed is never turned into Succeeded (issue 58711)", policy: v1.RestartPolicyNever, rs: exited(0), apiPhase: v1.PodFailed, wantPhase: v1.PodFailed},
+		{name: "G68 API Failed is never turned into Succeeded (kubernetes issue 58711)", policy: v1.RestartPolicyNever, rs: exited(0), apiPhase: v1.PodFailed, wantPhase: v1.PodFailed},
 		{name: "G68 nothing started yet is Pending", policy: v1.RestartPolicyAlways, rs: &lifecycle.PodStatus{ID: "1"}, wantPhase: v1.PodPending},
 		{name: "G68 running container gives Running", policy: v1.RestartPolicyNever,
 			rs: &lifecycle.PodStatus{ID: "1", ContainerStatuses: []lifecycle.ContainerStatus{{Name: "c1", State: lifecycle.ContainerRunning}}}, wantPhase: v1.PodRunning},
@@ -132,6 +132,76 @@ func TestGeneratePodStatusReadiness(t *testing.T) {
 				if c.Type == v1.PodReady && c.Status != tt.wantReady {
 					t.Errorf("PodReady = %s; want %s", c.Status, tt.wantReady)
 				}
+			}
+		})
+	}
+}
+
+// TestGeneratePodStatusStartFailures checks when the last start failure of
+// a container (the reason cache) replaces its state: a container that has
+// not run yet shows it whatever the restart policy; an exited container
+// shows it only while it will be restarted, which is never once the pod is
+// deleted or terminal. The exit code survives TerminatePod: 137 is only for
+// containers never seen (docs/lifecycle.md, section 5 (h) and (i)).
+func TestGeneratePodStatusStartFailures(t *testing.T) {
+	exited := func(code int32) *lifecycle.PodStatus {
+		return &lifecycle.PodStatus{ID: "1", ContainerStatuses: []lifecycle.ContainerStatus{{Name: "c1", State: lifecycle.ContainerExited, ExitCode: code}}}
+	}
+	none := &lifecycle.PodStatus{ID: "1"}
+	for _, tc := range []struct {
+		name     string
+		policy   v1.RestartPolicy
+		deleted  bool
+		terminal bool
+		rs       *lifecycle.PodStatus
+		reason   string
+		// wantWaiting is the reason shown waiting, or "" for a terminated
+		// state with wantExit.
+		wantWaiting string
+		wantExit    int32
+	}{
+		{name: "Always, exited, will restart: back-off shown", policy: v1.RestartPolicyAlways, rs: exited(1), reason: "CrashLoopBackOff", wantWaiting: "CrashLoopBackOff"},
+		{name: "Always, deleted: the real exit code", policy: v1.RestartPolicyAlways, deleted: true, rs: exited(2), reason: "CrashLoopBackOff", wantExit: 2},
+		{name: "OnFailure, deleted: the real exit code", policy: v1.RestartPolicyOnFailure, deleted: true, rs: exited(3), reason: "CrashLoopBackOff", wantExit: 3},
+		{name: "Always, killed (terminal, not deleted): the real exit code", policy: v1.RestartPolicyAlways, terminal: true, rs: exited(2), reason: "CrashLoopBackOff", wantExit: 2},
+		{name: "OnFailure, exit 0 is not restarted", policy: v1.RestartPolicyOnFailure, rs: exited(0), reason: "CrashLoopBackOff", wantExit: 0},
+		{name: "Never, exited: the exit code", policy: v1.RestartPolicyNever, rs: exited(1), reason: "CrashLoopBackOff", wantExit: 1},
+		{name: "Never, image missing: the start failure", policy: v1.RestartPolicyNever, rs: none, reason: "ErrImageNeverPull", wantWaiting: "ErrImageNeverPull"},
+		{name: "Always, image missing: the start failure", policy: v1.RestartPolicyAlways, rs: none, reason: "ErrImageNeverPull", wantWaiting: "ErrImageNeverPull"},
+		{name: "Never, image missing, no failure recorded: creating", policy: v1.RestartPolicyNever, rs: none, wantWaiting: "ContainerCreating"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := apiPod("1", "p")
+			pod.Spec.Containers = []v1.Container{{Name: "c1"}}
+			pod.Spec.RestartPolicy = tc.policy
+			if tc.deleted {
+				ts := metav1.Now()
+				pod.DeletionTimestamp = &ts
+			}
+			rc := lifecycle.NewReasonCache()
+			if tc.reason != "" {
+				rc.Add("1", "c1", lifecycle.StartFailure{Reason: tc.reason, Message: "m"})
+			}
+			got := lifecycle.GeneratePodStatus(pod, tc.rs, v1.PodStatus{}, tc.terminal, rc)
+			c := got.ContainerStatuses[0]
+			switch {
+			case tc.wantWaiting != "":
+				if w := c.State.Waiting; w == nil || w.Reason != tc.wantWaiting {
+					t.Fatalf("state %+v; want Waiting(%s)", c.State, tc.wantWaiting)
+				}
+				return
+			case c.State.Terminated == nil || c.State.Terminated.ExitCode != tc.wantExit:
+				t.Fatalf("state %+v; want Terminated(%d)", c.State, tc.wantExit)
+			}
+			if !tc.deleted && !tc.terminal {
+				return
+			}
+			e := newStatusEnv()
+			e.m.SetPodStatus(pod, got)
+			e.m.TerminatePod(pod)
+			final, _ := e.m.PodStatus("1")
+			if term := final.ContainerStatuses[0].State.Terminated; term == nil || term.ExitCode != tc.wantExit {
+				t.Errorf("after TerminatePod %+v; want exit %d", final.ContainerStatuses[0].State, tc.wantExit)
 			}
 		})
 	}

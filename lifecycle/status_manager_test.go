@@ -114,34 +114,36 @@ func TestStatusNewAndStartTime(t *testing.T) {
 }
 
 func TestStatusDeduplication(t *testing.T) {
-	e := newStatusEnv()
-	pod := apiPod("1", "p")
-	ready := v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue}}}
-	e.m.SetPodStatus(pod, ready)
-	e.m.SetPodStatus(pod, ready)
-	if v := e.m.Version("1"); v != 1 {
-		t.Errorf("F56 same status twice: version %d; want 1", v)
-	}
-	st1, _ := e.m.PodStatus("1")
-	e.clock.Step(5 * time.Second)
-	msg := *ready.DeepCopy()
-	msg.Message = "other"
-	e.m.SetPodStatus(pod, msg)
-	if v := e.m.Version("1"); v != 2 {
-		t.Errorf("F56 different message: version %d; want 2", v)
-	}
-	st2, _ := e.m.PodStatus("1")
-	if !st2.Conditions[0].LastTransitionTime.Equal(&st1.Conditions[0].LastTransitionTime) {
-		t.Errorf("F56 unchanged Ready kept no transition time: %v vs %v", st2.Conditions[0].LastTransitionTime, st1.Conditions[0].LastTransitionTime)
-	}
-	e.clock.Step(5 * time.Second)
-	notReady := *msg.DeepCopy()
-	notReady.Conditions[0].Status = v1.ConditionFalse
-	e.m.SetPodStatus(pod, notReady)
-	st3, _ := e.m.PodStatus("1")
-	if !st3.Conditions[0].LastTransitionTime.After(st2.Conditions[0].LastTransitionTime.Time) {
-		t.Errorf("F56 changed Ready: transition %v not after %v", st3.Conditions[0].LastTransitionTime, st2.Conditions[0].LastTransitionTime)
-	}
+	t.Run("F56 an unchanged status is not a new version", func(t *testing.T) {
+		e := newStatusEnv()
+		pod := apiPod("1", "p")
+		ready := v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue}}}
+		e.m.SetPodStatus(pod, ready)
+		e.m.SetPodStatus(pod, ready)
+		if v := e.m.Version("1"); v != 1 {
+			t.Errorf("F56 same status twice: version %d; want 1", v)
+		}
+		st1, _ := e.m.PodStatus("1")
+		e.clock.Step(5 * time.Second)
+		msg := *ready.DeepCopy()
+		msg.Message = "other"
+		e.m.SetPodStatus(pod, msg)
+		if v := e.m.Version("1"); v != 2 {
+			t.Errorf("F56 different message: version %d; want 2", v)
+		}
+		st2, _ := e.m.PodStatus("1")
+		if !st2.Conditions[0].LastTransitionTime.Equal(&st1.Conditions[0].LastTransitionTime) {
+			t.Errorf("F56 unchanged Ready kept no transition time: %v vs %v", st2.Conditions[0].LastTransitionTime, st1.Conditions[0].LastTransitionTime)
+		}
+		e.clock.Step(5 * time.Second)
+		notReady := *msg.DeepCopy()
+		notReady.Conditions[0].Status = v1.ConditionFalse
+		e.m.SetPodStatus(pod, notReady)
+		st3, _ := e.m.PodStatus("1")
+		if !st3.Conditions[0].LastTransitionTime.After(st2.Conditions[0].LastTransitionTime.Time) {
+			t.Errorf("F56 changed Ready: transition %v not after %v", st3.Conditions[0].LastTransitionTime, st2.Conditions[0].LastTransitionTime)
+		}
+	})
 }
 
 func TestStatusSyncPath(t *testing.T) {
@@ -176,64 +178,68 @@ func TestStatusSyncPath(t *testing.T) {
 }
 
 func TestStatusStaleVersions(t *testing.T) {
-	// F58: three sets, one full batch: one get+put with the newest version.
-	ctx := context.Background()
-	e := newStatusEnv()
-	pod := apiPod("1", "p")
-	e.sink.Store(pod)
-	for _, msg := range []string{"a", "b", "c"} {
-		e.m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodRunning, Message: msg})
-	}
-	e.m.SyncBatch(ctx, true)
-	wantCalls(t, e.sink, "get ns/p", "put ns/p")
-	if p, _ := e.sink.Pod("ns", "p"); p.Status.Message != "c" {
-		t.Errorf("F58 sink message %q; want c", p.Status.Message)
-	}
-	e.m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodRunning, Message: "c"})
-	if v := e.m.Version("1"); v != 3 {
-		t.Errorf("F58 unchanged status bumped the version to %d", v)
-	}
-	e.m.SyncBatch(ctx, true)
-	wantCalls(t, e.sink)
-	// F58: lowering the recorded API version by one makes the pod look
-	// newer than the sink: the next full batch re-syncs it, but the sink
-	// already holds that status, so only the GET is issued.
-	e.m.SetAPIVersionForTest("1", e.m.Version("1")-1)
-	e.m.SyncBatch(ctx, true)
-	wantCalls(t, e.sink, "get ns/p")
-	if got, want := e.m.APIVersionForTest("1"), e.m.Version("1"); got != want {
-		t.Errorf("F58 recorded API version %d after the re-sync; want %d", got, want)
-	}
-	e.m.SyncBatch(ctx, true)
-	wantCalls(t, e.sink)
-	select {
-	case <-e.m.Doorbell():
-		t.Errorf("F58 doorbell still rung after the batch")
-	default:
-	}
+	t.Run("F58 a batch writes the newest version once", func(t *testing.T) {
+		// F58: three sets, one full batch: one get+put with the newest version.
+		ctx := context.Background()
+		e := newStatusEnv()
+		pod := apiPod("1", "p")
+		e.sink.Store(pod)
+		for _, msg := range []string{"a", "b", "c"} {
+			e.m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodRunning, Message: msg})
+		}
+		e.m.SyncBatch(ctx, true)
+		wantCalls(t, e.sink, "get ns/p", "put ns/p")
+		if p, _ := e.sink.Pod("ns", "p"); p.Status.Message != "c" {
+			t.Errorf("F58 sink message %q; want c", p.Status.Message)
+		}
+		e.m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodRunning, Message: "c"})
+		if v := e.m.Version("1"); v != 3 {
+			t.Errorf("F58 unchanged status bumped the version to %d", v)
+		}
+		e.m.SyncBatch(ctx, true)
+		wantCalls(t, e.sink)
+		// F58: lowering the recorded API version by one makes the pod look
+		// newer than the sink: the next full batch re-syncs it, but the sink
+		// already holds that status, so only the GET is issued.
+		e.m.SetAPIVersionForTest("1", e.m.Version("1")-1)
+		e.m.SyncBatch(ctx, true)
+		wantCalls(t, e.sink, "get ns/p")
+		if got, want := e.m.APIVersionForTest("1"), e.m.Version("1"); got != want {
+			t.Errorf("F58 recorded API version %d after the re-sync; want %d", got, want)
+		}
+		e.m.SyncBatch(ctx, true)
+		wantCalls(t, e.sink)
+		select {
+		case <-e.m.Doorbell():
+			t.Errorf("F58 doorbell still rung after the batch")
+		default:
+		}
+	})
 }
 
 func TestStatusStaticPods(t *testing.T) {
-	ctx := context.Background()
-	e := newStatusEnv()
-	static := apiPod("s", "web")
-	static.Annotations = map[string]string{lifecycle.ConfigSourceAnnotation: "file"}
-	e.m.SetPodStatus(static, v1.PodStatus{Phase: v1.PodRunning})
-	e.m.SyncBatch(ctx, true)
-	wantCalls(t, e.sink) // F59: no sync without a mirror
-	mirror := apiPod("m", "web")
-	mirror.Annotations = map[string]string{lifecycle.ConfigMirrorAnnotation: "x"}
-	e.lookup.mirrors["s"] = mirror
-	e.sink.Store(mirror)
-	e.m.SyncBatch(ctx, true)
-	wantCalls(t, e.sink, "get ns/web", "put ns/web") // F59: written against the mirror
-	if _, ok := e.m.PodStatus("m"); !ok {
-		t.Errorf("F59 status not found by mirror UID")
-	}
-	e.lookup.mirrors["s"] = apiPod("m2", "web")
-	e.m.SetPodStatus(static, v1.PodStatus{Phase: v1.PodRunning, Message: "new"})
-	e.m.SyncBatch(ctx, false)
-	wantCalls(t, e.sink, "get ns/web") // F59: mirror UID changed: get only
+	t.Run("F59 a static pod status is written against its mirror", func(t *testing.T) {
+		ctx := context.Background()
+		e := newStatusEnv()
+		static := apiPod("s", "web")
+		static.Annotations = map[string]string{lifecycle.ConfigSourceAnnotation: "file"}
+		e.m.SetPodStatus(static, v1.PodStatus{Phase: v1.PodRunning})
+		e.m.SyncBatch(ctx, true)
+		wantCalls(t, e.sink) // F59: no sync without a mirror
+		mirror := apiPod("m", "web")
+		mirror.Annotations = map[string]string{lifecycle.ConfigMirrorAnnotation: "x"}
+		e.lookup.mirrors["s"] = mirror
+		e.sink.Store(mirror)
+		e.m.SyncBatch(ctx, true)
+		wantCalls(t, e.sink, "get ns/web", "put ns/web") // F59: written against the mirror
+		if _, ok := e.m.PodStatus("m"); !ok {
+			t.Errorf("F59 status not found by mirror UID")
+		}
+		e.lookup.mirrors["s"] = apiPod("m2", "web")
+		e.m.SetPodStatus(static, v1.PodStatus{Phase: v1.PodRunning, Message: "new"})
+		e.m.SyncBatch(ctx, false)
+		wantCalls(t, e.sink, "get ns/web") // F59: mirror UID changed: get only
+	})
 }
 
 func TestTerminatePodDefaults(t *testing.T) {
@@ -372,68 +378,72 @@ func TestStatusDeletionGating(t *testing.T) {
 }
 
 func TestContainerReadiness(t *testing.T) {
-	e := newStatusEnv()
-	pod := apiPod("1", "p")
-	e.m.SetContainerReadiness("1", "id1", true)
-	if _, ok := e.m.PodStatus("1"); ok {
-		t.Fatalf("F63 readiness before any status created one")
-	}
-	e.m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{running("c1", "id1"), running("c2", "id2")}})
-	v := e.m.Version("1")
-	e.m.SetContainerReadiness("1", "id1", false)
-	if e.m.Version("1") != v {
-		t.Errorf("F63 unchanged readiness bumped the version")
-	}
-	podReady := func() v1.ConditionStatus {
-		st, _ := e.m.PodStatus("1")
-		for _, c := range st.Conditions {
-			if c.Type == v1.PodReady {
-				return c.Status
-			}
+	t.Run("F63 container readiness changes the status only when it changes", func(t *testing.T) {
+		e := newStatusEnv()
+		pod := apiPod("1", "p")
+		e.m.SetContainerReadiness("1", "id1", true)
+		if _, ok := e.m.PodStatus("1"); ok {
+			t.Fatalf("F63 readiness before any status created one")
 		}
-		return ""
-	}
-	e.m.SetContainerReadiness("1", "id1", true)
-	if e.m.Version("1") != v+1 || podReady() != v1.ConditionFalse {
-		t.Errorf("F63 c1 ready: version %d, Ready %q; want %d, False", e.m.Version("1"), podReady(), v+1)
-	}
-	e.m.SetContainerReadiness("1", "id2", true)
-	if podReady() != v1.ConditionTrue {
-		t.Errorf("F63 both ready: Ready %q; want True", podReady())
-	}
-	v = e.m.Version("1")
-	e.m.SetContainerReadiness("1", "nope", false)
-	if e.m.Version("1") != v {
-		t.Errorf("F63 unknown container changed the status")
-	}
-	e.m.SetContainerStartup("1", "id1", false)
-	if e.m.Version("1") != v+1 {
-		t.Errorf("F63 first startup report (nil to false) is not a change")
-	}
+		e.m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{running("c1", "id1"), running("c2", "id2")}})
+		v := e.m.Version("1")
+		e.m.SetContainerReadiness("1", "id1", false)
+		if e.m.Version("1") != v {
+			t.Errorf("F63 unchanged readiness bumped the version")
+		}
+		podReady := func() v1.ConditionStatus {
+			st, _ := e.m.PodStatus("1")
+			for _, c := range st.Conditions {
+				if c.Type == v1.PodReady {
+					return c.Status
+				}
+			}
+			return ""
+		}
+		e.m.SetContainerReadiness("1", "id1", true)
+		if e.m.Version("1") != v+1 || podReady() != v1.ConditionFalse {
+			t.Errorf("F63 c1 ready: version %d, Ready %q; want %d, False", e.m.Version("1"), podReady(), v+1)
+		}
+		e.m.SetContainerReadiness("1", "id2", true)
+		if podReady() != v1.ConditionTrue {
+			t.Errorf("F63 both ready: Ready %q; want True", podReady())
+		}
+		v = e.m.Version("1")
+		e.m.SetContainerReadiness("1", "nope", false)
+		if e.m.Version("1") != v {
+			t.Errorf("F63 unknown container changed the status")
+		}
+		e.m.SetContainerStartup("1", "id1", false)
+		if e.m.Version("1") != v+1 {
+			t.Errorf("F63 first startup report (nil to false) is not a change")
+		}
+	})
 }
 
 func TestStatusVersionGCAndReconcile(t *testing.T) {
-	ctx := context.Background()
-	e := newStatusEnv()
-	pod := apiPod("1", "p")
-	e.sink.Store(pod)
-	e.lookup.pods["1"] = pod
-	e.m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodRunning})
-	e.m.SyncBatch(ctx, true)
-	e.sink.Calls()
-	// F64: the pod manager's view still shows the old status: reconcile.
-	e.m.SyncBatch(ctx, true)
-	wantCalls(t, e.sink, "get ns/p")
-	synced, _ := e.sink.Pod("ns", "p")
-	withNanos := synced.DeepCopy()
-	withNanos.Status.StartTime = &metav1.Time{Time: synced.Status.StartTime.Add(300 * time.Millisecond)}
-	e.lookup.pods["1"] = withNanos
-	e.m.SyncBatch(ctx, true)
-	wantCalls(t, e.sink) // F64: differs only by timestamp precision: nothing
-	// F64: a full batch forgets versions without a local status.
-	e.m.RemoveOrphanedStatuses(nil)
-	e.m.SyncBatch(ctx, true)
-	wantCalls(t, e.sink)
+	t.Run("F64 versions are collected and stale sinks reconciled", func(t *testing.T) {
+		ctx := context.Background()
+		e := newStatusEnv()
+		pod := apiPod("1", "p")
+		e.sink.Store(pod)
+		e.lookup.pods["1"] = pod
+		e.m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodRunning})
+		e.m.SyncBatch(ctx, true)
+		e.sink.Calls()
+		// F64: the pod manager's view still shows the old status: reconcile.
+		e.m.SyncBatch(ctx, true)
+		wantCalls(t, e.sink, "get ns/p")
+		synced, _ := e.sink.Pod("ns", "p")
+		withNanos := synced.DeepCopy()
+		withNanos.Status.StartTime = &metav1.Time{Time: synced.Status.StartTime.Add(300 * time.Millisecond)}
+		e.lookup.pods["1"] = withNanos
+		e.m.SyncBatch(ctx, true)
+		wantCalls(t, e.sink) // F64: differs only by timestamp precision: nothing
+		// F64: a full batch forgets versions without a local status.
+		e.m.RemoveOrphanedStatuses(nil)
+		e.m.SyncBatch(ctx, true)
+		wantCalls(t, e.sink)
+	})
 }
 
 func TestMergePodStatus(t *testing.T) {
@@ -491,37 +501,39 @@ func TestMergePodStatus(t *testing.T) {
 }
 
 func TestStatusNormalisation(t *testing.T) {
-	e := newStatusEnv()
-	pod := apiPod("1", "p")
-	pod.Spec.Containers = nil
-	var statuses []v1.ContainerStatus
-	for i := range 48 {
-		name := string(rune('a'+i%26)) + string(rune('a'+i/26))
-		pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: name})
-		c := terminated(name, 1)
-		c.State.Terminated.Message = strings.Repeat("x", 1000)
-		c.State.Terminated.FinishedAt = metav1.NewTime(time.Unix(1000, 123456789))
-		statuses = append([]v1.ContainerStatus{c}, statuses...)
-	}
-	e.m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodFailed, ContainerStatuses: statuses})
-	st, _ := e.m.PodStatus("1")
-	for i, c := range st.ContainerStatuses {
-		if len(c.State.Terminated.Message) != 256 {
-			t.Fatalf("F66 message of %s has %d bytes; want 256", c.Name, len(c.State.Terminated.Message))
+	t.Run("F66 statuses are normalised before they are compared", func(t *testing.T) {
+		e := newStatusEnv()
+		pod := apiPod("1", "p")
+		pod.Spec.Containers = nil
+		var statuses []v1.ContainerStatus
+		for i := range 48 {
+			name := string(rune('a'+i%26)) + string(rune('a'+i/26))
+			pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: name})
+			c := terminated(name, 1)
+			c.State.Terminated.Message = strings.Repeat("x", 1000)
+			c.State.Terminated.FinishedAt = metav1.NewTime(time.Unix(1000, 123456789))
+			statuses = append([]v1.ContainerStatus{c}, statuses...)
 		}
-		if c.State.Terminated.FinishedAt.Nanosecond() != 0 {
-			t.Fatalf("F66 time not truncated to seconds")
+		e.m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodFailed, ContainerStatuses: statuses})
+		st, _ := e.m.PodStatus("1")
+		for i, c := range st.ContainerStatuses {
+			if len(c.State.Terminated.Message) != 256 {
+				t.Fatalf("F66 message of %s has %d bytes; want 256", c.Name, len(c.State.Terminated.Message))
+			}
+			if c.State.Terminated.FinishedAt.Nanosecond() != 0 {
+				t.Fatalf("F66 time not truncated to seconds")
+			}
+			if i > 0 && st.ContainerStatuses[i-1].Name > c.Name {
+				t.Fatalf("F66 container statuses not sorted")
+			}
 		}
-		if i > 0 && st.ContainerStatuses[i-1].Name > c.Name {
-			t.Fatalf("F66 container statuses not sorted")
+		v := e.m.Version("1")
+		slices.Reverse(statuses)
+		e.m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodFailed, ContainerStatuses: statuses})
+		if e.m.Version("1") != v {
+			t.Errorf("F66 order changed the status")
 		}
-	}
-	v := e.m.Version("1")
-	slices.Reverse(statuses)
-	e.m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodFailed, ContainerStatuses: statuses})
-	if e.m.Version("1") != v {
-		t.Errorf("F66 order changed the status")
-	}
+	})
 }
 
 func TestIllegalContainerRegression(t *testing.T) {
@@ -592,16 +604,18 @@ func TestIllegalInitContainerRegression(t *testing.T) {
 }
 
 func TestTerminatingPodReportsNoNewStarts(t *testing.T) {
-	e := newStatusEnv()
-	pod := apiPod("1", "p")
-	e.m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodPending, ContainerStatuses: []v1.ContainerStatus{running("c1", "1"), waiting("c2")}})
-	e.state.terminating["1"] = true
-	e.m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{running("c1", "1"), running("c2", "2")}})
-	st, _ := e.m.PodStatus("1")
-	if st.ContainerStatuses[1].State.Running != nil {
-		t.Errorf("G70 a terminating pod reported a newly started container: %+v", st.ContainerStatuses[1])
-	}
-	if st.ContainerStatuses[0].State.Running == nil {
-		t.Errorf("a container running before termination was hidden")
-	}
+	t.Run("G70 a terminating pod reports no newly started container", func(t *testing.T) {
+		e := newStatusEnv()
+		pod := apiPod("1", "p")
+		e.m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodPending, ContainerStatuses: []v1.ContainerStatus{running("c1", "1"), waiting("c2")}})
+		e.state.terminating["1"] = true
+		e.m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{running("c1", "1"), running("c2", "2")}})
+		st, _ := e.m.PodStatus("1")
+		if st.ContainerStatuses[1].State.Running != nil {
+			t.Errorf("G70 a terminating pod reported a newly started container: %+v", st.ContainerStatuses[1])
+		}
+		if st.ContainerStatuses[0].State.Running == nil {
+			t.Errorf("a container running before termination was hidden")
+		}
+	})
 }

@@ -62,18 +62,35 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType UpdateType, pod, _ *v1.
 		s.observe(s.Metrics.observePodStart, firstSeen)
 	}
 	s.Status.SetPodStatus(pod, api)
-	if s.Pods != nil && s.Pods.IsPodTerminationRequested(pod.UID) {
-		return false, fmt.Errorf("syncing pod %s: %w", PodFullName(pod), ErrTerminationRequested)
+	if err := s.mayStart(ctx, pod); err != nil {
+		return false, err
 	}
 	if s.Volumes != nil {
 		if err := s.Volumes.MountPod(ctx, pod); err != nil {
 			return false, fmt.Errorf("mounting volumes of %s: %w", PodFullName(pod), err)
 		}
 	}
+	// Mounting may take long: a termination requested meanwhile must not
+	// let the runtime start anything.
+	if err := s.mayStart(ctx, pod); err != nil {
+		return false, err
+	}
 	if err := s.Runtime.SyncPod(ctx, pod, status); err != nil {
 		return false, fmt.Errorf("syncing pod %s: %w", PodFullName(pod), err)
 	}
 	return false, nil
+}
+
+// mayStart refuses to go on once termination of the pod was requested or
+// the sync was cancelled. The runtime still checks ctx before each start.
+func (s *Syncer) mayStart(ctx context.Context, pod *v1.Pod) error {
+	if s.Pods != nil && s.Pods.IsPodTerminationRequested(pod.UID) {
+		return fmt.Errorf("syncing pod %s: %w", PodFullName(pod), ErrTerminationRequested)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("syncing pod %s: %w", PodFullName(pod), err)
+	}
+	return nil
 }
 
 // observe calls record with the first-seen time and now, when both are known.

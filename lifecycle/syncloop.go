@@ -19,6 +19,18 @@ type ConfigSource interface {
 	SourcesReady() bool
 }
 
+// ConfigChange is one change of the desired pod set: the pod worker
+// updates it implies, and Commit, which makes the ConfigSource show the
+// new set. The sync loop calls Commit and hands the updates to the
+// workers in one step, so housekeeping never reads a set whose changes the
+// workers have not received: a new pod would look unknown to them (a
+// spurious re-create) and a removed one orphaned.
+type ConfigChange struct {
+	Updates []UpdatePodOptions
+	// Commit may be nil when the ConfigSource needs no switch.
+	Commit func()
+}
+
 // SyncLoop is the node's main loop: it turns PLEG events and due re-syncs
 // into sync requests and runs housekeeping every two seconds once every
 // config source has reported.
@@ -31,7 +43,7 @@ type SyncLoop struct {
 	// Updates carries the changes of the desired pod set, in order; nil
 	// means the config never changes. They are handed to the workers
 	// between housekeeping passes, never during one.
-	Updates <-chan []UpdatePodOptions
+	Updates <-chan ConfigChange
 	Clock   Clock
 	Logger  *slog.Logger
 }
@@ -44,8 +56,11 @@ func (l *SyncLoop) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case updates := <-l.Updates:
-			for _, u := range updates {
+		case change := <-l.Updates:
+			if change.Commit != nil {
+				change.Commit()
+			}
+			for _, u := range change.Updates {
 				l.Workers.UpdatePod(u)
 			}
 		case ev := <-l.Events:

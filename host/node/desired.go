@@ -16,6 +16,11 @@ import (
 // desiredSet is the merged desired pod set. The sync loop reads it as its
 // lifecycle.ConfigSource; apply turns each change of it into pod worker
 // updates.
+//
+// The set it shows (pods, byUID, origins, rejected, errs, synced) changes
+// only when the sync loop takes a change and calls its commit, in the step
+// that hands the updates to the workers. apply diffs against the newest
+// set it was given (next, nextByUID), which may not be shown yet.
 type desiredSet struct {
 	mu       sync.RWMutex
 	pods     []*v1.Pod
@@ -24,10 +29,16 @@ type desiredSet struct {
 	rejected []sources.Rejected
 	errs     []error
 	synced   bool
+
+	next      []*v1.Pod
+	nextByUID map[types.UID]*v1.Pod
+	// applied counts the changes apply made, shown the last one committed.
+	applied, shown uint64
 }
 
 func newDesiredSet() *desiredSet {
-	return &desiredSet{byUID: map[types.UID]*v1.Pod{}, origins: map[types.UID]sources.Origin{}}
+	return &desiredSet{byUID: map[types.UID]*v1.Pod{}, origins: map[types.UID]sources.Origin{},
+		nextByUID: map[types.UID]*v1.Pod{}}
 }
 
 // Pods returns the desired pods; podhost has no mirror pods of its own.
@@ -59,15 +70,15 @@ func (d *desiredSet) Rejected() ([]sources.Rejected, []error) {
 	return d.rejected, d.errs
 }
 
-// apply replaces the set with next and returns, in order, the pod worker
-// updates that take the node from the old set to the new one: a create for
-// each new UID, an update for each changed pod (a deletion timestamp is a
-// change: the worker then terminates the pod with its deletion grace
-// period), and a kill for each UID that left the set.
-func (d *desiredSet) apply(next sources.Desired, now time.Time) []lifecycle.UpdatePodOptions {
+// apply returns, in order, the pod worker updates that take the node from
+// the previous set to next: a create for each new UID, an update for each
+// changed pod (a deletion timestamp is a change: the worker then
+// terminates the pod with its deletion grace period), and a kill for each
+// UID that left the set. It also returns the commit that shows next to
+// readers; commits of older changes that come later are ignored.
+func (d *desiredSet) apply(next sources.Desired, now time.Time) (updates []lifecycle.UpdatePodOptions, commit func()) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var updates []lifecycle.UpdatePodOptions
 	byUID := make(map[types.UID]*v1.Pod, len(next.Pods))
 	origins := make(map[types.UID]sources.Origin, len(next.Pods))
 	pods := make([]*v1.Pod, 0, len(next.Pods))
@@ -76,7 +87,7 @@ func (d *desiredSet) apply(next sources.Desired, now time.Time) []lifecycle.Upda
 		byUID[pod.UID] = pod
 		origins[pod.UID] = p.Origin
 		pods = append(pods, pod)
-		old, known := d.byUID[pod.UID]
+		old, known := d.nextByUID[pod.UID]
 		switch {
 		case !known:
 			updates = append(updates, lifecycle.UpdatePodOptions{UpdateType: lifecycle.UpdateCreate, Pod: pod, StartTime: now})
@@ -84,14 +95,25 @@ func (d *desiredSet) apply(next sources.Desired, now time.Time) []lifecycle.Upda
 			updates = append(updates, lifecycle.UpdatePodOptions{UpdateType: lifecycle.UpdateUpdate, Pod: pod, StartTime: now})
 		}
 	}
-	for _, old := range d.pods {
+	for _, old := range d.next {
 		if _, still := byUID[old.UID]; !still {
 			updates = append(updates, lifecycle.UpdatePodOptions{UpdateType: lifecycle.UpdateKill, Pod: gone(old, now), StartTime: now})
 		}
 	}
-	d.pods, d.byUID, d.origins = pods, byUID, origins
-	d.rejected, d.errs, d.synced = next.Rejected, next.Errors, next.Synced
-	return updates
+	d.next, d.nextByUID = pods, byUID
+	d.applied++
+	gen := d.applied
+	commit = func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if gen <= d.shown {
+			return
+		}
+		d.shown = gen
+		d.pods, d.byUID, d.origins = pods, byUID, origins
+		d.rejected, d.errs, d.synced = next.Rejected, next.Errors, next.Synced
+	}
+	return updates, commit
 }
 
 // podChanged reports whether the worker must hear about new: its spec,

@@ -72,7 +72,9 @@ func TestDesiredSetApply(t *testing.T) {
 			d := newDesiredSet()
 			for i, s := range tc.steps {
 				var got []string
-				for _, u := range d.apply(s.next, time.Unix(1, 0)) {
+				updates, commit := d.apply(s.next, time.Unix(1, 0))
+				commit()
+				for _, u := range updates {
 					got = append(got, u.UpdateType.String()+" "+string(u.Pod.UID))
 				}
 				if len(got) != len(s.want) {
@@ -94,7 +96,8 @@ func TestDesiredSetIsConfigSource(t *testing.T) {
 	if d.SourcesReady() {
 		t.Error("ready before any source reported")
 	}
-	d.apply(desired(true, pod("1", "a")), time.Unix(1, 0))
+	_, commit := d.apply(desired(true, pod("1", "a")), time.Unix(1, 0))
+	commit()
 	pods, mirrors := d.Pods()
 	if !d.SourcesReady() || len(pods) != 1 || mirrors != nil {
 		t.Errorf("after apply: ready %v, pods %d, mirrors %v", d.SourcesReady(), len(pods), mirrors)

@@ -81,7 +81,7 @@ type Node struct {
 	pleg     *lifecycle.PLEG
 	loop     *lifecycle.SyncLoop
 	runtime  *runtimemanager.Manager
-	updates  chan []lifecycle.UpdatePodOptions
+	updates  chan lifecycle.ConfigChange
 	relist   chan struct{}
 	removing sync.WaitGroup
 	shutdown shutdownState
@@ -111,7 +111,7 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 		store:   store,
 		events:  events.New(events.Options{Registry: cfg.Registry}),
 		desired: newDesiredSet(),
-		updates: make(chan []lifecycle.UpdatePodOptions),
+		updates: make(chan lifecycle.ConfigChange),
 		relist:  make(chan struct{}, 1),
 		started: time.Now(),
 	}
@@ -258,7 +258,9 @@ func (n *Node) mergeSources(ctx context.Context) {
 	}
 }
 
-// apply records a new desired set and sends its changes to the sync loop.
+// apply records a new desired set and sends its changes to the sync loop,
+// which shows the new set when it takes them (also when there are no
+// updates: rejections, errors and readiness change with it).
 //
 // Nothing is applied until every source has reported once: until then the
 // owner of a name that two sources claim is not settled, and acting early
@@ -278,7 +280,7 @@ func (n *Node) apply(ctx context.Context, d sources.Desired) {
 				events.Warning, events.ReasonFailed, err.Error())
 		}
 	}
-	updates := n.desired.apply(d, n.clock.Now())
+	updates, commit := n.desired.apply(d, n.clock.Now())
 	for _, u := range updates {
 		if u.UpdateType != lifecycle.UpdateCreate {
 			continue
@@ -287,11 +289,8 @@ func (n *Node) apply(ctx context.Context, d sources.Desired) {
 			n.log.Error("recording pod", "pod", u.Pod.Namespace+"/"+u.Pod.Name, "uid", u.Pod.UID, "err", err)
 		}
 	}
-	if len(updates) == 0 {
-		return
-	}
 	select {
-	case n.updates <- updates:
+	case n.updates <- lifecycle.ConfigChange{Updates: updates, Commit: commit}:
 	case <-ctx.Done():
 	}
 }

@@ -17,8 +17,8 @@ import (
 	"github.com/podhost/podhost/lifecycle"
 )
 
-// Epoch is the harness clock's start: t=1s, so that printed times match
-// the specification's scenarios.
+// Epoch is the harness clock's start: t=1s, so that printed times read as
+// steps from the start of a scenario.
 var Epoch = time.Unix(1, 0)
 
 // Harness drives the deterministic pod worker core the way the driver
@@ -48,7 +48,8 @@ type Harness struct {
 	statuses    map[types.UID]v1.PodStatus
 	done        map[string]chan struct{}
 	out         []string
-	// Violations lists container starts after termination was observed.
+	// Violations lists container starts after termination was requested,
+	// by any path (kill, deletion, orphaned by housekeeping, terminal).
 	Violations []string
 }
 
@@ -81,8 +82,8 @@ func NewHarness() *Harness {
 		Clock: h.Clock, Cache: harnessCache{h}, Metrics: h.Metrics,
 	})
 	h.Runtime.BeforeStart = func(uid types.UID, c string) error {
-		if st, ok := h.Workers.Inspect(uid); ok && st.StartedTerminating {
-			h.Violations = append(h.Violations, fmt.Sprintf("container %s of %s started after termination was observed", c, uid))
+		if h.Workers.IsPodTerminationRequested(uid) {
+			h.Violations = append(h.Violations, fmt.Sprintf("container %s of %s started after termination was requested", c, uid))
 		}
 		return nil
 	}
@@ -196,21 +197,29 @@ func (h *Harness) UpdatePod(o lifecycle.UpdatePodOptions) {
 		h.loops[uid] = eff.NewWorker
 	}
 	if eff.Cancel != 0 {
-		for uid, hw := range h.held {
-			if hw.work.ID == eff.Cancel {
-				hw.cancel()
-				h.printf("cancelled %s of %s", hw.work.WorkType, uid)
-			}
-		}
+		h.cancel(eff.Cancel)
 	}
 	h.Clock.Step(time.Second)
 }
 
-// SyncKnownPods calls the core and steps the clock.
+// SyncKnownPods calls the core, cancels what it names and steps the clock.
 func (h *Harness) SyncKnownPods(desired []*v1.Pod) map[types.UID]lifecycle.PodWorkerSync {
-	r := h.Workers.SyncKnownPods(desired)
+	r, cancel := h.Workers.SyncKnownPods(desired)
+	for _, id := range cancel {
+		h.cancel(id)
+	}
 	h.Clock.Step(time.Second)
 	return r
+}
+
+// cancel cancels the held work with the ID and prints it.
+func (h *Harness) cancel(id uint64) {
+	for uid, hw := range h.held {
+		if hw.work.ID == id {
+			hw.cancel()
+			h.printf("cancelled %s of %s", hw.work.WorkType, uid)
+		}
+	}
 }
 
 // Drain wakes signalled workers in UID order until none is signalled.
