@@ -1,18 +1,20 @@
-// Command host is the podhost node agent and its operator CLI:
-//
-//	podhost run --config FILE        run the host until SIGTERM or SIGINT
-//	podhost validate --config FILE   check a config; every error with its field path
-//	podhost plugins list             the running host's plugins
-//	podhost version                  the build's version
+// Command host is the podhost node agent and its operator CLI, built as
+// `podhost`. `podhost --help` lists every command; the read commands share
+// one printer (-o table|wide|json|yaml|name) and the commands that talk to
+// a running host share one set of connection flags (--socket, --config,
+// --server, --token-file, and PODHOST_SOCKET).
 //
 // It only wires packages together: config (host/config), the plugin
-// supervisor (host), the local API (host/localapi).
+// supervisor (host/supervisor), the node (host/node), the local API
+// (host/localapi).
 package main
 
 import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 )
@@ -33,9 +35,27 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCommand(), newValidateCommand(), newPluginsCommand(), newVersionCommand(),
+	root.AddCommand(newRunCommand(), newValidateCommand(), newConfigCommand(), newPluginsCommand(), newVersionCommand(),
 		newPodsCommand(), newLogsCommand(), newEventsCommand(), newNodeCommand())
+	root.InitDefaultCompletionCmd()
+	root.Long = root.Short + "\n\nEvery command:\n" + everyVerb(root)
+	strictCommands(root)
 	return root
+}
+
+// everyVerb lists every runnable command under root with its summary, so
+// that `podhost --help` shows the whole CLI at once.
+func everyVerb(root *cobra.Command) string {
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	walkCommands(root, func(c *cobra.Command) {
+		if c == root || !c.Runnable() || c.Hidden || c.Name() == "help" {
+			return
+		}
+		fmt.Fprintf(w, "  %s \t%s\n", strings.TrimPrefix(c.CommandPath(), root.Name()+" "), c.Short)
+	})
+	_ = w.Flush()
+	return b.String()
 }
 
 func main() {
@@ -46,7 +66,7 @@ func main() {
 	case errors.As(err, &exit):
 		os.Exit(exit.code)
 	default:
-		fmt.Fprintln(os.Stderr, "host:", err)
+		fmt.Fprintln(os.Stderr, "podhost:", err)
 		os.Exit(1)
 	}
 }

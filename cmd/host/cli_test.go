@@ -1,0 +1,375 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/podhost/podhost/host/localapi/localapitest"
+)
+
+// cliModeEnv makes the test binary run main() with its arguments: the
+// tests below run the CLI as a process, exit status and all.
+const cliModeEnv = "PODHOST_CMD_TEST_CLI"
+
+// cliCommand returns the CLI as a process with args; env is added to an
+// environment without PODHOST_SOCKET.
+func cliCommand(t *testing.T, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), self, args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, socketEnv+"=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(append(cmd.Env, cliModeEnv+"=1"), env...)
+	return cmd
+}
+
+// runCLI runs the CLI as a process and returns its exit status and output.
+func runCLI(t *testing.T, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := cliCommand(t, env, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, stdout.String(), stderr.String()
+	case errors.As(err, &exit):
+		return exit.ExitCode(), stdout.String(), stderr.String()
+	}
+	t.Fatalf("running %v: %v", args, err)
+	return 0, "", ""
+}
+
+func TestCLIUnknownCommandsAndFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string // in stderr
+	}{
+		{[]string{"pods", "lst"}, []string{`unknown command "lst" for "podhost pods"`, "Did you mean this?", "list", "podhost pods --help"}},
+		{[]string{"lgs"}, []string{`unknown command "lgs" for "podhost"`, "logs"}},
+		{[]string{"node", "shutdwn"}, []string{`unknown command "shutdwn" for "podhost node"`, "shutdown"}},
+		{[]string{"plugins", "lis"}, []string{`unknown command "lis"`, "list"}},
+		{[]string{"completion", "bsh"}, []string{`unknown command "bsh"`, "bash"}},
+		{[]string{"pods", "list", "--wach"}, []string{"unknown flag: --wach", "--watch", "podhost pods list --help"}},
+		{[]string{"logs", "default/web", "--tial", "3"}, []string{"unknown flag: --tial", "--tail"}},
+		{[]string{"pods", "list", "-o", "xml"}, []string{`-o "xml"`, "table, wide, json, yaml, name"}},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, nil, tc.args...)
+			if code == 0 {
+				t.Fatalf("exit status 0; want non-zero\nstdout: %s\nstderr: %s", stdout, stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr does not contain %q:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+}
+
+// verbs lists the command path of every command under root.
+func verbs(root *cobra.Command) []string {
+	var out []string
+	for _, c := range root.Commands() {
+		if c.Hidden || c.Name() == "help" {
+			continue
+		}
+		out = append(out, strings.TrimPrefix(c.CommandPath(), "podhost "))
+		out = append(out, verbs(c)...)
+	}
+	return out
+}
+
+func TestCLIHelpListsEveryVerb(t *testing.T) {
+	root := newRootCommand()
+	all := verbs(root)
+	for _, want := range []string{"pods list", "pods get", "node shutdown", "config view", "completion bash", "plugins list"} {
+		if !strings.Contains(strings.Join(all, "\n"), want) {
+			t.Fatalf("the command tree has no %q: %v", want, all)
+		}
+	}
+	code, stdout, stderr := runCLI(t, nil, "--help")
+	if code != 0 {
+		t.Fatalf("--help: exit status %d\n%s", code, stderr)
+	}
+	for _, v := range all {
+		if !strings.Contains(stdout, "  "+v+" ") {
+			t.Errorf("podhost --help does not list %q:\n%s", v, stdout)
+		}
+	}
+}
+
+// hostCommands are the commands that talk to a running host.
+var hostCommands = [][]string{
+	{"plugins", "list"}, {"pods", "list"}, {"pods", "get"}, {"pods", "apply"}, {"pods", "delete"},
+	{"logs"}, {"events"}, {"node"}, {"node", "shutdown"},
+}
+
+func TestCLIConnectionFlagsEverywhere(t *testing.T) {
+	root := newRootCommand()
+	for _, path := range hostCommands {
+		cmd, rest, err := root.Find(path)
+		if err != nil || len(rest) != 0 {
+			t.Fatalf("%v: %v (rest %v)", path, err, rest)
+		}
+		for _, f := range []string{"socket", "server", "token-file", "config"} {
+			if cmd.Flags().Lookup(f) == nil {
+				t.Errorf("%s has no --%s", cmd.CommandPath(), f)
+			}
+		}
+	}
+}
+
+func TestCLISocketEnvironment(t *testing.T) {
+	_, _, sock := apiServer(t)
+	for _, tc := range []struct {
+		name string
+		env  []string
+		args []string
+		want int
+	}{
+		{"plugins list from " + socketEnv, []string{socketEnv + "=" + sock}, []string{"plugins", "list"}, 0},
+		{"pods list from " + socketEnv, []string{socketEnv + "=" + sock}, []string{"pods", "list"}, 0},
+		{"--socket wins over " + socketEnv, []string{socketEnv + "=/nonexistent.sock"}, []string{"node", "--socket", sock}, 0},
+		{"a bad " + socketEnv + " fails", []string{socketEnv + "=/nonexistent.sock"}, []string{"plugins", "list"}, 1},
+		{"plugins list takes --server", nil, []string{"plugins", "list", "--server", "127.0.0.1:1"}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, tc.env, tc.args...)
+			if code != tc.want {
+				t.Fatalf("exit status %d; want %d\nstdout: %s\nstderr: %s", code, tc.want, stdout, stderr)
+			}
+			if code == 1 && strings.Contains(stderr, "unknown flag") {
+				t.Errorf("flag refused:\n%s", stderr)
+			}
+		})
+	}
+}
+
+func TestCLICompletion(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh", "fish", "powershell"} {
+		code, stdout, stderr := runCLI(t, nil, "completion", shell)
+		if code != 0 || !strings.Contains(stdout, "podhost") {
+			t.Errorf("completion %s: exit status %d, %d bytes\n%s", shell, code, len(stdout), stderr)
+		}
+	}
+}
+
+func TestCLIPodsListAgeOfManifestPods(t *testing.T) {
+	pods, _, sock := apiServer(t)
+	it := localapitest.Pod("default", "static", v1.PodRunning, "")
+	it.Pod.CreationTimestamp = metav1.Time{}
+	started := metav1.NewTime(time.Now().Add(-90 * time.Second))
+	it.Pod.Status.StartTime = &started
+	pods.Set(it)
+	code, stdout, stderr := runCLI(t, nil, "pods", "list", "--socket", sock, "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit status %d\n%s", code, stderr)
+	}
+	var list []struct {
+		Name    string    `json:"name"`
+		Created time.Time `json:"created"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &list); err != nil {
+		t.Fatalf("pods list -o json: %v\n%s", err, stdout)
+	}
+	for _, p := range list {
+		if d := p.Created.Sub(started.Time); p.Name == "static" && (d > time.Second || d < -time.Second) {
+			t.Errorf("static pod created %v; want its start time %v", p.Created, started.Time)
+		}
+	}
+	_, table, _ := runCLI(t, nil, "pods", "list", "--socket", sock)
+	for _, line := range strings.Split(table, "\n") {
+		if strings.HasPrefix(line, "default/static ") && !strings.Contains(line, "1m") {
+			t.Errorf("AGE of a pod that started 90s ago is not 1m…:\n%s", table)
+		}
+	}
+}
+
+func TestCLIConfigView(t *testing.T) {
+	path, root := writeConfig(t, "")
+	for _, tc := range []struct {
+		args  []string
+		check func(string) string
+	}{
+		{[]string{"config", "view", "--config", path}, contains("apiVersion: podhost.dev/v1alpha1", "startTimeout: 10s", "resetAfter: 10m0s",
+			"socket: "+root+"/host.sock", "required: true", "shutdownGracePeriod: 30s", "logLevel: debug")},
+		{[]string{"config", "view", "--config", path, "-o", "json"}, decodes(json.Unmarshal, `"probeInterval": "10s"`)},
+	} {
+		code, stdout, stderr := runCLI(t, nil, tc.args...)
+		if code != 0 {
+			t.Fatalf("%v: exit status %d\n%s", tc.args, code, stderr)
+		}
+		if problem := tc.check(stdout); problem != "" {
+			t.Errorf("%v: %s:\n%s", tc.args, problem, stdout)
+		}
+	}
+	code, _, stderr := runCLI(t, nil, "config", "view", "--config", writeFile(t, "kind: HostConfig\nrootDr: /x\n"))
+	if code == 0 || !strings.Contains(stderr, "rootDr") {
+		t.Errorf("config view of a bad config: exit status %d\n%s", code, stderr)
+	}
+}
+
+// readUntil reads lines from sc until one contains want, and returns what
+// was read; it fails t after a deadline.
+func readUntil(t *testing.T, lines <-chan string, want string) string {
+	t.Helper()
+	var seen strings.Builder
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatalf("output ended before %q:\n%s", want, seen.String())
+			}
+			seen.WriteString(line + "\n")
+			if strings.Contains(line, want) {
+				return seen.String()
+			}
+		case <-deadline:
+			t.Fatalf("no %q within 20s:\n%s", want, seen.String())
+		}
+	}
+}
+
+// startCLI starts the CLI as a process and returns its standard output as
+// lines; the process is killed at the end of the test.
+func startCLI(t *testing.T, args ...string) <-chan string {
+	t.Helper()
+	cmd := cliCommand(t, nil, args...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("stderr of %v:\n%s", args, stderr.String())
+		}
+	})
+	lines := make(chan string, 100)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	return lines
+}
+
+func TestCLIWatch(t *testing.T) {
+	pods, events, sock := apiServer(t)
+	pods.Set(localapitest.Pod("default", "web", v1.PodPending, ""))
+
+	podLines := startCLI(t, "pods", "list", "-w", "--socket", sock)
+	readUntil(t, podLines, "default/web")
+	waitFor(t, 10*time.Second, func() bool { return pods.Watchers() > 0 }, func() string { return "no pod watcher" })
+	pods.SetPhase("default", "web", v1.PodRunning, "")
+	readUntil(t, podLines, "Running")
+
+	jsonLines := startCLI(t, "events", "-w", "-o", "json", "--socket", sock)
+	readUntil(t, jsonLines, `"reason": "Rejected"`)
+	waitFor(t, 10*time.Second, func() bool { return events.Watchers() > 0 }, func() string { return "no event watcher" })
+	events.Record("default", "web", "Normal", "Started", "started container app")
+	readUntil(t, jsonLines, `"reason": "Started"`)
+}
+
+func TestCLIOutputFormats(t *testing.T) {
+	_, _, sock := apiServer(t)
+	if code, _, stderr := runCLI(t, nil, "pods", "apply", "-f", writeFile(t, cliPod), "--socket", sock); code != 0 {
+		t.Fatal(stderr)
+	}
+	for _, tc := range []struct {
+		args []string
+		// check looks at stdout.
+		check func(stdout string) string
+	}{
+		{[]string{"pods", "list", "-o", "name"}, lines("default/clash", "default/web")},
+		{[]string{"pods", "list", "-o", "wide"}, contains("NAMESPACE/NAME", "UID", "SOURCE", "uid-1", "api")},
+		{[]string{"pods", "list", "-o", "json"}, decodes(json.Unmarshal, `"name": "web"`)},
+		{[]string{"pods", "list", "-o", "yaml"}, decodes(yamlUnmarshal, "name: web")},
+		{[]string{"pods", "get", "default/web", "-o", "table"}, contains("NAMESPACE/NAME", "default/web", "Pending")},
+		{[]string{"pods", "get", "default/web", "-o", "name"}, lines("default/web")},
+		{[]string{"pods", "get", "default/web", "-o", "json"}, decodes(json.Unmarshal, `"kind": "Pod"`)},
+		{[]string{"plugins", "list", "-o", "json"}, decodes(json.Unmarshal, `"name": "rt"`)},
+		{[]string{"plugins", "list", "-o", "name"}, lines("rt")},
+		{[]string{"plugins", "list", "-o", "wide"}, contains("REQUIRED", "PID", "CAPABILITIES")},
+		{[]string{"events", "-o", "yaml"}, decodes(yamlUnmarshal, "reason: Rejected")},
+		{[]string{"events", "-o", "wide"}, contains("FIRST SEEN", "Rejected")},
+		{[]string{"events", "-o", "name"}, lines("Pod/default/clash")},
+		{[]string{"node", "-o", "json"}, decodes(json.Unmarshal, `"hostname": "node1"`)},
+		{[]string{"node", "-o", "name"}, lines("node1")},
+		{[]string{"node", "-o", "wide"}, contains("HOSTNAME", "node1", "PLATFORM", "GO")},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, nil, append(tc.args, "--socket", sock)...)
+			if code != 0 {
+				t.Fatalf("exit status %d\n%s", code, stderr)
+			}
+			if problem := tc.check(stdout); problem != "" {
+				t.Errorf("%s:\n%s", problem, stdout)
+			}
+		})
+	}
+}
+
+func contains(want ...string) func(string) string {
+	return func(out string) string {
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				return "no " + w
+			}
+		}
+		return ""
+	}
+}
+
+// lines wants exactly these lines.
+func lines(want ...string) func(string) string {
+	return func(out string) string {
+		if got := strings.Split(strings.TrimSuffix(out, "\n"), "\n"); strings.Join(got, "|") != strings.Join(want, "|") {
+			return "want lines " + strings.Join(want, ", ")
+		}
+		return ""
+	}
+}
+
+// decodes wants output that unmarshal accepts, containing want.
+func decodes(unmarshal func([]byte, any) error, want string) func(string) string {
+	return func(out string) string {
+		var v any
+		if err := unmarshal([]byte(out), &v); err != nil {
+			return "does not decode: " + err.Error()
+		}
+		return contains(want)(out)
+	}
+}
+
+func yamlUnmarshal(b []byte, v any) error { return yaml.Unmarshal(b, v) }

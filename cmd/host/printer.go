@@ -1,0 +1,108 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+)
+
+// readFormats are the -o values of a read command.
+var readFormats = []string{"table", "wide", "json", "yaml", "name"}
+
+// outputFlag is the -o flag of a read command.
+type outputFlag struct {
+	format  string
+	formats []string
+}
+
+// register adds -o with its default to cmd and checks its value before
+// the command runs, so that a bad format fails before the host is asked.
+func (o *outputFlag) register(cmd *cobra.Command, def string, formats ...string) {
+	o.formats = formats
+	cmd.Flags().StringVarP(&o.format, "output", "o", def, "output format: "+strings.Join(formats, ", "))
+	cmd.PreRunE = func(*cobra.Command, []string) error {
+		if !slices.Contains(o.formats, o.format) {
+			return fmt.Errorf("-o %q: want one of %s", o.format, strings.Join(o.formats, ", "))
+		}
+		return nil
+	}
+}
+
+// printer returns the printer of the chosen format writing to w.
+func (o *outputFlag) printer(w io.Writer) *printer { return &printer{format: o.format, out: w} }
+
+// table is what a read command shows as -o table, wide and name: the
+// columns, the extra columns of -o wide, and the rows.
+type table struct {
+	header, wideHeader []string
+	rows               []tableRow
+}
+
+// tableRow is one line of a table; name is its -o name form.
+type tableRow struct {
+	name        string
+	cells, wide []string
+}
+
+// printer prints what read commands read, in one format for all of them.
+// A list is printed with one call; a watch calls print for every change,
+// and the table header comes once.
+type printer struct {
+	format  string
+	out     io.Writer
+	printed bool
+}
+
+// print prints v as JSON or YAML, or t in the other formats.
+func (p *printer) print(v any, t table) error {
+	first := !p.printed
+	p.printed = true
+	switch p.format {
+	case "json":
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return fmt.Errorf("encoding JSON: %w", err)
+		}
+		_, err = p.out.Write(append(b, '\n'))
+		return err
+	case "yaml":
+		b, err := yaml.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("encoding YAML: %w", err)
+		}
+		if !first {
+			b = append([]byte("---\n"), b...)
+		}
+		_, err = p.out.Write(b)
+		return err
+	case "name":
+		for _, r := range t.rows {
+			if _, err := fmt.Fprintln(p.out, r.name); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	wide := p.format == "wide"
+	w := tabwriter.NewWriter(p.out, 0, 4, 2, ' ', 0)
+	if first && len(t.header) > 0 {
+		writeCells(w, t.header, t.wideHeader, wide)
+	}
+	for _, r := range t.rows {
+		writeCells(w, r.cells, r.wide, wide)
+	}
+	return w.Flush()
+}
+
+func writeCells(w io.Writer, cells, extra []string, wide bool) {
+	if wide {
+		cells = append(slices.Clip(cells), extra...)
+	}
+	fmt.Fprintln(w, strings.Join(cells, "\t"))
+}
