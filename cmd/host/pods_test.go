@@ -209,6 +209,9 @@ func TestLogsCommand(t *testing.T) {
 		{[]string{"logs", "default/web", "-c", "app"}, 0, "a\nb\nc\n"},
 		{[]string{"logs", "default/web", "-c", "app", "--tail", "2"}, 0, "b\nc\n"},
 		{[]string{"logs", "default/web", "-c", "nope"}, 1, `no container "nope"`},
+		{[]string{"logs", "default/web", "-c", "app", "--since", "-5s"}, 1, "--since -5s: must be positive"},
+		{[]string{"logs", "default/web", "-c", "app", "--since-time", "yesterday"}, 1, `--since-time "yesterday": want an RFC 3339 time`},
+		{[]string{"logs", "default/web", "-c", "app", "--since", "5s", "--since-time", "2026-01-02T15:04:05Z"}, 1, "[since since-time] were all set"},
 	} {
 		code, stdout, stderr := executeIn(t, "", append(tc.args, "--socket", sock)...)
 		if code != tc.wantCode || !strings.Contains(stdout+stderr, tc.want) {
