@@ -288,6 +288,9 @@ func TestCLIWatch(t *testing.T) {
 	pods, events, sock := apiServer(t)
 	pods.Set(localapitest.Pod("default", "web", v1.PodPending, ""))
 
+	empty := startCLI(t, "events", "-w", "--socket", sock, "--for", "default/none")
+	readUntil(t, empty, "LAST SEEN") // the header comes before any event
+
 	podLines := startCLI(t, "pods", "list", "-w", "--socket", sock)
 	readUntil(t, podLines, "default/web")
 	waitFor(t, 10*time.Second, func() bool { return pods.Watchers() > 0 }, func() string { return "no pod watcher" })

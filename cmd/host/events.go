@@ -32,6 +32,9 @@ func newEventsCommand() *cobra.Command {
 			}
 			p := out.printer(cmd.OutOrStdout())
 			if watch {
+				if err := p.header(eventTable()); err != nil {
+					return err
+				}
 				return c.WatchEvents(cmd.Context(), f, func(e localapi.Event) error {
 					return p.print(e, eventTable(e))
 				})

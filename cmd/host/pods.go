@@ -34,6 +34,9 @@ func newPodsListCommand() *cobra.Command {
 			}
 			p := out.printer(cmd.OutOrStdout())
 			if watch {
+				if err := p.header(podTable()); err != nil {
+					return err
+				}
 				return c.WatchPods(cmd.Context(), func(ev localapi.PodEvent) error {
 					s := ev.Summary
 					if ev.Type == localapi.Deleted {

@@ -59,6 +59,16 @@ type printer struct {
 	printed bool
 }
 
+// header prints the header of t now, in the table formats: a watch
+// shows it before the first change comes.
+func (p *printer) header(t table) error {
+	if p.printed || (p.format != "table" && p.format != "wide") {
+		return nil
+	}
+	t.rows = nil
+	return p.print(nil, t)
+}
+
 // print prints v as JSON or YAML, or t in the other formats.
 func (p *printer) print(v any, t table) error {
 	first := !p.printed
