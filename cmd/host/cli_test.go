@@ -69,6 +69,7 @@ func TestCLIUnknownCommandsAndFlags(t *testing.T) {
 		{[]string{"node", "shutdwn"}, []string{`unknown command "shutdwn" for "podhost node"`, "shutdown"}},
 		{[]string{"plugins", "lis"}, []string{`unknown command "lis"`, "list"}},
 		{[]string{"completion", "bsh"}, []string{`unknown command "bsh"`, "bash"}},
+		{[]string{"help", "pods", "lst"}, []string{`unknown command "lst" for "podhost pods"`, "list"}},
 		{[]string{"pods", "list", "--wach"}, []string{"unknown flag: --wach", "--watch", "podhost pods list --help"}},
 		{[]string{"logs", "default/web", "--tial", "3"}, []string{"unknown flag: --tial", "--tail"}},
 		{[]string{"pods", "list", "-o", "xml"}, []string{`-o "xml"`, "table, wide, json, yaml, name"}},
@@ -119,24 +120,28 @@ func TestCLIHelpListsEveryVerb(t *testing.T) {
 	}
 }
 
-// hostCommands are the commands that talk to a running host.
-var hostCommands = [][]string{
-	{"plugins", "list"}, {"pods", "list"}, {"pods", "get"}, {"pods", "apply"}, {"pods", "delete"},
-	{"logs"}, {"events"}, {"node"}, {"node", "shutdown"},
+// localCommands are the commands that do not talk to a running host.
+var localCommands = map[string]bool{
+	"podhost run": true, "podhost validate": true, "podhost version": true, "podhost config view": true,
+	"podhost completion bash": true, "podhost completion zsh": true, "podhost completion fish": true,
+	"podhost completion powershell": true, "podhost help": true,
 }
 
 func TestCLIConnectionFlagsEverywhere(t *testing.T) {
-	root := newRootCommand()
-	for _, path := range hostCommands {
-		cmd, rest, err := root.Find(path)
-		if err != nil || len(rest) != 0 {
-			t.Fatalf("%v: %v (rest %v)", path, err, rest)
+	checked := 0
+	walkCommands(newRootCommand(), func(cmd *cobra.Command) {
+		if !cmd.Runnable() || cmd.Annotations[groupAnnotation] != "" || localCommands[cmd.CommandPath()] {
+			return
 		}
+		checked++
 		for _, f := range []string{"socket", "server", "token-file", "config"} {
 			if cmd.Flags().Lookup(f) == nil {
 				t.Errorf("%s has no --%s", cmd.CommandPath(), f)
 			}
 		}
+	})
+	if checked < 9 {
+		t.Errorf("checked only %d commands", checked)
 	}
 }
 

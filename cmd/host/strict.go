@@ -14,11 +14,18 @@ import (
 // are errors with a suggestion and a pointer to --help.
 func strictCommands(root *cobra.Command) {
 	root.SetFlagErrorFunc(flagError)
+	root.InitDefaultHelpCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "help" {
+			c.Args = helpArgs
+		}
+	}
 	walkCommands(root, func(c *cobra.Command) {
 		if !c.HasSubCommands() {
 			return
 		}
 		if !c.Runnable() {
+			c.Annotations = map[string]string{groupAnnotation: "true"}
 			c.Args = cobra.ArbitraryArgs
 			c.RunE = func(cmd *cobra.Command, args []string) error {
 				if len(args) == 0 {
@@ -39,6 +46,22 @@ func strictCommands(root *cobra.Command) {
 			return nil
 		}
 	})
+}
+
+// groupAnnotation marks a command that only groups others.
+const groupAnnotation = "podhost/group"
+
+// helpArgs refuses `podhost help` of a command that does not exist, which
+// cobra answers with the root's help and exit status 0.
+func helpArgs(cmd *cobra.Command, args []string) error {
+	target, rest, err := cmd.Root().Find(args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return unknownCommand(target, rest[0])
+	}
+	return nil
 }
 
 // walkCommands calls fn for c and every command under it.
