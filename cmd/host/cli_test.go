@@ -178,6 +178,25 @@ func TestCLICompletion(t *testing.T) {
 			t.Errorf("completion %s: exit status %d, %d bytes\n%s", shell, code, len(stdout), stderr)
 		}
 	}
+	// What the scripts ask: cobra's hidden __complete command.
+	_, _, sock := apiServer(t)
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"pods", ""}, []string{"apply", "delete", "get", "list"}},
+		{[]string{"pods", "list", "-o", ""}, []string{"table", "wide", "json", "yaml", "name"}},
+		{[]string{"pods", "get", "--socket", sock, "default/c"}, []string{"default/clash\tRejected"}},
+		{[]string{"logs", "--socket", sock, ""}, []string{"default/clash"}},
+		{[]string{"events", "--socket", sock, "--for", ""}, []string{"default/clash"}},
+	} {
+		code, stdout, stderr := runCLI(t, nil, append([]string{"__complete"}, tc.args...)...)
+		for _, w := range tc.want {
+			if code != 0 || !strings.Contains(stdout, w+"\n") && !strings.Contains(stdout, w+"\t") {
+				t.Errorf("__complete %v: exit status %d, no %q:\n%s%s", tc.args, code, w, stdout, stderr)
+			}
+		}
+	}
 }
 
 func TestCLIPodsListAgeOfManifestPods(t *testing.T) {

@@ -50,5 +50,6 @@ func newEventsCommand() *cobra.Command {
 	out.register(cmd, "table", readFormats...)
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "keep printing new events")
 	cmd.Flags().StringVar(&forPod, "for", "", "only the events of pod NAMESPACE/NAME")
+	completePods(cmd, &api, "for")
 	return cmd
 }

@@ -53,6 +53,7 @@ func newLogsCommand() *cobra.Command {
 		},
 	}
 	api.register(cmd)
+	completePods(cmd, &api, "")
 	fl := cmd.Flags()
 	fl.StringVarP(&opts.Container, "container", "c", "", "the container (needed when the pod has several)")
 	fl.BoolVarP(&opts.Follow, "follow", "f", false, "keep printing new lines until the container exits")

@@ -88,6 +88,7 @@ func newPodsGetCommand() *cobra.Command {
 	}
 	api.register(cmd)
 	out.register(cmd, "yaml", readFormats...)
+	completePods(cmd, &api, "")
 	return cmd
 }
 

@@ -26,6 +26,7 @@ type outputFlag struct {
 func (o *outputFlag) register(cmd *cobra.Command, def string, formats ...string) {
 	o.formats = formats
 	cmd.Flags().StringVarP(&o.format, "output", "o", def, "output format: "+strings.Join(formats, ", "))
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
 	cmd.PreRunE = func(*cobra.Command, []string) error {
 		if !slices.Contains(o.formats, o.format) {
 			return fmt.Errorf("-o %q: want one of %s", o.format, strings.Join(o.formats, ", "))
