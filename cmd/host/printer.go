@@ -6,7 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
@@ -58,6 +58,8 @@ type printer struct {
 	format  string
 	out     io.Writer
 	printed bool
+	// widths are the table columns' widths so far.
+	widths []int
 }
 
 // header prints the header of t now, in the table formats: a watch
@@ -100,20 +102,46 @@ func (p *printer) print(v any, t table) error {
 		}
 		return nil
 	}
-	wide := p.format == "wide"
-	w := tabwriter.NewWriter(p.out, 0, 4, 2, ' ', 0)
-	if first && len(t.header) > 0 {
-		writeCells(w, t.header, t.wideHeader, wide)
+	var lines [][]string
+	if first {
+		lines = append(lines, p.cells(t.header, t.wideHeader))
 	}
 	for _, r := range t.rows {
-		writeCells(w, r.cells, r.wide, wide)
+		lines = append(lines, p.cells(r.cells, r.wide))
 	}
-	return w.Flush()
+	return p.writeAligned(lines)
 }
 
-func writeCells(w io.Writer, cells, extra []string, wide bool) {
-	if wide {
-		cells = append(slices.Clip(cells), extra...)
+// cells are the columns of one line in the chosen format.
+func (p *printer) cells(cells, wide []string) []string {
+	if p.format == "wide" {
+		return append(slices.Clip(cells), wide...)
 	}
-	fmt.Fprintln(w, strings.Join(cells, "\t"))
+	return cells
+}
+
+// writeAligned writes lines in columns two spaces apart. A column is as
+// wide as its widest cell so far, so that the lines of later calls (the
+// changes of a watch) stay under the header as long as their cells fit.
+func (p *printer) writeAligned(lines [][]string) error {
+	for _, cells := range lines {
+		for i, c := range cells {
+			if i == len(p.widths) {
+				p.widths = append(p.widths, 0)
+			}
+			p.widths[i] = max(p.widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	var b strings.Builder
+	for _, cells := range lines {
+		for i, c := range cells {
+			b.WriteString(c)
+			if i < len(cells)-1 {
+				b.WriteString(strings.Repeat(" ", p.widths[i]-utf8.RuneCountInString(c)+2))
+			}
+		}
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(p.out, b.String())
+	return err
 }
