@@ -3,7 +3,11 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +16,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/podhost/podhost/host/localapi"
 	"github.com/podhost/podhost/host/localapi/localapitest"
+	"github.com/podhost/podhost/internal/testutil"
 )
 
 func TestCLIPodsListAgeOfManifestPods(t *testing.T) {
@@ -216,3 +222,32 @@ func decodes(unmarshal func([]byte, any) error, want string) func(string) string
 }
 
 func yamlUnmarshal(b []byte, v any) error { return yaml.Unmarshal(b, v) }
+
+func TestCLIWatchEndedByTheHost(t *testing.T) {
+	views := localapi.Views{
+		Plugins: func() []localapi.PluginInfo { return nil },
+		Ready:   func() (bool, string) { return true, "" },
+		Events:  &localapitest.Events{},
+	}
+	sock := filepath.Join(t.TempDir(), "host.sock")
+	s, err := localapi.Listen(sock, views)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve()
+	cmd := cliCommand(t, nil, "events", "-w", "--socket", sock)
+	var stdout, stderr testutil.SyncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, func() bool { return strings.Contains(stdout.String(), "LAST SEEN") }, stdout.String)
+	stopped, stop := context.WithCancel(t.Context())
+	stop() // at once: the open watch is cut
+	_ = s.Shutdown(stopped)
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(stderr.String(), "the host ended the watch") {
+		t.Errorf("events -w after the host stopped: %v\nstderr: %s", err, stderr.String())
+	}
+}

@@ -35,9 +35,9 @@ func newEventsCommand() *cobra.Command {
 				if err := p.header(eventTable()); err != nil {
 					return err
 				}
-				return c.WatchEvents(cmd.Context(), f, func(e localapi.Event) error {
+				return watchEnded(c.WatchEvents(cmd.Context(), f, func(e localapi.Event) error {
 					return p.print(e, eventTable(e))
-				})
+				}))
 			}
 			evs, err := c.Events(cmd.Context(), f)
 			if err != nil {

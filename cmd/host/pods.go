@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -37,13 +38,13 @@ func newPodsListCommand() *cobra.Command {
 				if err := p.header(podTable()); err != nil {
 					return err
 				}
-				return c.WatchPods(cmd.Context(), func(ev localapi.PodEvent) error {
+				return watchEnded(c.WatchPods(cmd.Context(), func(ev localapi.PodEvent) error {
 					s := ev.Summary
 					if ev.Type == localapi.Deleted {
 						s.Reason, s.Error = "Deleted", ""
 					}
 					return p.print(ev, podTable(s))
-				})
+				}))
 			}
 			pods, err := c.Pods(cmd.Context())
 			if err != nil {
@@ -90,6 +91,14 @@ func newPodsGetCommand() *cobra.Command {
 	out.register(cmd, "yaml", readFormats...)
 	completePods(cmd, &api, "")
 	return cmd
+}
+
+// watchEnded explains the end of a watch that the host closed.
+func watchEnded(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return errors.New("the host ended the watch (did it stop?)")
+	}
+	return err
 }
 
 // splitPodName splits NAMESPACE/NAME.
