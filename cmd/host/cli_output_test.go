@@ -176,9 +176,16 @@ func TestCLIOutputFormats(t *testing.T) {
 		{[]string{"node", "-o", "json"}, decodes(json.Unmarshal, `"hostname": "node1"`)},
 		{[]string{"node", "-o", "name"}, lines("node1")},
 		{[]string{"node", "-o", "wide"}, contains("HOSTNAME", "node1", "PLATFORM", "GO")},
+		{[]string{"version"}, prefix("host dev (go")},
+		{[]string{"version", "-o", "name"}, lines("dev")},
+		{[]string{"version", "-o", "yaml"}, decodes(yamlUnmarshal, "pluginProtocol: 1")},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			code, stdout, stderr := runCLI(t, nil, append(tc.args, "--socket", sock)...)
+			args := tc.args
+			if args[0] != "version" {
+				args = append(args, "--socket", sock)
+			}
+			code, stdout, stderr := runCLI(t, nil, args...)
 			if code != 0 {
 				t.Fatalf("exit status %d\n%s", code, stderr)
 			}
@@ -195,6 +202,15 @@ func contains(want ...string) func(string) string {
 			if !strings.Contains(out, w) {
 				return "no " + w
 			}
+		}
+		return ""
+	}
+}
+
+func prefix(want string) func(string) string {
+	return func(out string) string {
+		if !strings.HasPrefix(out, want) {
+			return "does not start with " + want
 		}
 		return ""
 	}

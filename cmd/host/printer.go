@@ -103,7 +103,7 @@ func (p *printer) print(v any, t table) error {
 		return nil
 	}
 	var lines [][]string
-	if first {
+	if first && len(t.header) > 0 {
 		lines = append(lines, p.cells(t.header, t.wideHeader))
 	}
 	for _, r := range t.rows {
