@@ -1,20 +1,33 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+
 	"github.com/spf13/cobra"
 
+	"github.com/podhost/podhost/host/config"
 	"github.com/podhost/podhost/host/localapi"
 )
 
-// apiFlags are how a CLI command finds the running host: its unix socket
-// (--socket, or the one in --config), or a TCP address with a token.
+// defaultConfigPath is the host config the CLI reads to find the API
+// socket when nothing else names it.
+const defaultConfigPath = "/etc/podhost/host.yaml"
+
+// socketEnv names the API socket when no connection flag is given.
+const socketEnv = "PODHOST_SOCKET"
+
+// apiFlags are how every command that talks to the host finds it: its unix
+// socket (--socket, the api.socket of --config, $PODHOST_SOCKET, or that of
+// the default config, in this order), or a TCP address with a token.
 type apiFlags struct {
 	socket, config, server, tokenFile string
 }
 
 func (f *apiFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.socket, "socket", "", "the host's API socket (default: api.socket of --config)")
+	fl.StringVar(&f.socket, "socket", "", "the host's API socket (default: $"+socketEnv+", else api.socket of --config)")
 	fl.StringVar(&f.config, "config", "", "host config, to find the API socket (default "+defaultConfigPath+")")
 	fl.StringVar(&f.server, "server", "", "the host's TCP API address, http://HOST:PORT (needs --token-file)")
 	fl.StringVar(&f.tokenFile, "token-file", "", "file holding the bearer token for --server (mode 0600)")
@@ -32,9 +45,28 @@ func (f *apiFlags) client() (*localapi.Client, error) {
 		}
 		return localapi.NewTCPClient(f.server, token)
 	}
-	sock, err := apiSocket(f.socket, f.config)
+	sock, err := f.apiSocket()
 	if err != nil {
 		return nil, err
 	}
 	return localapi.NewClient(sock), nil
+}
+
+// apiSocket finds the local API socket.
+func (f *apiFlags) apiSocket() (string, error) {
+	if f.socket != "" {
+		return f.socket, nil
+	}
+	if env := os.Getenv(socketEnv); env != "" && f.config == "" {
+		return env, nil
+	}
+	path := f.config
+	if path == "" {
+		path = defaultConfigPath
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		return "", fmt.Errorf("finding the API socket (give --socket, --config or $%s): %w", socketEnv, err)
+	}
+	return filepath.Clean(cfg.API.Socket), nil
 }

@@ -1,9 +1,10 @@
 // Command host is built as podhost, the node agent and its operator CLI
 // (the source stays in cmd/host, the host process; a binary named host
 // would shadow /usr/bin/host). `podhost run --config FILE` runs the agent
-// until SIGTERM or SIGINT; `podhost validate` checks a config; the other
-// verbs (`podhost --help` lists them) talk to a running host over its
-// local API.
+// until SIGTERM or SIGINT; `podhost --help` lists every other command. The
+// read commands share one printer (-o table|wide|json|yaml|name) and the
+// commands that talk to a running host share one set of connection flags
+// (--socket, --config, --server, --token-file, and PODHOST_SOCKET).
 //
 // It only wires packages together: the config (host/config), the plugin
 // supervisor (host/supervisor), the running agent (host/node), the local
@@ -14,6 +15,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 )
@@ -34,9 +37,27 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCommand(), newValidateCommand(), newPluginsCommand(), newVersionCommand(),
+	root.AddCommand(newRunCommand(), newValidateCommand(), newConfigCommand(), newPluginsCommand(), newVersionCommand(),
 		newPodsCommand(), newLogsCommand(), newEventsCommand(), newNodeCommand())
+	root.InitDefaultCompletionCmd()
+	root.Long = root.Short + "\n\nEvery command:\n" + everyVerb(root)
+	strictCommands(root)
 	return root
+}
+
+// everyVerb lists every runnable command under root with its summary, so
+// that `podhost --help` shows the whole CLI at once.
+func everyVerb(root *cobra.Command) string {
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	walkCommands(root, func(c *cobra.Command) {
+		if c == root || !c.Runnable() || c.Hidden || c.Name() == "help" {
+			return
+		}
+		fmt.Fprintf(w, "  %s \t%s\n", strings.TrimPrefix(c.CommandPath(), root.Name()+" "), c.Short)
+	})
+	_ = w.Flush()
+	return b.String()
 }
 
 func main() {
@@ -47,7 +68,7 @@ func main() {
 	case errors.As(err, &exit):
 		os.Exit(exit.code)
 	default:
-		fmt.Fprintln(os.Stderr, "host:", err)
+		fmt.Fprintln(os.Stderr, "podhost:", err)
 		os.Exit(1)
 	}
 }

@@ -43,6 +43,10 @@ func TestMain(m *testing.M) {
 		})
 		return
 	}
+	if os.Getenv(cliModeEnv) != "" {
+		main()
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
 }
 

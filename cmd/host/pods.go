@@ -1,15 +1,13 @@
 package main
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/podhost/podhost/host/localapi"
 )
@@ -22,55 +20,56 @@ func newPodsCommand() *cobra.Command {
 
 func newPodsListCommand() *cobra.Command {
 	var api apiFlags
+	var out outputFlag
+	var watch bool
 	cmd := &cobra.Command{
-		Use:   "list",
+		Use:   "list [-w]",
 		Short: "List the host's pods: namespace/name, phase, ready, restarts, age, reason",
-		Args:  cobra.NoArgs,
+		Long: "List the host's pods. With -w, list them and then print every change until\n" +
+			"interrupted; -o json and yaml then print each change as {type, summary, pod}.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := api.client()
 			if err != nil {
 				return err
 			}
+			p := out.printer(cmd.OutOrStdout())
+			if watch {
+				if err := p.header(podTable()); err != nil {
+					return err
+				}
+				return watchEnded(c.WatchPods(cmd.Context(), func(ev localapi.PodEvent) error {
+					s := ev.Summary
+					if ev.Type == localapi.Deleted {
+						s.Reason, s.Error = "Deleted", ""
+					}
+					return p.print(ev, podTable(s))
+				}))
+			}
 			pods, err := c.Pods(cmd.Context())
 			if err != nil {
 				return err
 			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "NAMESPACE/NAME\tPHASE\tREADY\tRESTARTS\tAGE\tREASON")
-			for _, p := range pods {
-				fmt.Fprintf(w, "%s/%s\t%s\t%d/%d\t%d\t%s\t%s\n", p.Namespace, p.Name, p.Phase,
-					p.ReadyContainers, p.Containers, p.Restarts, age(p.Created), orDash(podReason(p)))
-			}
-			return w.Flush()
+			return p.print(nonNil(pods), podTable(pods...))
 		},
 	}
 	api.register(cmd)
+	out.register(cmd, "table", readFormats...)
+	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "after the list, print every change")
 	return cmd
-}
-
-// podReason is the REASON column: the pod's error first, for it is why the
-// pod does not run as written.
-func podReason(p localapi.PodSummary) string {
-	if p.Error != "" {
-		return oneLine(p.Error)
-	}
-	return p.Reason
 }
 
 func newPodsGetCommand() *cobra.Command {
 	var api apiFlags
-	var output string
+	var out outputFlag
 	cmd := &cobra.Command{
 		Use:   "get NAMESPACE/NAME",
-		Short: "Print one pod, with its status, as YAML or JSON",
+		Short: "Print one pod, with its status (YAML unless -o says otherwise)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ns, name, err := splitPodName(args[0])
 			if err != nil {
 				return err
-			}
-			if output != "yaml" && output != "json" {
-				return fmt.Errorf("-o %q: want yaml or json", output)
 			}
 			c, err := api.client()
 			if err != nil {
@@ -82,26 +81,24 @@ func newPodsGetCommand() *cobra.Command {
 			}
 			pod := d.Pod
 			pod.APIVersion, pod.Kind = "v1", "Pod"
-			var out []byte
-			if output == "json" {
-				out, err = json.MarshalIndent(pod, "", "  ")
-				out = append(out, '\n')
-			} else {
-				out, err = yaml.Marshal(pod)
-			}
-			if err != nil {
-				return fmt.Errorf("encoding pod: %w", err)
-			}
 			if d.Summary.Error != "" {
 				fmt.Fprintln(cmd.ErrOrStderr(), "error:", d.Summary.Error)
 			}
-			_, err = cmd.OutOrStdout().Write(out)
-			return err
+			return out.printer(cmd.OutOrStdout()).print(pod, podTable(d.Summary))
 		},
 	}
 	api.register(cmd)
-	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml or json")
+	out.register(cmd, "yaml", readFormats...)
+	completePods(cmd, &api, "")
 	return cmd
+}
+
+// watchEnded explains the end of a watch that the host closed.
+func watchEnded(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return errors.New("the host ended the watch (did it stop?)")
+	}
+	return err
 }
 
 // splitPodName splits NAMESPACE/NAME.

@@ -61,6 +61,7 @@ func newPodsDeleteCommand() *cobra.Command {
 		},
 	}
 	api.register(cmd)
+	completePods(cmd, &api, "")
 	cmd.Flags().Int64Var(&grace, "grace-period", 0, "seconds the containers get to stop (default: the pod's own)")
 	cmd.Flags().BoolVar(&force, "force", false, "remove the pod at once and kill it without grace")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the pod is gone")

@@ -99,13 +99,13 @@ func TestPodsCommands(t *testing.T) {
 			"default/clash", "Rejected", "pods/clash.yaml: document 1: name claimed by another source"}, []string{"second line"}},
 		{"get yaml", "", []string{"pods", "get", "default/web"}, 0, []string{"kind: Pod", "uid: uid-1", "image: busybox:1"}, nil},
 		{"get json", "", []string{"pods", "get", "default/web", "-o", "json"}, 0, []string{`"kind": "Pod"`, `"uid": "uid-1"`}, nil},
-		{"get bad format", "", []string{"pods", "get", "default/web", "-o", "xml"}, 1, []string{"want yaml or json"}, nil},
+		{"get bad format", "", []string{"pods", "get", "default/web", "-o", "xml"}, 1, []string{"want one of table, wide, json, yaml, name"}, nil},
 		{"get bad name", "", []string{"pods", "get", "web"}, 1, []string{"want NAMESPACE/NAME"}, nil},
 		{"get missing", "", []string{"pods", "get", "default/nope"}, 1, []string{"not found"}, nil},
 		{"delete with grace", "", []string{"pods", "delete", "default/db", "--grace-period", "5"}, 0, []string{"pod default/db deleted (grace period 5s)"}, nil},
 		{"delete missing", "", []string{"pods", "delete", "default/nope"}, 1, []string{"not found"}, nil},
 		{"delete negative grace", "", []string{"pods", "delete", "default/web", "--grace-period", "-2"}, 1, []string{"must be >= 0"}, nil},
-		{"node", "", []string{"node"}, 0, []string{"node1", "v1.2.3", "1/1 ready", "Pods:"}, nil},
+		{"node", "", []string{"node"}, 0, []string{"HOSTNAME", "PLUGINS", "node1", "v1.2.3", "1/1"}, nil},
 		{"events", "", []string{"events"}, 0, []string{"Rejected", "Pod/default/clash"}, nil},
 		{"events for another pod", "", []string{"events", "--for", "default/web"}, 0, []string{"LAST SEEN"}, []string{"Rejected"}},
 		{"server without token file", "", []string{"pods", "list", "--server", "127.0.0.1:1"}, 1, []string{"token-file"}, nil},
@@ -209,6 +209,9 @@ func TestLogsCommand(t *testing.T) {
 		{[]string{"logs", "default/web", "-c", "app"}, 0, "a\nb\nc\n"},
 		{[]string{"logs", "default/web", "-c", "app", "--tail", "2"}, 0, "b\nc\n"},
 		{[]string{"logs", "default/web", "-c", "nope"}, 1, `no container "nope"`},
+		{[]string{"logs", "default/web", "-c", "app", "--since", "-5s"}, 1, "--since -5s: must be positive"},
+		{[]string{"logs", "default/web", "-c", "app", "--since-time", "yesterday"}, 1, `--since-time "yesterday": want an RFC 3339 time`},
+		{[]string{"logs", "default/web", "-c", "app", "--since", "5s", "--since-time", "2026-01-02T15:04:05Z"}, 1, "[since since-time] were all set"},
 	} {
 		code, stdout, stderr := executeIn(t, "", append(tc.args, "--socket", sock)...)
 		if code != tc.wantCode || !strings.Contains(stdout+stderr, tc.want) {

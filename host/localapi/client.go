@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Client talks to the local API of a running host, on its unix socket or
@@ -104,8 +105,8 @@ func (c *Client) WatchPods(ctx context.Context, fn func(PodEvent) error) error {
 	})
 }
 
-// Logs copies a container's log to w; with Follow, until ctx is done or the
-// container exits.
+// Logs copies a container's log to w, as opts choose; with Follow, until
+// ctx is done or the container exits.
 func (c *Client) Logs(ctx context.Context, namespace, name string, opts LogOptions, w io.Writer) error {
 	q := url.Values{}
 	if opts.Container != "" {
@@ -116,6 +117,18 @@ func (c *Client) Logs(ctx context.Context, namespace, name string, opts LogOptio
 	}
 	if opts.TailLines != nil {
 		q.Set("tailLines", strconv.FormatInt(*opts.TailLines, 10))
+	}
+	if opts.Previous {
+		q.Set("previous", "true")
+	}
+	if opts.Timestamps {
+		q.Set("timestamps", "true")
+	}
+	if opts.SinceSeconds != nil {
+		q.Set("sinceSeconds", strconv.FormatInt(*opts.SinceSeconds, 10))
+	}
+	if opts.SinceTime != nil {
+		q.Set("sinceTime", opts.SinceTime.Format(time.RFC3339Nano))
 	}
 	resp, err := c.do(ctx, http.MethodGet, podPath(namespace, name)+"/logs", q, nil)
 	if err != nil {

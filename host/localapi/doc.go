@@ -16,6 +16,7 @@
 //	GET    /v1/pods/{ns}/{name}             one pod with its status
 //	DELETE /v1/pods/{ns}/{name}?gracePeriod=N&force=true
 //	GET    /v1/pods/{ns}/{name}/logs?container=C&follow=true&tailLines=N   text
+//	       &previous=true&timestamps=true&sinceSeconds=N (or &sinceTime=RFC3339)
 //	GET    /v1/events?for=NS/NAME&kind=K&watch=true                        JSON array, or JSON lines with watch
 //	GET    /v1/node                         hostname, version, readiness, plugin and pod counts
 //	GET    /metrics                         Prometheus text

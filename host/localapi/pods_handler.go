@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 )
 
 func (h *handler) applyPod(w http.ResponseWriter, r *http.Request) {
@@ -112,20 +113,14 @@ func (h *handler) deletePod(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) logs(w http.ResponseWriter, r *http.Request) {
-	if !accept(w, r, h.v.Pods != nil, "/v1/pods", "container", "follow", "tailLines") {
+	if !accept(w, r, h.v.Pods != nil, "/v1/pods", logParams...) {
 		return
 	}
-	follow, err := boolParam(r, "follow")
+	opts, err := logOptions(r, time.Now())
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	tail, err := intParam(r, "tailLines")
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	opts := LogOptions{Container: r.URL.Query().Get("container"), Follow: follow, TailLines: tail}
 	fw := &flushWriter{w: w}
 	err = h.v.Pods.Logs(r.Context(), r.PathValue("ns"), r.PathValue("name"), opts, fw)
 	if err != nil && !fw.wrote {

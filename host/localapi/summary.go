@@ -21,6 +21,11 @@ func Summarize(it PodItem) PodSummary {
 		Created:    p.CreationTimestamp.Time,
 		Error:      it.Error,
 	}
+	if s.Created.IsZero() && p.Status.StartTime != nil {
+		// A manifest pod has no creation time; its age runs from when
+		// the host first started it.
+		s.Created = p.Status.StartTime.Time
+	}
 	switch {
 	case s.Phase == "" && it.Error != "":
 		s.Phase = PhaseRejected

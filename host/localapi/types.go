@@ -111,6 +111,17 @@ type LogOptions struct {
 	Follow bool
 	// TailLines, when set, starts that many lines from the end.
 	TailLines *int64
+	// Previous reads the log of the container's previous instance, as
+	// kubectl logs --previous does.
+	Previous bool
+	// Timestamps starts every line with its time (RFC3339Nano) and a space.
+	Timestamps bool
+	// SinceTime, when set, leaves out the lines written before it.
+	SinceTime *time.Time
+	// SinceSeconds, when set, leaves out the lines older than that many
+	// seconds. The client sends it; the server turns it into SinceTime by
+	// its own clock, so that a Pods view sees only SinceTime.
+	SinceSeconds *int64
 }
 
 // Event is one host event. Its JSON is that of host/events.Event.

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -210,30 +209,28 @@ func itemKey(it localapi.PodItem) string {
 }
 
 func (a podsAPI) Logs(ctx context.Context, namespace, name string, opts localapi.LogOptions, w io.Writer) error {
-	path, err := runtimemanager.FindLog(a.n.cfg.RootDir, namespace, name, opts.Container)
+	find := runtimemanager.FindLog
+	if opts.Previous {
+		find = runtimemanager.FindPreviousLog
+	}
+	path, err := find(a.n.cfg.RootDir, namespace, name, opts.Container)
 	if err != nil {
 		if errors.Is(err, runtimemanager.ErrNoLog) {
 			return fmt.Errorf("%w: %w", localapi.ErrNotFound, err)
 		}
 		return err
 	}
-	if opts.TailLines == nil {
-		if opts.Follow {
-			return crilog.Follow(ctx, w, path, func() bool { return a.logWriterGone(ctx, path) })
-		}
-		return crilog.Stream(ctx, w, path, false)
+	copts := crilog.Options{Follow: opts.Follow, Timestamps: opts.Timestamps, Tail: -1}
+	if opts.TailLines != nil {
+		copts.Tail = int(*opts.TailLines)
 	}
-	var buf bytes.Buffer
-	if err := crilog.Stream(ctx, &buf, path, false); err != nil {
-		return err
-	}
-	if _, err := io.WriteString(w, lastLines(buf.String(), int(*opts.TailLines))); err != nil {
-		return err
+	if opts.SinceTime != nil {
+		copts.Since = *opts.SinceTime
 	}
 	if opts.Follow {
-		return fmt.Errorf("%w: follow with tailLines", errors.ErrUnsupported)
+		copts.Done = func() bool { return a.logWriterGone(ctx, path) }
 	}
-	return nil
+	return crilog.Copy(ctx, w, path, copts)
 }
 
 // logWriterGone reports whether the container that writes the log file
@@ -261,18 +258,6 @@ func (a podsAPI) logWriterGone(ctx context.Context, path string) bool {
 		}
 	}
 	return true
-}
-
-// lastLines returns the last n lines of text.
-func lastLines(text string, n int) string {
-	lines := strings.SplitAfter(text, "\n")
-	if len(lines) > 0 && lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
-	if n < len(lines) {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "")
 }
 
 // eventsAPI serves the local API's event endpoints from the ring.

@@ -67,9 +67,10 @@ func (m *Manager) removeState(ctx context.Context, st *podState) error {
 // the runtime holds:
 //   - when removable(uid) is true and nothing of the pod runs, everything
 //     (RemovePod);
-//   - otherwise the exited containers that are not the newest of their
-//     name (with their log files), and the non-ready sandboxes older than
-//     the newest one that hold no container any more.
+//   - otherwise the exited containers that are neither the newest of their
+//     name nor the newest exited one (with their log files), and the
+//     non-ready sandboxes older than the newest one that hold no
+//     container any more.
 //
 // removable must be true only for pods whose worker has finished
 // (SyncTerminatedPod returned nil) or which the pod workers do not know
@@ -99,15 +100,19 @@ func (m *Manager) GarbageCollect(ctx context.Context, removable func(types.UID) 
 	return errors.Join(errs...)
 }
 
-// prune removes the dead containers of a live pod that are not the newest
-// of their name, and its empty dead older sandboxes.
+// prune removes the dead containers of a live pod but the newest of their
+// name and the newest dead one (whose log `podhost logs --previous` reads),
+// and its empty dead older sandboxes.
 func (m *Manager) prune(ctx context.Context, st *podState) error {
 	var errs []error
 	seen := map[string]bool{}
+	seenDead := map[string]bool{}
 	kept := map[string]bool{}
 	for _, c := range st.containers {
-		if !seen[c.name] || c.state != lifecycle.ContainerExited {
+		dead := c.state == lifecycle.ContainerExited
+		if !seen[c.name] || !dead || !seenDead[c.name] {
 			seen[c.name] = true
+			seenDead[c.name] = seenDead[c.name] || dead
 			kept[c.sandboxID] = true
 			continue
 		}

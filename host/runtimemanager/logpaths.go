@@ -42,9 +42,31 @@ type logFile struct {
 // is allowed when the pod has exactly one container with logs. It wraps
 // ErrNoLog when there is none, naming the containers that have logs.
 func FindLog(root, namespace, name, container string) (string, error) {
+	files, err := findLogs(root, namespace, name, container)
+	if err != nil {
+		return "", err
+	}
+	return files[len(files)-1].path, nil
+}
+
+// FindPreviousLog is FindLog for the log before the newest one: that of
+// the container's previous instance. It wraps ErrNoLog when there is none.
+func FindPreviousLog(root, namespace, name, container string) (string, error) {
+	files, err := findLogs(root, namespace, name, container)
+	if err != nil {
+		return "", err
+	}
+	if len(files) < 2 {
+		return "", fmt.Errorf("no previous instance of container %q of pod %s/%s: %w", container, namespace, name, ErrNoLog)
+	}
+	return files[len(files)-2].path, nil
+}
+
+// findLogs returns the container's log files, oldest first.
+func findLogs(root, namespace, name, container string) ([]logFile, error) {
 	pods, err := filepath.Glob(filepath.Join(root, "pods", namespace+"_"+name+"_*"))
 	if err != nil {
-		return "", fmt.Errorf("finding logs of %s/%s: %w", namespace, name, err)
+		return nil, fmt.Errorf("finding logs of %s/%s: %w", namespace, name, err)
 	}
 	names := map[string]bool{}
 	var files []logFile
@@ -65,18 +87,18 @@ func FindLog(root, namespace, name, container string) (string, error) {
 		}
 	}
 	if container == "" && len(names) > 1 {
-		return "", fmt.Errorf("pod %s/%s has several containers, choose one of %s: %w", namespace, name, strings.Join(slices.Sorted(maps.Keys(names)), ", "), ErrNoLog)
+		return nil, fmt.Errorf("pod %s/%s has several containers, choose one of %s: %w", namespace, name, strings.Join(slices.Sorted(maps.Keys(names)), ", "), ErrNoLog)
 	}
 	if len(files) == 0 {
-		return "", fmt.Errorf("container %q of pod %s/%s (containers with logs: %s): %w", container, namespace, name, strings.Join(slices.Sorted(maps.Keys(names)), ", "), ErrNoLog)
+		return nil, fmt.Errorf("container %q of pod %s/%s (containers with logs: %s): %w", container, namespace, name, strings.Join(slices.Sorted(maps.Keys(names)), ", "), ErrNoLog)
 	}
-	newest := slices.MaxFunc(files, func(a, b logFile) int {
+	slices.SortFunc(files, func(a, b logFile) int {
 		if a.modTime != b.modTime {
 			return cmp.Compare(a.modTime, b.modTime)
 		}
 		return cmp.Compare(a.attempt, b.attempt)
 	})
-	return newest.path, nil
+	return files, nil
 }
 
 func logFiles(dir string) []logFile {
