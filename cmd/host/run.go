@@ -42,9 +42,10 @@ func newRunCommand() *cobra.Command {
 				return exitError{code: 1}
 			}
 			logger := hclog.New(&hclog.LoggerOptions{
-				Name:   "host",
-				Level:  hclog.LevelFromString(cfg.LogLevel),
-				Output: cmd.ErrOrStderr(),
+				Name:       "host",
+				Level:      hclog.LevelFromString(cfg.LogLevel),
+				Output:     cmd.ErrOrStderr(),
+				JSONFormat: cfg.LogFormat == "json",
 			})
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
