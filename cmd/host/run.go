@@ -18,6 +18,7 @@ import (
 	"github.com/podhost/podhost/host/config"
 	"github.com/podhost/podhost/host/localapi"
 	"github.com/podhost/podhost/host/node"
+	"github.com/podhost/podhost/host/runtimemanager"
 	"github.com/podhost/podhost/host/sdnotify"
 	"github.com/podhost/podhost/host/supervisor"
 	"github.com/podhost/podhost/pluginapi"
@@ -123,6 +124,9 @@ func runHost(ctx context.Context, cfg *config.HostConfig, logger hclog.Logger) e
 		Registry:      registry,
 		Logger:        logger,
 		HostVersion:   version,
+		LogRotation: runtimemanager.LogRotation{
+			MaxBytes: cfg.ContainerLogMaxBytes(), MaxFiles: cfg.ContainerLogMaxFiles, Interval: cfg.ContainerLogMonitorInterval,
+		},
 	})
 	if err != nil {
 		shutdown()
