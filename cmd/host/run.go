@@ -168,6 +168,7 @@ func runHost(ctx context.Context, cfg *config.HostConfig, logger hclog.Logger) e
 	}
 	logger.Info("host running", "api", cfg.API.Socket, "tcp", cfg.API.TCPAddress, "manifests", cfg.ManifestDir)
 	go notifyReady(ctx, logger, views.Ready)
+	go sdnotify.Heartbeat(ctx, systemdStatusInterval, systemdStatus(views), logger)
 
 	select {
 	case <-ctx.Done():

@@ -8,9 +8,10 @@
 // only once it sends READY=1, which it does when its required plugins are
 // ready and its pod sources have synced.
 //
-// Watchdog support is optional: when the unit sets WatchdogSec, systemd
-// passes WATCHDOG_USEC and WatchdogInterval says how often to call
-// Watchdog.
+// Heartbeat keeps the line `systemctl status` shows (STATUS=, how many pods
+// run) fresh, and, because the unit sets WatchdogSec, sends WATCHDOG=1 with
+// it at least every half of WATCHDOG_USEC: a host that hangs stops beating
+// and systemd restarts it.
 //
 // Only cmd/host imports this package.
 package sdnotify
