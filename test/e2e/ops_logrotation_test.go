@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"compress/gzip"
+	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,8 +19,9 @@ import (
 // TestContainerLogRotation runs a container that writes 50 MiB to stdout
 // through a host whose containerLogMaxSize is 4Mi and containerLogMaxFiles
 // 4: the container's log files never take more than the configured 16 MiB
-// on disk, older files are gzipped, the oldest removed, and `podhost logs`
-// reads the file being written, which containerd reopened.
+// on disk, older files are gzipped, the oldest removed, `podhost logs`
+// reads the file being written, which containerd reopened, and `podhost
+// logs --follow` follows the output from file to file.
 func TestContainerLogRotation(t *testing.T) {
 	const (
 		maxSize  = 4 << 20
@@ -35,6 +38,18 @@ func TestContainerLogRotation(t *testing.T) {
 		`i=0; while [ $i -lt 50 ]; do head -c 1048576 /dev/zero | tr '\0' x | fold -w 1023; i=$((i+1)); sleep 0.3; done; echo all-written; exec sleep 3600`)))
 	pod := h.waitPod("chatty", 60*time.Second, "running", running)
 	dir := filepath.Join(h.root, "pods", "default_chatty_"+string(pod.UID), "main")
+
+	// `podhost logs --follow` from now on goes from file to file.
+	followCtx, stopFollow := context.WithCancel(ctx)
+	defer stopFollow()
+	followed := &tailWriter{}
+	follow := exec.CommandContext(followCtx, h.bin, "logs", "default/chatty", "--follow", "--socket", filepath.Join(h.root, "host.sock"))
+	follow.Stdout = followed
+	if err := follow.Start(); err != nil {
+		t.Fatal(err)
+	}
+	followDone := make(chan error, 1)
+	go func() { followDone <- follow.Wait() }()
 
 	// Sample the disk use of the container's logs until the marker shows.
 	var (
@@ -71,6 +86,16 @@ func TestContainerLogRotation(t *testing.T) {
 	})
 	close(stop)
 	<-sampled
+	poll(t, 60*time.Second, func() bool { return followed.saw("all-written\n") }, func() string {
+		return fmt.Sprintf("podhost logs --follow: %d bytes, no all-written at the end", followed.size())
+	})
+	stopFollow()
+	<-followDone
+	// It started when the pod ran, before the first rotation or soon after,
+	// so it read most of the 50 MiB: several files.
+	if n := followed.size(); n < written/2 {
+		t.Errorf("podhost logs --follow printed %d bytes; want most of the %d written, across rotations", n, written)
+	}
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -149,6 +174,37 @@ func logDirUsage(dir string) (int64, string) {
 func dirListing(dir string) string {
 	_, ls := logDirUsage(dir)
 	return ls
+}
+
+// tailWriter counts what it is written and keeps its end.
+type tailWriter struct {
+	mu   sync.Mutex
+	n    int64
+	tail []byte
+}
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.n += int64(len(p))
+	w.tail = append(w.tail, p...)
+	if len(w.tail) > 256 {
+		w.tail = w.tail[len(w.tail)-256:]
+	}
+	return len(p), nil
+}
+
+func (w *tailWriter) size() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.n
+}
+
+// saw reports whether the output so far ends with s.
+func (w *tailWriter) saw(s string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.HasSuffix(string(w.tail), s)
 }
 
 // firstGzipLine returns the first line of a gzipped file.

@@ -19,7 +19,9 @@ const pollInterval = 250 * time.Millisecond
 // lines are skipped. Without follow it returns at the end of the file;
 // with follow it keeps reading what the runtime appends until ctx is done,
 // and then returns nil. A line still being written (no newline yet) is
-// held back until it is complete.
+// held back until it is complete. When the log is rotated (the file renamed
+// and a new one made at path), following goes on with the new file once
+// the old one is read to its end.
 func Stream(ctx context.Context, w io.Writer, path string, follow bool) error {
 	return stream(ctx, w, path, follow, nil, func() <-chan time.Time { return time.After(pollInterval) })
 }
@@ -37,10 +39,11 @@ func stream(ctx context.Context, w io.Writer, path string, follow bool, done fun
 	if err != nil {
 		return fmt.Errorf("opening log: %w", err)
 	}
-	defer f.Close()
+	defer func() { f.Close() }()
 	r := bufio.NewReaderSize(f, 64*1024)
 	bw := bufio.NewWriter(w)
 	var pending []byte // a line without its newline yet
+	moving := false    // f was rotated away: read it to its end once more, then open path again
 	for {
 		chunk, err := r.ReadBytes('\n')
 		pending = append(pending, chunk...)
@@ -58,8 +61,23 @@ func stream(ctx context.Context, w io.Writer, path string, follow bool, done fun
 			}
 			return flush(bw)
 		}
+		if moving {
+			if next, err := os.Open(path); err == nil {
+				if len(pending) > 0 {
+					writeEntry(bw, pending)
+				}
+				f.Close()
+				f, moving, pending = next, false, pending[:0]
+				r.Reset(f)
+				continue
+			}
+		}
 		if err := flush(bw); err != nil {
 			return err
+		}
+		if replaced(f, path) {
+			moving = true
+			continue
 		}
 		if done != nil && done() {
 			// Nothing more will be written: copy what came meanwhile.
