@@ -34,10 +34,18 @@ func systemdStatus(views localapi.Views) func(context.Context) string {
 				pending++
 			}
 		}
-		line := fmt.Sprintf("%d pods running, %d pending, %d finished", running, pending, finished)
+		line := fmt.Sprintf("%s running, %d pending, %d finished", pods(running), pending, finished)
 		if ready, why := views.Ready(); !ready {
 			line += "; not ready: " + why
 		}
 		return line
 	}
+}
+
+// pods is "1 pod" or "n pods".
+func pods(n int) string {
+	if n == 1 {
+		return "1 pod"
+	}
+	return fmt.Sprintf("%d pods", n)
 }

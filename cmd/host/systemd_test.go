@@ -37,7 +37,7 @@ func TestSystemdStatus(t *testing.T) {
 		{"mixed", listedPods{phases: []v1.PodPhase{v1.PodRunning, v1.PodRunning, v1.PodPending, "", v1.PodSucceeded, v1.PodFailed}}, true, "",
 			"2 pods running, 2 pending, 2 finished"},
 		{"not ready", listedPods{phases: []v1.PodPhase{v1.PodRunning}}, false, "pod sources not synced yet",
-			"1 pods running, 0 pending, 0 finished; not ready: pod sources not synced yet"},
+			"1 pod running, 0 pending, 0 finished; not ready: pod sources not synced yet"},
 		{"list fails", listedPods{err: errors.New("node stopped")}, true, "", "listing pods: node stopped"},
 	}
 	for _, tt := range tests {

@@ -43,7 +43,7 @@ func TestHostNotifiesSystemd(t *testing.T) {
 		}
 		msg := string(buf[:n])
 		seen = append(seen, msg)
-		if strings.Contains(msg, "STATUS=1 pods running, 0 pending, 0 finished") && strings.Contains(msg, "WATCHDOG=1") {
+		if strings.Contains(msg, "STATUS=1 pod running, 0 pending, 0 finished") && strings.Contains(msg, "WATCHDOG=1") {
 			return
 		}
 	}
