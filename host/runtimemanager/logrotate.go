@@ -6,8 +6,16 @@ import (
 	"fmt"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 )
+
+// ErrReopenUnsupported: the runtime plugin does not serve
+// ReopenContainerLog (one built before the call existed), so its logs
+// cannot be rotated; the files are left as they are.
+var ErrReopenUnsupported = errors.New("runtime plugin cannot reopen container logs")
 
 // LogRotation is the policy of container log rotation: the kubelet's
 // containerLogMaxSize, containerLogMaxFiles and containerLogMonitorInterval.
@@ -42,13 +50,22 @@ func (m *Manager) RotateLogs(ctx context.Context, r LogRotation) {
 		m.log.Error("container log rotation disabled", "err", err)
 		return
 	}
+	unsupported := false // said once
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-m.clock.After(r.Interval):
 		}
-		if err := m.RotateContainerLogs(ctx, r); err != nil && ctx.Err() == nil {
+		err := m.RotateContainerLogs(ctx, r)
+		switch {
+		case err == nil || ctx.Err() != nil:
+		case errors.Is(err, ErrReopenUnsupported):
+			if !unsupported {
+				m.log.Warn("container logs are not rotated", "err", err)
+			}
+			unsupported = true
+		default:
 			m.log.Warn("rotating container logs", "err", err)
 		}
 	}
@@ -77,7 +94,11 @@ func (m *Manager) RotateContainerLogs(ctx context.Context, r LogRotation) error 
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := m.rotateContainerLog(ctx, r, c.GetId()); err != nil {
+		err := m.rotateContainerLog(ctx, r, c.GetId())
+		if errors.Is(err, ErrReopenUnsupported) {
+			return err // the same for every container
+		}
+		if err != nil {
 			errs = append(errs, fmt.Errorf("container %s: %w", c.GetId(), err))
 		}
 	}
@@ -99,6 +120,9 @@ func (m *Manager) rotateContainerLog(ctx context.Context, r LogRotation, id stri
 	}
 	rot := logRotator{policy: r, now: m.clock.Now, reopen: func(ctx context.Context) error {
 		_, err := m.rt.ReopenContainerLog(ctx, &runtimev1.ReopenContainerLogRequest{ContainerId: id})
+		if status.Code(err) == codes.Unimplemented {
+			return ErrReopenUnsupported
+		}
 		return callError("reopening the log", err)
 	}}
 	rotated, err := rot.rotate(ctx, c.GetLogPath())

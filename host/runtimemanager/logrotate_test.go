@@ -2,11 +2,13 @@ package runtimemanager
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -136,4 +138,38 @@ func TestRotateLogsRefusesBadPolicy(t *testing.T) {
 			t.Errorf("RotateContainerLogs(%+v): got no error; want the policy refused", p)
 		}
 	}
+}
+
+// TestRotateWithoutReopen runs against a runtime plugin without
+// ReopenContainerLog (the fake has none): the log keeps its name and the
+// pass says why.
+func TestRotateWithoutReopen(t *testing.T) {
+	e := newEnv(t)
+	rt := &countingReopen{RuntimeClient: e.client}
+	e.m.rt = rt
+	web := newPod("web", "app", "side")
+	e.mustSync(web)
+	appLog := e.logOf(e.container(web, "app").ID, strings.Repeat("x", 100))
+	e.logOf(e.container(web, "side").ID, strings.Repeat("x", 100))
+	err := e.m.RotateContainerLogs(context.Background(), LogRotation{MaxBytes: 50, MaxFiles: 3, Interval: time.Second})
+	if !errors.Is(err, ErrReopenUnsupported) {
+		t.Fatalf("RotateContainerLogs: got %v; want ErrReopenUnsupported", err)
+	}
+	if got := logSuffixes(t, filepath.Dir(appLog), filepath.Base(appLog)); !slices.Equal(got, []string{""}) {
+		t.Errorf("files: got %q; want the log under its name", got)
+	}
+	if n := rt.calls.Load(); n != 1 {
+		t.Errorf("ReopenContainerLog called %d times; want one: the pass stops after it", n)
+	}
+}
+
+// countingReopen counts the ReopenContainerLog calls it passes on.
+type countingReopen struct {
+	runtimev1.RuntimeClient
+	calls atomic.Int32
+}
+
+func (c *countingReopen) ReopenContainerLog(ctx context.Context, req *runtimev1.ReopenContainerLogRequest, opts ...grpc.CallOption) (*runtimev1.ReopenContainerLogResponse, error) {
+	c.calls.Add(1)
+	return c.RuntimeClient.ReopenContainerLog(ctx, req, opts...)
 }
