@@ -17,7 +17,7 @@ dest="${DESTDIR:-}"
 bindir="$dest/usr/local/bin"
 plugindir="$dest/usr/libexec/podhost/plugins"
 confdir="$dest/etc/podhost"
-unitdir="$dest/etc/systemd/system"
+unitdir="$dest/usr/lib/systemd/system"
 docdir="$dest/usr/share/doc/podhost"
 
 die() { echo "install.sh: $*" >&2; exit 1; }
@@ -53,6 +53,10 @@ else
 fi
 
 install -m 0644 "${owner[@]}" "$here/podhost.service" "$unitdir/podhost.service"
+if [ -e "$dest/etc/systemd/system/podhost.service" ]; then
+	echo "install.sh: $dest/etc/systemd/system/podhost.service (from an older install) overrides the new unit;"
+	echo "  remove it, and keep local changes as a drop-in (systemctl edit podhost)"
+fi
 if [ -f "$src/docs/operations.md" ]; then
 	install -m 0644 "${owner[@]}" "$src/docs/operations.md" "$docdir/operations.md"
 fi

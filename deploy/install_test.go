@@ -50,7 +50,7 @@ func TestInstallScript(t *testing.T) {
 		"usr/libexec/podhost/plugins/runtime-containerd": 0o755,
 		"usr/libexec/podhost/plugins/volume-csi":         0o755,
 		"etc/podhost/host.yaml":                          0o644,
-		"etc/systemd/system/podhost.service":             0o644,
+		"usr/lib/systemd/system/podhost.service":         0o644,
 		"usr/share/doc/podhost/operations.md":            0o644,
 	}
 	for name, mode := range want {
@@ -63,7 +63,7 @@ func TestInstallScript(t *testing.T) {
 			t.Errorf("%s: mode %v, want %v", name, info.Mode().Perm(), mode)
 		}
 	}
-	unit, _ := os.ReadFile(filepath.Join(dest, "etc/systemd/system/podhost.service"))
+	unit, _ := os.ReadFile(filepath.Join(dest, "usr/lib/systemd/system/podhost.service"))
 	if !strings.Contains(string(unit), "KillMode=process") {
 		t.Error("installed unit is not the repository's")
 	}
@@ -92,5 +92,22 @@ func TestInstallScriptNeedsABuild(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "make build") {
 		t.Fatalf("install without a build: %v\n%s", err, out)
+	}
+}
+
+func TestInstallScriptWarnsOfAnOldUnit(t *testing.T) {
+	src, dest := buildTree(t), t.TempDir()
+	if out := runInstall(t, src, dest); strings.Contains(out, "older install") {
+		t.Errorf("fresh install warned of an older unit:\n%s", out)
+	}
+	old := filepath.Join(dest, "etc/systemd/system/podhost.service")
+	if err := os.MkdirAll(filepath.Dir(old), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(old, []byte("[Service]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := runInstall(t, src, dest); !strings.Contains(out, "overrides the new unit") {
+		t.Errorf("install over an older unit in /etc did not warn:\n%s", out)
 	}
 }

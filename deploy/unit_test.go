@@ -76,6 +76,8 @@ func TestServiceUnit(t *testing.T) {
 		{"Service", "KillMode", "process", "stopping the host must not kill containers"},
 		{"Service", "Restart", "always", "the host is restarted whatever made it exit"},
 		{"Service", "ExecStart", "/usr/local/bin/podhost run --config /etc/podhost/host.yaml", "install layout"},
+		{"Service", "OOMScoreAdjust", "-999", "a node agent must not be the OOM killer's first choice"},
+		{"Service", "WatchdogSec", "60s", "the host beats with its status every half of it"},
 		{"Install", "WantedBy", "multi-user.target", "enabled at boot"},
 	}
 	for _, tt := range tests {

@@ -18,6 +18,7 @@ import (
 	"github.com/podhost/podhost/host/config"
 	"github.com/podhost/podhost/host/localapi"
 	"github.com/podhost/podhost/host/node"
+	"github.com/podhost/podhost/host/runtimemanager"
 	"github.com/podhost/podhost/host/sdnotify"
 	"github.com/podhost/podhost/host/supervisor"
 	"github.com/podhost/podhost/pluginapi"
@@ -42,9 +43,10 @@ func newRunCommand() *cobra.Command {
 				return exitError{code: 1}
 			}
 			logger := hclog.New(&hclog.LoggerOptions{
-				Name:   "host",
-				Level:  hclog.LevelFromString(cfg.LogLevel),
-				Output: cmd.ErrOrStderr(),
+				Name:       "host",
+				Level:      hclog.LevelFromString(cfg.LogLevel),
+				Output:     cmd.ErrOrStderr(),
+				JSONFormat: cfg.LogFormat == "json",
 			})
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
@@ -122,6 +124,9 @@ func runHost(ctx context.Context, cfg *config.HostConfig, logger hclog.Logger) e
 		Registry:      registry,
 		Logger:        logger,
 		HostVersion:   version,
+		LogRotation: runtimemanager.LogRotation{
+			MaxBytes: cfg.ContainerLogMaxBytes(), MaxFiles: cfg.ContainerLogMaxFiles, Interval: cfg.ContainerLogMonitorInterval,
+		},
 	})
 	if err != nil {
 		shutdown()
@@ -163,6 +168,7 @@ func runHost(ctx context.Context, cfg *config.HostConfig, logger hclog.Logger) e
 	}
 	logger.Info("host running", "api", cfg.API.Socket, "tcp", cfg.API.TCPAddress, "manifests", cfg.ManifestDir)
 	go notifyReady(ctx, logger, views.Ready)
+	go sdnotify.Heartbeat(ctx, systemdStatusInterval, systemdStatus(views), logger)
 
 	select {
 	case <-ctx.Done():

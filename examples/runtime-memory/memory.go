@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -230,6 +231,32 @@ func (m *memory) ContainerStatus(_ context.Context, id string) (Container, error
 		return Container{}, fmt.Errorf("container %q: %w", id, errNotFound)
 	}
 	return c.clone(), nil
+}
+
+// ReopenContainerLog reopens a running container's log file: nothing
+// writes to it here, so it creates the file when the container has an
+// absolute log path and it is missing. A container that is not running is
+// errPrecondition and gets no file.
+func (m *memory) ReopenContainerLog(_ context.Context, id string) error {
+	if id == "" {
+		return fmt.Errorf("container id is empty: %w", errInvalid)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, ok := m.containers[id]
+	switch {
+	case !ok:
+		return fmt.Errorf("container %q: %w", id, errNotFound)
+	case c.State != ContainerRunning:
+		return fmt.Errorf("container %q is not running: %w", id, errPrecondition)
+	case !filepath.IsAbs(c.LogPath):
+		return nil
+	}
+	f, err := os.OpenFile(c.LogPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o640)
+	if err != nil {
+		return fmt.Errorf("reopening the log of container %q: %w", id, err)
+	}
+	return f.Close()
 }
 
 // ListContainers returns the containers f matches, oldest first.

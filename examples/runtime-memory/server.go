@@ -113,6 +113,10 @@ func (s *server) ListContainers(ctx context.Context, req *runtimev1.ListContaine
 	return resp, nil
 }
 
+func (s *server) ReopenContainerLog(ctx context.Context, req *runtimev1.ReopenContainerLogRequest) (*runtimev1.ReopenContainerLogResponse, error) {
+	return reply(&runtimev1.ReopenContainerLogResponse{}, s.m.ReopenContainerLog(ctx, req.GetContainerId()))
+}
+
 var pullPolicies = map[runtimev1.PullPolicy]PullPolicy{
 	runtimev1.PullPolicy_PULL_POLICY_UNSPECIFIED:    PullIfNotPresent,
 	runtimev1.PullPolicy_PULL_POLICY_IF_NOT_PRESENT: PullIfNotPresent,

@@ -52,6 +52,7 @@ func (c *HostConfig) check(p *problems, stat StatFunc) {
 	if c.LogLevel != "" && !slices.Contains(LogLevels, c.LogLevel) {
 		p.add("logLevel", line("logLevel"), nil, "want one of %s; got %q", strings.Join(LogLevels, ", "), c.LogLevel)
 	}
+	c.checkLogs(p)
 	c.checkSupervision(p)
 	c.checkPlugins(p, stat)
 }

@@ -15,6 +15,7 @@ import (
 	"unicode"
 
 	"go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // maxNodes bounds the nodes visited in one document, aliases expanded, so an
@@ -161,6 +162,7 @@ type decoder struct {
 var (
 	durationType = reflect.TypeFor[time.Duration]()
 	rawType      = reflect.TypeFor[json.RawMessage]()
+	quantityType = reflect.TypeFor[resource.Quantity]()
 )
 
 // resolve follows aliases and charges the node budget. It returns nil once
@@ -197,6 +199,9 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string) {
 	case rawType:
 		d.freeform(n, v, path, line)
 		return
+	case quantityType:
+		d.quantity(n, v, path, line)
+		return
 	}
 	switch v.Kind() {
 	case reflect.Struct:
@@ -213,6 +218,13 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string) {
 			return
 		}
 		v.SetString(n.Value)
+	case reflect.Int:
+		var i int
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&i) != nil {
+			d.typeError(path, line, n, "an integer")
+			return
+		}
+		v.SetInt(int64(i))
 	case reflect.Bool:
 		var b bool
 		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || n.Decode(&b) != nil {

@@ -21,6 +21,8 @@
 //     and it cannot be marked required: false. Volume plugins are optional.
 //   - sha256, when set, is 64 hex digits.
 //   - Durations are positive; restartBackoff.initial is at most max.
+//   - logFormat is "text" or "json". containerLogMaxSize is a positive
+//     quantity ("10Mi"); containerLogMaxFiles is an integer of at least 2.
 //
 // The `config` of a plugin entry is free-form YAML, handed to the plugin as
 // JSON ([Plugin.Config]).

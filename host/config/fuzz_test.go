@@ -26,6 +26,8 @@ func FuzzParse(f *testing.F) {
 		"a: &a\n  b: *a\n",
 		"x: !!binary aGVsbG8=\n<<: {a: 1}\n",
 		"rootDir: !!int \"a\\nb\"\nkind: !!bool maybe\n",
+		head + runtime + "logFormat: json\ncontainerLogMaxSize: 1.5Ki\ncontainerLogMaxFiles: 2\ncontainerLogMonitorInterval: 1s\n",
+		head + runtime + "containerLogMaxSize: -0x1p3\ncontainerLogMaxFiles: 0x10\n",
 		"",
 	} {
 		f.Add(seed)

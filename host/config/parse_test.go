@@ -137,6 +137,13 @@ func TestParseRejects(t *testing.T) {
 		{"log level", head + runtime + "logLevel: verbose\n", []want{
 			{"logLevel", 9, `want one of trace, debug, info, warn, error; got "verbose"`},
 		}},
+		{"log format", head + runtime + "logFormat: logfmt\n", []want{
+			{"logFormat", 9, `want one of text, json; got "logfmt"`},
+		}},
+		{"container log size", head + runtime + "containerLogMaxSize: 10MB\ncontainerLogMaxFiles: 1\n", []want{
+			{"containerLogMaxSize", 9, `want a quantity such as "10Mi" or "500Ki", got string "10MB"`},
+			{"containerLogMaxFiles", 10, "want at least 2"},
+		}},
 		{"plugin fields missing", head + runtime + "  - required: false\n", []want{
 			{"plugins[1].name", 9, "required field is missing"},
 			{"plugins[1].kind", 9, "required field is missing"},
@@ -285,6 +292,10 @@ func TestParseDefaults(t *testing.T) {
 	}
 	if r := c.Plugins[0].Required; r == nil || !*r {
 		t.Errorf("Required = %v, want true", r)
+	}
+	if c.LogFormat != "text" || c.ContainerLogMaxBytes() != 10<<20 || c.ContainerLogMaxFiles != 5 || c.ContainerLogMonitorInterval != 10*time.Second {
+		t.Errorf("logs = %q, %d bytes, %d files, every %s; want text, 10Mi, 5, 10s",
+			c.LogFormat, c.ContainerLogMaxBytes(), c.ContainerLogMaxFiles, c.ContainerLogMonitorInterval)
 	}
 }
 

@@ -50,6 +50,7 @@ func (c *HostConfig) applyDefaults() {
 	if c.LogLevel == "" {
 		c.LogLevel = DefaultLogLevel
 	}
+	c.applyLogDefaults()
 	const b = "supervision.restartBackoff."
 	for _, f := range []struct {
 		path string

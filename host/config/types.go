@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/podhost/podhost/pluginapi"
 )
 
@@ -52,6 +54,17 @@ type HostConfig struct {
 	// shutdown`) gives the pods to stop; each pod gets its own grace
 	// period capped at this. 0s kills at once.
 	ShutdownGracePeriod time.Duration `yaml:"shutdownGracePeriod"`
+	// LogFormat is one of LogFormats: how the host writes its own log.
+	LogFormat string `yaml:"logFormat"`
+	// ContainerLogMaxSize is the size above which a running container's
+	// log file is rotated (a quantity such as "10Mi").
+	ContainerLogMaxSize resource.Quantity `yaml:"containerLogMaxSize"`
+	// ContainerLogMaxFiles is the most log files a container keeps, the one
+	// being written included; at least 2.
+	ContainerLogMaxFiles int `yaml:"containerLogMaxFiles"`
+	// ContainerLogMonitorInterval is how often the log files of running
+	// containers are checked for rotation.
+	ContainerLogMonitorInterval time.Duration `yaml:"containerLogMonitorInterval"`
 
 	meta *meta // where each field came from, for errors found after decoding
 }

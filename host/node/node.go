@@ -59,6 +59,9 @@ type Config struct {
 	Logger   hclog.Logger
 	// HostVersion is reported by GET /v1/node.
 	HostVersion string
+	// LogRotation is the policy of container log rotation; the zero value
+	// rotates nothing.
+	LogRotation runtimemanager.LogRotation
 }
 
 // Node is the running agent: see the package doc.
@@ -219,6 +222,9 @@ func (n *Node) Run(ctx context.Context) error {
 	run("plugins", n.watchPlugins)
 	run("runtime events", n.followRuntimeEvents)
 	run("gc", n.collectGarbage)
+	if n.cfg.LogRotation != (runtimemanager.LogRotation{}) {
+		run("log rotation", func(ctx context.Context) { n.runtime.RotateLogs(ctx, n.cfg.LogRotation) })
+	}
 	<-ctx.Done()
 	wg.Wait()
 	n.removing.Wait()

@@ -20,7 +20,8 @@
 // from the pod spec, the runtime's view and the back-off state; the Manager
 // only performs the actions. The CRI log files the runtime writes live
 // under <root>/pods/<namespace>_<name>_<uid>/<container>/<restartCount>.log;
-// package crilog reads them.
+// package crilog reads them. RotateLogs rotates them as the kubelet's
+// container log manager does (logrotate.go).
 //
 // host/node, the running agent, imports it; so do bench/podstart and the
 // e2e tests, for the labels they look runtime objects up by. It imports

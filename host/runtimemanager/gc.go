@@ -126,6 +126,9 @@ func (m *Manager) prune(ctx context.Context, st *podState) error {
 			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 				errs = append(errs, err)
 			}
+			if err := removeRotatedLogs(path); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	for i, sb := range st.sandboxes {

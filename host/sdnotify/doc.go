@@ -8,10 +8,10 @@
 // only once it sends READY=1, which it does when its required plugins are
 // ready and its pod sources have synced.
 //
-// Status, Watchdog and WatchdogInterval speak the rest of the protocol (a
-// STATUS= line for `systemctl status`; WATCHDOG=1 as often as the
-// WatchdogSec of the unit asks).
+// Heartbeat keeps the line `systemctl status` shows (STATUS=, how many pods
+// run) fresh, and, because the unit sets WatchdogSec, sends WATCHDOG=1 with
+// it at least every half of WATCHDOG_USEC: a host that hangs stops beating
+// and systemd restarts it.
 //
-// Only cmd/host imports this package. It sends READY=1 and STOPPING=1;
-// nothing calls Status or Watchdog yet.
+// Only cmd/host imports this package.
 package sdnotify

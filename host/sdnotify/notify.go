@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -72,7 +71,7 @@ func Stopping(ctx context.Context) (bool, error) { return Notify(ctx, StateStopp
 // Status sets the one-line status `systemctl status` shows. Newlines in
 // msg are replaced by spaces, as one assignment cannot span lines.
 func Status(ctx context.Context, msg string) (bool, error) {
-	return Notify(ctx, "STATUS="+strings.ReplaceAll(msg, "\n", " "))
+	return Notify(ctx, "STATUS="+oneLine(msg))
 }
 
 // Watchdog tells systemd the host is alive.

@@ -87,6 +87,13 @@ type podHost struct {
 // runtime plugin, and waits until the plugin is ready.
 func startPodHost(t *testing.T) *podHost {
 	t.Helper()
+	return startPodHostWith(t, "")
+}
+
+// startPodHostWith is startPodHost with extra top-level fields appended to
+// the host config.
+func startPodHostWith(t *testing.T, extra string) *podHost {
+	t.Helper()
 	h := &podHost{t: t, bin: sharedBinaries(t)}
 	h.ctrd = crisetup.StartForTest(t)
 	h.dir = t.TempDir()
@@ -109,7 +116,7 @@ plugins:
     kind: runtime
     path: runtime-containerd
     config: {endpoint: "%s"}
-`, h.root, filepath.Join(binDir, "plugins"), h.manifests, h.ctrd.Endpoint())
+%s`, h.root, filepath.Join(binDir, "plugins"), h.manifests, h.ctrd.Endpoint(), extra)
 	if err := os.WriteFile(h.config, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,9 @@ type Options struct {
 // lines are skipped. Without follow it returns at the end of the file;
 // with follow it keeps reading what the runtime appends until ctx is done,
 // and then returns nil. A line still being written (no newline yet) is
-// held back until it is complete.
+// held back until it is complete. When the log is rotated (the file renamed
+// and a new one made at path), following goes on with the new file once
+// the old one is read to its end.
 func Stream(ctx context.Context, w io.Writer, path string, follow bool) error {
 	return Copy(ctx, w, path, Options{Follow: follow, Tail: -1})
 }
@@ -63,11 +65,12 @@ func copyLog(ctx context.Context, w io.Writer, path string, opts Options, wait f
 	if err != nil {
 		return fmt.Errorf("opening log: %w", err)
 	}
-	defer f.Close()
+	defer func() { f.Close() }()
 	r := bufio.NewReaderSize(f, 64*1024)
 	out := &lineWriter{bw: bufio.NewWriter(w), opts: opts, tailing: opts.Tail >= 0}
 	follow := opts.Follow
 	var pending []byte // a line without its newline yet
+	moving := false    // f was rotated away: read it to its end once more, then open path again
 	for {
 		chunk, err := r.ReadBytes('\n')
 		pending = append(pending, chunk...)
@@ -86,9 +89,24 @@ func copyLog(ctx context.Context, w io.Writer, path string, opts Options, wait f
 			out.end()
 			return out.flush()
 		}
+		if moving {
+			if next, err := os.Open(path); err == nil {
+				if len(pending) > 0 {
+					out.entry(pending)
+				}
+				f.Close()
+				f, moving, pending = next, false, pending[:0]
+				r.Reset(f)
+				continue
+			}
+		}
 		out.endTail()
 		if err := out.flush(); err != nil {
 			return err
+		}
+		if replaced(f, path) {
+			moving = true
+			continue
 		}
 		if opts.Done != nil && opts.Done() {
 			// Nothing more will be written: copy what came meanwhile.

@@ -2494,6 +2494,86 @@ func (x *ListContainersResponse) GetContainers() []*Container {
 	return nil
 }
 
+type ReopenContainerLogRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ContainerId   string                 `protobuf:"bytes,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReopenContainerLogRequest) Reset() {
+	*x = ReopenContainerLogRequest{}
+	mi := &file_runtime_v1_runtime_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReopenContainerLogRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReopenContainerLogRequest) ProtoMessage() {}
+
+func (x *ReopenContainerLogRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_runtime_v1_runtime_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReopenContainerLogRequest.ProtoReflect.Descriptor instead.
+func (*ReopenContainerLogRequest) Descriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *ReopenContainerLogRequest) GetContainerId() string {
+	if x != nil {
+		return x.ContainerId
+	}
+	return ""
+}
+
+type ReopenContainerLogResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReopenContainerLogResponse) Reset() {
+	*x = ReopenContainerLogResponse{}
+	mi := &file_runtime_v1_runtime_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReopenContainerLogResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReopenContainerLogResponse) ProtoMessage() {}
+
+func (x *ReopenContainerLogResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_runtime_v1_runtime_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReopenContainerLogResponse.ProtoReflect.Descriptor instead.
+func (*ReopenContainerLogResponse) Descriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{40}
+}
+
 type Image struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Resolved reference (digest or id).
@@ -2507,7 +2587,7 @@ type Image struct {
 
 func (x *Image) Reset() {
 	*x = Image{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[39]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2519,7 +2599,7 @@ func (x *Image) String() string {
 func (*Image) ProtoMessage() {}
 
 func (x *Image) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[39]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2532,7 +2612,7 @@ func (x *Image) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Image.ProtoReflect.Descriptor instead.
 func (*Image) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{39}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *Image) GetId() string {
@@ -2573,7 +2653,7 @@ type EnsureImageRequest struct {
 
 func (x *EnsureImageRequest) Reset() {
 	*x = EnsureImageRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[40]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2585,7 +2665,7 @@ func (x *EnsureImageRequest) String() string {
 func (*EnsureImageRequest) ProtoMessage() {}
 
 func (x *EnsureImageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[40]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2598,7 +2678,7 @@ func (x *EnsureImageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnsureImageRequest.ProtoReflect.Descriptor instead.
 func (*EnsureImageRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{40}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *EnsureImageRequest) GetImage() string {
@@ -2627,7 +2707,7 @@ type EnsureImageResponse struct {
 
 func (x *EnsureImageResponse) Reset() {
 	*x = EnsureImageResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[41]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2639,7 +2719,7 @@ func (x *EnsureImageResponse) String() string {
 func (*EnsureImageResponse) ProtoMessage() {}
 
 func (x *EnsureImageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[41]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2652,7 +2732,7 @@ func (x *EnsureImageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnsureImageResponse.ProtoReflect.Descriptor instead.
 func (*EnsureImageResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{41}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *EnsureImageResponse) GetImageRef() string {
@@ -2678,7 +2758,7 @@ type ImageStatusRequest struct {
 
 func (x *ImageStatusRequest) Reset() {
 	*x = ImageStatusRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[42]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2690,7 +2770,7 @@ func (x *ImageStatusRequest) String() string {
 func (*ImageStatusRequest) ProtoMessage() {}
 
 func (x *ImageStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[42]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2703,7 +2783,7 @@ func (x *ImageStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImageStatusRequest.ProtoReflect.Descriptor instead.
 func (*ImageStatusRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{42}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ImageStatusRequest) GetImage() string {
@@ -2723,7 +2803,7 @@ type ImageStatusResponse struct {
 
 func (x *ImageStatusResponse) Reset() {
 	*x = ImageStatusResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[43]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2735,7 +2815,7 @@ func (x *ImageStatusResponse) String() string {
 func (*ImageStatusResponse) ProtoMessage() {}
 
 func (x *ImageStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[43]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2748,7 +2828,7 @@ func (x *ImageStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImageStatusResponse.ProtoReflect.Descriptor instead.
 func (*ImageStatusResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{43}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ImageStatusResponse) GetPresent() bool {
@@ -2773,7 +2853,7 @@ type ListImagesRequest struct {
 
 func (x *ListImagesRequest) Reset() {
 	*x = ListImagesRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[44]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2785,7 +2865,7 @@ func (x *ListImagesRequest) String() string {
 func (*ListImagesRequest) ProtoMessage() {}
 
 func (x *ListImagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[44]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2798,7 +2878,7 @@ func (x *ListImagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListImagesRequest.ProtoReflect.Descriptor instead.
 func (*ListImagesRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{44}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{46}
 }
 
 type ListImagesResponse struct {
@@ -2810,7 +2890,7 @@ type ListImagesResponse struct {
 
 func (x *ListImagesResponse) Reset() {
 	*x = ListImagesResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[45]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2822,7 +2902,7 @@ func (x *ListImagesResponse) String() string {
 func (*ListImagesResponse) ProtoMessage() {}
 
 func (x *ListImagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[45]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2835,7 +2915,7 @@ func (x *ListImagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListImagesResponse.ProtoReflect.Descriptor instead.
 func (*ListImagesResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{45}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListImagesResponse) GetImages() []*Image {
@@ -2854,7 +2934,7 @@ type RemoveImageRequest struct {
 
 func (x *RemoveImageRequest) Reset() {
 	*x = RemoveImageRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[46]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2866,7 +2946,7 @@ func (x *RemoveImageRequest) String() string {
 func (*RemoveImageRequest) ProtoMessage() {}
 
 func (x *RemoveImageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[46]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2879,7 +2959,7 @@ func (x *RemoveImageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveImageRequest.ProtoReflect.Descriptor instead.
 func (*RemoveImageRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{46}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *RemoveImageRequest) GetImage() string {
@@ -2897,7 +2977,7 @@ type RemoveImageResponse struct {
 
 func (x *RemoveImageResponse) Reset() {
 	*x = RemoveImageResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[47]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2909,7 +2989,7 @@ func (x *RemoveImageResponse) String() string {
 func (*RemoveImageResponse) ProtoMessage() {}
 
 func (x *RemoveImageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[47]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2922,7 +3002,7 @@ func (x *RemoveImageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveImageResponse.ProtoReflect.Descriptor instead.
 func (*RemoveImageResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{47}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{49}
 }
 
 type EventsRequest struct {
@@ -2933,7 +3013,7 @@ type EventsRequest struct {
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[48]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2945,7 +3025,7 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[48]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2958,7 +3038,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{48}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{50}
 }
 
 type Event struct {
@@ -2977,7 +3057,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[49]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2989,7 +3069,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[49]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3002,7 +3082,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{49}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *Event) GetType() EventType {
@@ -3234,7 +3314,10 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"\x16ListContainersResponse\x12=\n" +
 	"\n" +
 	"containers\x18\x01 \x03(\v2\x1d.podhost.runtime.v1.ContainerR\n" +
-	"containers\"v\n" +
+	"containers\">\n" +
+	"\x19ReopenContainerLogRequest\x12!\n" +
+	"\fcontainer_id\x18\x01 \x01(\tR\vcontainerId\"\x1c\n" +
+	"\x1aReopenContainerLogResponse\"v\n" +
 	"\x05Image\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
 	"\trepo_tags\x18\x02 \x03(\tR\brepoTags\x12!\n" +
@@ -3294,7 +3377,7 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"\x1cEVENT_TYPE_CONTAINER_REMOVED\x10\x04\x12\x1c\n" +
 	"\x18EVENT_TYPE_SANDBOX_READY\x10\x05\x12\x1f\n" +
 	"\x1bEVENT_TYPE_SANDBOX_NOTREADY\x10\x06\x12\x1e\n" +
-	"\x1aEVENT_TYPE_SANDBOX_REMOVED\x10\a2\xe0\r\n" +
+	"\x1aEVENT_TYPE_SANDBOX_REMOVED\x10\a2\xd5\x0e\n" +
 	"\aRuntime\x12R\n" +
 	"\aVersion\x12\".podhost.runtime.v1.VersionRequest\x1a#.podhost.runtime.v1.VersionResponse\x12O\n" +
 	"\x06Status\x12!.podhost.runtime.v1.StatusRequest\x1a\".podhost.runtime.v1.StatusResponse\x12[\n" +
@@ -3309,7 +3392,8 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"\rStopContainer\x12(.podhost.runtime.v1.StopContainerRequest\x1a).podhost.runtime.v1.StopContainerResponse\x12j\n" +
 	"\x0fRemoveContainer\x12*.podhost.runtime.v1.RemoveContainerRequest\x1a+.podhost.runtime.v1.RemoveContainerResponse\x12j\n" +
 	"\x0fContainerStatus\x12*.podhost.runtime.v1.ContainerStatusRequest\x1a+.podhost.runtime.v1.ContainerStatusResponse\x12g\n" +
-	"\x0eListContainers\x12).podhost.runtime.v1.ListContainersRequest\x1a*.podhost.runtime.v1.ListContainersResponse\x12^\n" +
+	"\x0eListContainers\x12).podhost.runtime.v1.ListContainersRequest\x1a*.podhost.runtime.v1.ListContainersResponse\x12s\n" +
+	"\x12ReopenContainerLog\x12-.podhost.runtime.v1.ReopenContainerLogRequest\x1a..podhost.runtime.v1.ReopenContainerLogResponse\x12^\n" +
 	"\vEnsureImage\x12&.podhost.runtime.v1.EnsureImageRequest\x1a'.podhost.runtime.v1.EnsureImageResponse\x12^\n" +
 	"\vImageStatus\x12&.podhost.runtime.v1.ImageStatusRequest\x1a'.podhost.runtime.v1.ImageStatusResponse\x12[\n" +
 	"\n" +
@@ -3330,112 +3414,114 @@ func file_runtime_v1_runtime_proto_rawDescGZIP() []byte {
 }
 
 var file_runtime_v1_runtime_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_runtime_v1_runtime_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
+var file_runtime_v1_runtime_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
 var file_runtime_v1_runtime_proto_goTypes = []any{
-	(SandboxState)(0),               // 0: podhost.runtime.v1.SandboxState
-	(ContainerState)(0),             // 1: podhost.runtime.v1.ContainerState
-	(PullPolicy)(0),                 // 2: podhost.runtime.v1.PullPolicy
-	(EventType)(0),                  // 3: podhost.runtime.v1.EventType
-	(*VersionRequest)(nil),          // 4: podhost.runtime.v1.VersionRequest
-	(*VersionResponse)(nil),         // 5: podhost.runtime.v1.VersionResponse
-	(*StatusRequest)(nil),           // 6: podhost.runtime.v1.StatusRequest
-	(*StatusResponse)(nil),          // 7: podhost.runtime.v1.StatusResponse
-	(*Condition)(nil),               // 8: podhost.runtime.v1.Condition
-	(*SandboxMetadata)(nil),         // 9: podhost.runtime.v1.SandboxMetadata
-	(*SandboxConfig)(nil),           // 10: podhost.runtime.v1.SandboxConfig
-	(*DNSConfig)(nil),               // 11: podhost.runtime.v1.DNSConfig
-	(*Sandbox)(nil),                 // 12: podhost.runtime.v1.Sandbox
-	(*RunSandboxRequest)(nil),       // 13: podhost.runtime.v1.RunSandboxRequest
-	(*RunSandboxResponse)(nil),      // 14: podhost.runtime.v1.RunSandboxResponse
-	(*StopSandboxRequest)(nil),      // 15: podhost.runtime.v1.StopSandboxRequest
-	(*StopSandboxResponse)(nil),     // 16: podhost.runtime.v1.StopSandboxResponse
-	(*RemoveSandboxRequest)(nil),    // 17: podhost.runtime.v1.RemoveSandboxRequest
-	(*RemoveSandboxResponse)(nil),   // 18: podhost.runtime.v1.RemoveSandboxResponse
-	(*SandboxStatusRequest)(nil),    // 19: podhost.runtime.v1.SandboxStatusRequest
-	(*SandboxStatusResponse)(nil),   // 20: podhost.runtime.v1.SandboxStatusResponse
-	(*SandboxFilter)(nil),           // 21: podhost.runtime.v1.SandboxFilter
-	(*ListSandboxesRequest)(nil),    // 22: podhost.runtime.v1.ListSandboxesRequest
-	(*ListSandboxesResponse)(nil),   // 23: podhost.runtime.v1.ListSandboxesResponse
-	(*ContainerMetadata)(nil),       // 24: podhost.runtime.v1.ContainerMetadata
-	(*KeyValue)(nil),                // 25: podhost.runtime.v1.KeyValue
-	(*Mount)(nil),                   // 26: podhost.runtime.v1.Mount
-	(*Resources)(nil),               // 27: podhost.runtime.v1.Resources
-	(*ContainerConfig)(nil),         // 28: podhost.runtime.v1.ContainerConfig
-	(*CreateContainerRequest)(nil),  // 29: podhost.runtime.v1.CreateContainerRequest
-	(*CreateContainerResponse)(nil), // 30: podhost.runtime.v1.CreateContainerResponse
-	(*StartContainerRequest)(nil),   // 31: podhost.runtime.v1.StartContainerRequest
-	(*StartContainerResponse)(nil),  // 32: podhost.runtime.v1.StartContainerResponse
-	(*StopContainerRequest)(nil),    // 33: podhost.runtime.v1.StopContainerRequest
-	(*StopContainerResponse)(nil),   // 34: podhost.runtime.v1.StopContainerResponse
-	(*RemoveContainerRequest)(nil),  // 35: podhost.runtime.v1.RemoveContainerRequest
-	(*RemoveContainerResponse)(nil), // 36: podhost.runtime.v1.RemoveContainerResponse
-	(*Container)(nil),               // 37: podhost.runtime.v1.Container
-	(*ContainerStatusRequest)(nil),  // 38: podhost.runtime.v1.ContainerStatusRequest
-	(*ContainerStatusResponse)(nil), // 39: podhost.runtime.v1.ContainerStatusResponse
-	(*ContainerFilter)(nil),         // 40: podhost.runtime.v1.ContainerFilter
-	(*ListContainersRequest)(nil),   // 41: podhost.runtime.v1.ListContainersRequest
-	(*ListContainersResponse)(nil),  // 42: podhost.runtime.v1.ListContainersResponse
-	(*Image)(nil),                   // 43: podhost.runtime.v1.Image
-	(*EnsureImageRequest)(nil),      // 44: podhost.runtime.v1.EnsureImageRequest
-	(*EnsureImageResponse)(nil),     // 45: podhost.runtime.v1.EnsureImageResponse
-	(*ImageStatusRequest)(nil),      // 46: podhost.runtime.v1.ImageStatusRequest
-	(*ImageStatusResponse)(nil),     // 47: podhost.runtime.v1.ImageStatusResponse
-	(*ListImagesRequest)(nil),       // 48: podhost.runtime.v1.ListImagesRequest
-	(*ListImagesResponse)(nil),      // 49: podhost.runtime.v1.ListImagesResponse
-	(*RemoveImageRequest)(nil),      // 50: podhost.runtime.v1.RemoveImageRequest
-	(*RemoveImageResponse)(nil),     // 51: podhost.runtime.v1.RemoveImageResponse
-	(*EventsRequest)(nil),           // 52: podhost.runtime.v1.EventsRequest
-	(*Event)(nil),                   // 53: podhost.runtime.v1.Event
-	nil,                             // 54: podhost.runtime.v1.SandboxConfig.LabelsEntry
-	nil,                             // 55: podhost.runtime.v1.SandboxConfig.AnnotationsEntry
-	nil,                             // 56: podhost.runtime.v1.Sandbox.LabelsEntry
-	nil,                             // 57: podhost.runtime.v1.Sandbox.AnnotationsEntry
-	nil,                             // 58: podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
-	nil,                             // 59: podhost.runtime.v1.ContainerConfig.LabelsEntry
-	nil,                             // 60: podhost.runtime.v1.ContainerConfig.AnnotationsEntry
-	nil,                             // 61: podhost.runtime.v1.Container.LabelsEntry
-	nil,                             // 62: podhost.runtime.v1.Container.AnnotationsEntry
-	nil,                             // 63: podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
-	nil,                             // 64: podhost.runtime.v1.Event.LabelsEntry
+	(SandboxState)(0),                  // 0: podhost.runtime.v1.SandboxState
+	(ContainerState)(0),                // 1: podhost.runtime.v1.ContainerState
+	(PullPolicy)(0),                    // 2: podhost.runtime.v1.PullPolicy
+	(EventType)(0),                     // 3: podhost.runtime.v1.EventType
+	(*VersionRequest)(nil),             // 4: podhost.runtime.v1.VersionRequest
+	(*VersionResponse)(nil),            // 5: podhost.runtime.v1.VersionResponse
+	(*StatusRequest)(nil),              // 6: podhost.runtime.v1.StatusRequest
+	(*StatusResponse)(nil),             // 7: podhost.runtime.v1.StatusResponse
+	(*Condition)(nil),                  // 8: podhost.runtime.v1.Condition
+	(*SandboxMetadata)(nil),            // 9: podhost.runtime.v1.SandboxMetadata
+	(*SandboxConfig)(nil),              // 10: podhost.runtime.v1.SandboxConfig
+	(*DNSConfig)(nil),                  // 11: podhost.runtime.v1.DNSConfig
+	(*Sandbox)(nil),                    // 12: podhost.runtime.v1.Sandbox
+	(*RunSandboxRequest)(nil),          // 13: podhost.runtime.v1.RunSandboxRequest
+	(*RunSandboxResponse)(nil),         // 14: podhost.runtime.v1.RunSandboxResponse
+	(*StopSandboxRequest)(nil),         // 15: podhost.runtime.v1.StopSandboxRequest
+	(*StopSandboxResponse)(nil),        // 16: podhost.runtime.v1.StopSandboxResponse
+	(*RemoveSandboxRequest)(nil),       // 17: podhost.runtime.v1.RemoveSandboxRequest
+	(*RemoveSandboxResponse)(nil),      // 18: podhost.runtime.v1.RemoveSandboxResponse
+	(*SandboxStatusRequest)(nil),       // 19: podhost.runtime.v1.SandboxStatusRequest
+	(*SandboxStatusResponse)(nil),      // 20: podhost.runtime.v1.SandboxStatusResponse
+	(*SandboxFilter)(nil),              // 21: podhost.runtime.v1.SandboxFilter
+	(*ListSandboxesRequest)(nil),       // 22: podhost.runtime.v1.ListSandboxesRequest
+	(*ListSandboxesResponse)(nil),      // 23: podhost.runtime.v1.ListSandboxesResponse
+	(*ContainerMetadata)(nil),          // 24: podhost.runtime.v1.ContainerMetadata
+	(*KeyValue)(nil),                   // 25: podhost.runtime.v1.KeyValue
+	(*Mount)(nil),                      // 26: podhost.runtime.v1.Mount
+	(*Resources)(nil),                  // 27: podhost.runtime.v1.Resources
+	(*ContainerConfig)(nil),            // 28: podhost.runtime.v1.ContainerConfig
+	(*CreateContainerRequest)(nil),     // 29: podhost.runtime.v1.CreateContainerRequest
+	(*CreateContainerResponse)(nil),    // 30: podhost.runtime.v1.CreateContainerResponse
+	(*StartContainerRequest)(nil),      // 31: podhost.runtime.v1.StartContainerRequest
+	(*StartContainerResponse)(nil),     // 32: podhost.runtime.v1.StartContainerResponse
+	(*StopContainerRequest)(nil),       // 33: podhost.runtime.v1.StopContainerRequest
+	(*StopContainerResponse)(nil),      // 34: podhost.runtime.v1.StopContainerResponse
+	(*RemoveContainerRequest)(nil),     // 35: podhost.runtime.v1.RemoveContainerRequest
+	(*RemoveContainerResponse)(nil),    // 36: podhost.runtime.v1.RemoveContainerResponse
+	(*Container)(nil),                  // 37: podhost.runtime.v1.Container
+	(*ContainerStatusRequest)(nil),     // 38: podhost.runtime.v1.ContainerStatusRequest
+	(*ContainerStatusResponse)(nil),    // 39: podhost.runtime.v1.ContainerStatusResponse
+	(*ContainerFilter)(nil),            // 40: podhost.runtime.v1.ContainerFilter
+	(*ListContainersRequest)(nil),      // 41: podhost.runtime.v1.ListContainersRequest
+	(*ListContainersResponse)(nil),     // 42: podhost.runtime.v1.ListContainersResponse
+	(*ReopenContainerLogRequest)(nil),  // 43: podhost.runtime.v1.ReopenContainerLogRequest
+	(*ReopenContainerLogResponse)(nil), // 44: podhost.runtime.v1.ReopenContainerLogResponse
+	(*Image)(nil),                      // 45: podhost.runtime.v1.Image
+	(*EnsureImageRequest)(nil),         // 46: podhost.runtime.v1.EnsureImageRequest
+	(*EnsureImageResponse)(nil),        // 47: podhost.runtime.v1.EnsureImageResponse
+	(*ImageStatusRequest)(nil),         // 48: podhost.runtime.v1.ImageStatusRequest
+	(*ImageStatusResponse)(nil),        // 49: podhost.runtime.v1.ImageStatusResponse
+	(*ListImagesRequest)(nil),          // 50: podhost.runtime.v1.ListImagesRequest
+	(*ListImagesResponse)(nil),         // 51: podhost.runtime.v1.ListImagesResponse
+	(*RemoveImageRequest)(nil),         // 52: podhost.runtime.v1.RemoveImageRequest
+	(*RemoveImageResponse)(nil),        // 53: podhost.runtime.v1.RemoveImageResponse
+	(*EventsRequest)(nil),              // 54: podhost.runtime.v1.EventsRequest
+	(*Event)(nil),                      // 55: podhost.runtime.v1.Event
+	nil,                                // 56: podhost.runtime.v1.SandboxConfig.LabelsEntry
+	nil,                                // 57: podhost.runtime.v1.SandboxConfig.AnnotationsEntry
+	nil,                                // 58: podhost.runtime.v1.Sandbox.LabelsEntry
+	nil,                                // 59: podhost.runtime.v1.Sandbox.AnnotationsEntry
+	nil,                                // 60: podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
+	nil,                                // 61: podhost.runtime.v1.ContainerConfig.LabelsEntry
+	nil,                                // 62: podhost.runtime.v1.ContainerConfig.AnnotationsEntry
+	nil,                                // 63: podhost.runtime.v1.Container.LabelsEntry
+	nil,                                // 64: podhost.runtime.v1.Container.AnnotationsEntry
+	nil,                                // 65: podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
+	nil,                                // 66: podhost.runtime.v1.Event.LabelsEntry
 }
 var file_runtime_v1_runtime_proto_depIdxs = []int32{
 	8,  // 0: podhost.runtime.v1.StatusResponse.conditions:type_name -> podhost.runtime.v1.Condition
 	9,  // 1: podhost.runtime.v1.SandboxConfig.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
-	54, // 2: podhost.runtime.v1.SandboxConfig.labels:type_name -> podhost.runtime.v1.SandboxConfig.LabelsEntry
-	55, // 3: podhost.runtime.v1.SandboxConfig.annotations:type_name -> podhost.runtime.v1.SandboxConfig.AnnotationsEntry
+	56, // 2: podhost.runtime.v1.SandboxConfig.labels:type_name -> podhost.runtime.v1.SandboxConfig.LabelsEntry
+	57, // 3: podhost.runtime.v1.SandboxConfig.annotations:type_name -> podhost.runtime.v1.SandboxConfig.AnnotationsEntry
 	11, // 4: podhost.runtime.v1.SandboxConfig.dns:type_name -> podhost.runtime.v1.DNSConfig
 	9,  // 5: podhost.runtime.v1.Sandbox.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
 	0,  // 6: podhost.runtime.v1.Sandbox.state:type_name -> podhost.runtime.v1.SandboxState
-	56, // 7: podhost.runtime.v1.Sandbox.labels:type_name -> podhost.runtime.v1.Sandbox.LabelsEntry
-	57, // 8: podhost.runtime.v1.Sandbox.annotations:type_name -> podhost.runtime.v1.Sandbox.AnnotationsEntry
+	58, // 7: podhost.runtime.v1.Sandbox.labels:type_name -> podhost.runtime.v1.Sandbox.LabelsEntry
+	59, // 8: podhost.runtime.v1.Sandbox.annotations:type_name -> podhost.runtime.v1.Sandbox.AnnotationsEntry
 	10, // 9: podhost.runtime.v1.RunSandboxRequest.config:type_name -> podhost.runtime.v1.SandboxConfig
 	12, // 10: podhost.runtime.v1.SandboxStatusResponse.sandbox:type_name -> podhost.runtime.v1.Sandbox
 	0,  // 11: podhost.runtime.v1.SandboxFilter.state:type_name -> podhost.runtime.v1.SandboxState
-	58, // 12: podhost.runtime.v1.SandboxFilter.label_selector:type_name -> podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
+	60, // 12: podhost.runtime.v1.SandboxFilter.label_selector:type_name -> podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
 	21, // 13: podhost.runtime.v1.ListSandboxesRequest.filter:type_name -> podhost.runtime.v1.SandboxFilter
 	12, // 14: podhost.runtime.v1.ListSandboxesResponse.sandboxes:type_name -> podhost.runtime.v1.Sandbox
 	24, // 15: podhost.runtime.v1.ContainerConfig.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
 	25, // 16: podhost.runtime.v1.ContainerConfig.envs:type_name -> podhost.runtime.v1.KeyValue
 	26, // 17: podhost.runtime.v1.ContainerConfig.mounts:type_name -> podhost.runtime.v1.Mount
-	59, // 18: podhost.runtime.v1.ContainerConfig.labels:type_name -> podhost.runtime.v1.ContainerConfig.LabelsEntry
-	60, // 19: podhost.runtime.v1.ContainerConfig.annotations:type_name -> podhost.runtime.v1.ContainerConfig.AnnotationsEntry
+	61, // 18: podhost.runtime.v1.ContainerConfig.labels:type_name -> podhost.runtime.v1.ContainerConfig.LabelsEntry
+	62, // 19: podhost.runtime.v1.ContainerConfig.annotations:type_name -> podhost.runtime.v1.ContainerConfig.AnnotationsEntry
 	27, // 20: podhost.runtime.v1.ContainerConfig.resources:type_name -> podhost.runtime.v1.Resources
 	28, // 21: podhost.runtime.v1.CreateContainerRequest.config:type_name -> podhost.runtime.v1.ContainerConfig
 	10, // 22: podhost.runtime.v1.CreateContainerRequest.sandbox_config:type_name -> podhost.runtime.v1.SandboxConfig
 	24, // 23: podhost.runtime.v1.Container.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
 	1,  // 24: podhost.runtime.v1.Container.state:type_name -> podhost.runtime.v1.ContainerState
-	61, // 25: podhost.runtime.v1.Container.labels:type_name -> podhost.runtime.v1.Container.LabelsEntry
-	62, // 26: podhost.runtime.v1.Container.annotations:type_name -> podhost.runtime.v1.Container.AnnotationsEntry
+	63, // 25: podhost.runtime.v1.Container.labels:type_name -> podhost.runtime.v1.Container.LabelsEntry
+	64, // 26: podhost.runtime.v1.Container.annotations:type_name -> podhost.runtime.v1.Container.AnnotationsEntry
 	37, // 27: podhost.runtime.v1.ContainerStatusResponse.container:type_name -> podhost.runtime.v1.Container
 	1,  // 28: podhost.runtime.v1.ContainerFilter.state:type_name -> podhost.runtime.v1.ContainerState
-	63, // 29: podhost.runtime.v1.ContainerFilter.label_selector:type_name -> podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
+	65, // 29: podhost.runtime.v1.ContainerFilter.label_selector:type_name -> podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
 	40, // 30: podhost.runtime.v1.ListContainersRequest.filter:type_name -> podhost.runtime.v1.ContainerFilter
 	37, // 31: podhost.runtime.v1.ListContainersResponse.containers:type_name -> podhost.runtime.v1.Container
 	2,  // 32: podhost.runtime.v1.EnsureImageRequest.pull_policy:type_name -> podhost.runtime.v1.PullPolicy
-	43, // 33: podhost.runtime.v1.ImageStatusResponse.image:type_name -> podhost.runtime.v1.Image
-	43, // 34: podhost.runtime.v1.ListImagesResponse.images:type_name -> podhost.runtime.v1.Image
+	45, // 33: podhost.runtime.v1.ImageStatusResponse.image:type_name -> podhost.runtime.v1.Image
+	45, // 34: podhost.runtime.v1.ListImagesResponse.images:type_name -> podhost.runtime.v1.Image
 	3,  // 35: podhost.runtime.v1.Event.type:type_name -> podhost.runtime.v1.EventType
-	64, // 36: podhost.runtime.v1.Event.labels:type_name -> podhost.runtime.v1.Event.LabelsEntry
+	66, // 36: podhost.runtime.v1.Event.labels:type_name -> podhost.runtime.v1.Event.LabelsEntry
 	4,  // 37: podhost.runtime.v1.Runtime.Version:input_type -> podhost.runtime.v1.VersionRequest
 	6,  // 38: podhost.runtime.v1.Runtime.Status:input_type -> podhost.runtime.v1.StatusRequest
 	13, // 39: podhost.runtime.v1.Runtime.RunSandbox:input_type -> podhost.runtime.v1.RunSandboxRequest
@@ -3449,31 +3535,33 @@ var file_runtime_v1_runtime_proto_depIdxs = []int32{
 	35, // 47: podhost.runtime.v1.Runtime.RemoveContainer:input_type -> podhost.runtime.v1.RemoveContainerRequest
 	38, // 48: podhost.runtime.v1.Runtime.ContainerStatus:input_type -> podhost.runtime.v1.ContainerStatusRequest
 	41, // 49: podhost.runtime.v1.Runtime.ListContainers:input_type -> podhost.runtime.v1.ListContainersRequest
-	44, // 50: podhost.runtime.v1.Runtime.EnsureImage:input_type -> podhost.runtime.v1.EnsureImageRequest
-	46, // 51: podhost.runtime.v1.Runtime.ImageStatus:input_type -> podhost.runtime.v1.ImageStatusRequest
-	48, // 52: podhost.runtime.v1.Runtime.ListImages:input_type -> podhost.runtime.v1.ListImagesRequest
-	50, // 53: podhost.runtime.v1.Runtime.RemoveImage:input_type -> podhost.runtime.v1.RemoveImageRequest
-	52, // 54: podhost.runtime.v1.Runtime.Events:input_type -> podhost.runtime.v1.EventsRequest
-	5,  // 55: podhost.runtime.v1.Runtime.Version:output_type -> podhost.runtime.v1.VersionResponse
-	7,  // 56: podhost.runtime.v1.Runtime.Status:output_type -> podhost.runtime.v1.StatusResponse
-	14, // 57: podhost.runtime.v1.Runtime.RunSandbox:output_type -> podhost.runtime.v1.RunSandboxResponse
-	16, // 58: podhost.runtime.v1.Runtime.StopSandbox:output_type -> podhost.runtime.v1.StopSandboxResponse
-	18, // 59: podhost.runtime.v1.Runtime.RemoveSandbox:output_type -> podhost.runtime.v1.RemoveSandboxResponse
-	20, // 60: podhost.runtime.v1.Runtime.SandboxStatus:output_type -> podhost.runtime.v1.SandboxStatusResponse
-	23, // 61: podhost.runtime.v1.Runtime.ListSandboxes:output_type -> podhost.runtime.v1.ListSandboxesResponse
-	30, // 62: podhost.runtime.v1.Runtime.CreateContainer:output_type -> podhost.runtime.v1.CreateContainerResponse
-	32, // 63: podhost.runtime.v1.Runtime.StartContainer:output_type -> podhost.runtime.v1.StartContainerResponse
-	34, // 64: podhost.runtime.v1.Runtime.StopContainer:output_type -> podhost.runtime.v1.StopContainerResponse
-	36, // 65: podhost.runtime.v1.Runtime.RemoveContainer:output_type -> podhost.runtime.v1.RemoveContainerResponse
-	39, // 66: podhost.runtime.v1.Runtime.ContainerStatus:output_type -> podhost.runtime.v1.ContainerStatusResponse
-	42, // 67: podhost.runtime.v1.Runtime.ListContainers:output_type -> podhost.runtime.v1.ListContainersResponse
-	45, // 68: podhost.runtime.v1.Runtime.EnsureImage:output_type -> podhost.runtime.v1.EnsureImageResponse
-	47, // 69: podhost.runtime.v1.Runtime.ImageStatus:output_type -> podhost.runtime.v1.ImageStatusResponse
-	49, // 70: podhost.runtime.v1.Runtime.ListImages:output_type -> podhost.runtime.v1.ListImagesResponse
-	51, // 71: podhost.runtime.v1.Runtime.RemoveImage:output_type -> podhost.runtime.v1.RemoveImageResponse
-	53, // 72: podhost.runtime.v1.Runtime.Events:output_type -> podhost.runtime.v1.Event
-	55, // [55:73] is the sub-list for method output_type
-	37, // [37:55] is the sub-list for method input_type
+	43, // 50: podhost.runtime.v1.Runtime.ReopenContainerLog:input_type -> podhost.runtime.v1.ReopenContainerLogRequest
+	46, // 51: podhost.runtime.v1.Runtime.EnsureImage:input_type -> podhost.runtime.v1.EnsureImageRequest
+	48, // 52: podhost.runtime.v1.Runtime.ImageStatus:input_type -> podhost.runtime.v1.ImageStatusRequest
+	50, // 53: podhost.runtime.v1.Runtime.ListImages:input_type -> podhost.runtime.v1.ListImagesRequest
+	52, // 54: podhost.runtime.v1.Runtime.RemoveImage:input_type -> podhost.runtime.v1.RemoveImageRequest
+	54, // 55: podhost.runtime.v1.Runtime.Events:input_type -> podhost.runtime.v1.EventsRequest
+	5,  // 56: podhost.runtime.v1.Runtime.Version:output_type -> podhost.runtime.v1.VersionResponse
+	7,  // 57: podhost.runtime.v1.Runtime.Status:output_type -> podhost.runtime.v1.StatusResponse
+	14, // 58: podhost.runtime.v1.Runtime.RunSandbox:output_type -> podhost.runtime.v1.RunSandboxResponse
+	16, // 59: podhost.runtime.v1.Runtime.StopSandbox:output_type -> podhost.runtime.v1.StopSandboxResponse
+	18, // 60: podhost.runtime.v1.Runtime.RemoveSandbox:output_type -> podhost.runtime.v1.RemoveSandboxResponse
+	20, // 61: podhost.runtime.v1.Runtime.SandboxStatus:output_type -> podhost.runtime.v1.SandboxStatusResponse
+	23, // 62: podhost.runtime.v1.Runtime.ListSandboxes:output_type -> podhost.runtime.v1.ListSandboxesResponse
+	30, // 63: podhost.runtime.v1.Runtime.CreateContainer:output_type -> podhost.runtime.v1.CreateContainerResponse
+	32, // 64: podhost.runtime.v1.Runtime.StartContainer:output_type -> podhost.runtime.v1.StartContainerResponse
+	34, // 65: podhost.runtime.v1.Runtime.StopContainer:output_type -> podhost.runtime.v1.StopContainerResponse
+	36, // 66: podhost.runtime.v1.Runtime.RemoveContainer:output_type -> podhost.runtime.v1.RemoveContainerResponse
+	39, // 67: podhost.runtime.v1.Runtime.ContainerStatus:output_type -> podhost.runtime.v1.ContainerStatusResponse
+	42, // 68: podhost.runtime.v1.Runtime.ListContainers:output_type -> podhost.runtime.v1.ListContainersResponse
+	44, // 69: podhost.runtime.v1.Runtime.ReopenContainerLog:output_type -> podhost.runtime.v1.ReopenContainerLogResponse
+	47, // 70: podhost.runtime.v1.Runtime.EnsureImage:output_type -> podhost.runtime.v1.EnsureImageResponse
+	49, // 71: podhost.runtime.v1.Runtime.ImageStatus:output_type -> podhost.runtime.v1.ImageStatusResponse
+	51, // 72: podhost.runtime.v1.Runtime.ListImages:output_type -> podhost.runtime.v1.ListImagesResponse
+	53, // 73: podhost.runtime.v1.Runtime.RemoveImage:output_type -> podhost.runtime.v1.RemoveImageResponse
+	55, // 74: podhost.runtime.v1.Runtime.Events:output_type -> podhost.runtime.v1.Event
+	56, // [56:75] is the sub-list for method output_type
+	37, // [37:56] is the sub-list for method input_type
 	37, // [37:37] is the sub-list for extension type_name
 	37, // [37:37] is the sub-list for extension extendee
 	0,  // [0:37] is the sub-list for field type_name
@@ -3490,7 +3578,7 @@ func file_runtime_v1_runtime_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_runtime_v1_runtime_proto_rawDesc), len(file_runtime_v1_runtime_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   61,
+			NumMessages:   63,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

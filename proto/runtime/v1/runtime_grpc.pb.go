@@ -44,24 +44,25 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Runtime_Version_FullMethodName         = "/podhost.runtime.v1.Runtime/Version"
-	Runtime_Status_FullMethodName          = "/podhost.runtime.v1.Runtime/Status"
-	Runtime_RunSandbox_FullMethodName      = "/podhost.runtime.v1.Runtime/RunSandbox"
-	Runtime_StopSandbox_FullMethodName     = "/podhost.runtime.v1.Runtime/StopSandbox"
-	Runtime_RemoveSandbox_FullMethodName   = "/podhost.runtime.v1.Runtime/RemoveSandbox"
-	Runtime_SandboxStatus_FullMethodName   = "/podhost.runtime.v1.Runtime/SandboxStatus"
-	Runtime_ListSandboxes_FullMethodName   = "/podhost.runtime.v1.Runtime/ListSandboxes"
-	Runtime_CreateContainer_FullMethodName = "/podhost.runtime.v1.Runtime/CreateContainer"
-	Runtime_StartContainer_FullMethodName  = "/podhost.runtime.v1.Runtime/StartContainer"
-	Runtime_StopContainer_FullMethodName   = "/podhost.runtime.v1.Runtime/StopContainer"
-	Runtime_RemoveContainer_FullMethodName = "/podhost.runtime.v1.Runtime/RemoveContainer"
-	Runtime_ContainerStatus_FullMethodName = "/podhost.runtime.v1.Runtime/ContainerStatus"
-	Runtime_ListContainers_FullMethodName  = "/podhost.runtime.v1.Runtime/ListContainers"
-	Runtime_EnsureImage_FullMethodName     = "/podhost.runtime.v1.Runtime/EnsureImage"
-	Runtime_ImageStatus_FullMethodName     = "/podhost.runtime.v1.Runtime/ImageStatus"
-	Runtime_ListImages_FullMethodName      = "/podhost.runtime.v1.Runtime/ListImages"
-	Runtime_RemoveImage_FullMethodName     = "/podhost.runtime.v1.Runtime/RemoveImage"
-	Runtime_Events_FullMethodName          = "/podhost.runtime.v1.Runtime/Events"
+	Runtime_Version_FullMethodName            = "/podhost.runtime.v1.Runtime/Version"
+	Runtime_Status_FullMethodName             = "/podhost.runtime.v1.Runtime/Status"
+	Runtime_RunSandbox_FullMethodName         = "/podhost.runtime.v1.Runtime/RunSandbox"
+	Runtime_StopSandbox_FullMethodName        = "/podhost.runtime.v1.Runtime/StopSandbox"
+	Runtime_RemoveSandbox_FullMethodName      = "/podhost.runtime.v1.Runtime/RemoveSandbox"
+	Runtime_SandboxStatus_FullMethodName      = "/podhost.runtime.v1.Runtime/SandboxStatus"
+	Runtime_ListSandboxes_FullMethodName      = "/podhost.runtime.v1.Runtime/ListSandboxes"
+	Runtime_CreateContainer_FullMethodName    = "/podhost.runtime.v1.Runtime/CreateContainer"
+	Runtime_StartContainer_FullMethodName     = "/podhost.runtime.v1.Runtime/StartContainer"
+	Runtime_StopContainer_FullMethodName      = "/podhost.runtime.v1.Runtime/StopContainer"
+	Runtime_RemoveContainer_FullMethodName    = "/podhost.runtime.v1.Runtime/RemoveContainer"
+	Runtime_ContainerStatus_FullMethodName    = "/podhost.runtime.v1.Runtime/ContainerStatus"
+	Runtime_ListContainers_FullMethodName     = "/podhost.runtime.v1.Runtime/ListContainers"
+	Runtime_ReopenContainerLog_FullMethodName = "/podhost.runtime.v1.Runtime/ReopenContainerLog"
+	Runtime_EnsureImage_FullMethodName        = "/podhost.runtime.v1.Runtime/EnsureImage"
+	Runtime_ImageStatus_FullMethodName        = "/podhost.runtime.v1.Runtime/ImageStatus"
+	Runtime_ListImages_FullMethodName         = "/podhost.runtime.v1.Runtime/ListImages"
+	Runtime_RemoveImage_FullMethodName        = "/podhost.runtime.v1.Runtime/RemoveImage"
+	Runtime_Events_FullMethodName             = "/podhost.runtime.v1.Runtime/Events"
 )
 
 // RuntimeClient is the client API for Runtime service.
@@ -108,6 +109,13 @@ type RuntimeClient interface {
 	ContainerStatus(ctx context.Context, in *ContainerStatusRequest, opts ...grpc.CallOption) (*ContainerStatusResponse, error)
 	// ListContainers lists containers, optionally filtered. Read-only.
 	ListContainers(ctx context.Context, in *ListContainersRequest, opts ...grpc.CallOption) (*ListContainersResponse, error)
+	// ReopenContainerLog makes the runtime reopen the log file of a running
+	// container at its log_path, creating it: the host calls it after it
+	// renamed the file to rotate it, and output written after the call goes
+	// to the new file. FAILED_PRECONDITION when the container is not running
+	// (the host then renames the file back); NOT_FOUND when it is unknown. A
+	// call that fails creates no file.
+	ReopenContainerLog(ctx context.Context, in *ReopenContainerLogRequest, opts ...grpc.CallOption) (*ReopenContainerLogResponse, error)
 	// EnsureImage makes an image present according to the pull policy and
 	// returns its resolved reference. Idempotent. NOT_FOUND when the image is
 	// absent and the policy (or the backend) forbids pulling it.
@@ -269,6 +277,16 @@ func (c *runtimeClient) ListContainers(ctx context.Context, in *ListContainersRe
 	return out, nil
 }
 
+func (c *runtimeClient) ReopenContainerLog(ctx context.Context, in *ReopenContainerLogRequest, opts ...grpc.CallOption) (*ReopenContainerLogResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReopenContainerLogResponse)
+	err := c.cc.Invoke(ctx, Runtime_ReopenContainerLog_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *runtimeClient) EnsureImage(ctx context.Context, in *EnsureImageRequest, opts ...grpc.CallOption) (*EnsureImageResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(EnsureImageResponse)
@@ -372,6 +390,13 @@ type RuntimeServer interface {
 	ContainerStatus(context.Context, *ContainerStatusRequest) (*ContainerStatusResponse, error)
 	// ListContainers lists containers, optionally filtered. Read-only.
 	ListContainers(context.Context, *ListContainersRequest) (*ListContainersResponse, error)
+	// ReopenContainerLog makes the runtime reopen the log file of a running
+	// container at its log_path, creating it: the host calls it after it
+	// renamed the file to rotate it, and output written after the call goes
+	// to the new file. FAILED_PRECONDITION when the container is not running
+	// (the host then renames the file back); NOT_FOUND when it is unknown. A
+	// call that fails creates no file.
+	ReopenContainerLog(context.Context, *ReopenContainerLogRequest) (*ReopenContainerLogResponse, error)
 	// EnsureImage makes an image present according to the pull policy and
 	// returns its resolved reference. Idempotent. NOT_FOUND when the image is
 	// absent and the policy (or the backend) forbids pulling it.
@@ -441,6 +466,9 @@ func (UnimplementedRuntimeServer) ContainerStatus(context.Context, *ContainerSta
 }
 func (UnimplementedRuntimeServer) ListContainers(context.Context, *ListContainersRequest) (*ListContainersResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListContainers not implemented")
+}
+func (UnimplementedRuntimeServer) ReopenContainerLog(context.Context, *ReopenContainerLogRequest) (*ReopenContainerLogResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReopenContainerLog not implemented")
 }
 func (UnimplementedRuntimeServer) EnsureImage(context.Context, *EnsureImageRequest) (*EnsureImageResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method EnsureImage not implemented")
@@ -712,6 +740,24 @@ func _Runtime_ListContainers_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Runtime_ReopenContainerLog_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReopenContainerLogRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RuntimeServer).ReopenContainerLog(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Runtime_ReopenContainerLog_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RuntimeServer).ReopenContainerLog(ctx, req.(*ReopenContainerLogRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Runtime_EnsureImage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(EnsureImageRequest)
 	if err := dec(in); err != nil {
@@ -853,6 +899,10 @@ var Runtime_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListContainers",
 			Handler:    _Runtime_ListContainers_Handler,
+		},
+		{
+			MethodName: "ReopenContainerLog",
+			Handler:    _Runtime_ReopenContainerLog_Handler,
 		},
 		{
 			MethodName: "EnsureImage",
