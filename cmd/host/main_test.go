@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -53,7 +52,9 @@ func TestMain(m *testing.M) {
 // execute runs the CLI in process and returns its exit code and output.
 func execute(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
+	// Synchronised: go-plugin's log goroutines can still write to stderr
+	// after the command has returned.
+	var stdout, stderr testutil.SyncBuffer
 	cmd := newRootCommand()
 	cmd.SetArgs(args)
 	cmd.SetOut(&stdout)
