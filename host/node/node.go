@@ -75,6 +75,8 @@ type Node struct {
 	started time.Time
 	// finished are the pods that had finished before this start.
 	finished *finishedPods
+	// leaving are the pods that left the desired set and still stop.
+	leaving leavingPods
 
 	core     *lifecycle.PodWorkers
 	workers  *lifecycle.Workers
@@ -285,6 +287,7 @@ func (n *Node) apply(ctx context.Context, d sources.Desired) {
 		}
 	}
 	updates := n.desired.apply(n.finished.restore(d), n.clock.Now())
+	n.leaving.record(updates)
 	for _, u := range updates {
 		if u.UpdateType != lifecycle.UpdateCreate {
 			continue
