@@ -12,7 +12,7 @@
 //	GET    /v1/plugins                      the supervised plugins
 //	GET    /v1/pods                         pod summaries (namespace/name, uid, phase, ready, restarts, created, reason, error)
 //	GET    /v1/pods?watch=true              JSON lines: ADDED for every pod, then ADDED/MODIFIED/DELETED
-//	POST   /v1/pods                         apply (create or update) one pod, JSON or YAML; 201 created, 200 updated/unchanged, 422 with every field
+//	POST   /v1/pods                         apply (create or update) one pod, JSON or YAML; 201 created, 200 updated/unchanged, 400 if it does not parse, 422 with every field
 //	GET    /v1/pods/{ns}/{name}             one pod with its status
 //	DELETE /v1/pods/{ns}/{name}?gracePeriod=N&force=true
 //	GET    /v1/pods/{ns}/{name}/logs?container=C&follow=true&tailLines=N   text

@@ -14,10 +14,25 @@ var (
 	ErrNotFound    = errors.New("not found")
 	ErrConflict    = errors.New("conflict")
 	ErrUnavailable = errors.New("unavailable")
+	// ErrBadRequest is the client's error: a request the server could not
+	// make sense of, such as a body that does not parse (see [BodyError]).
+	ErrBadRequest = errors.New("bad request")
 )
 
 // errBadRequest marks the server's own 400 answers.
-var errBadRequest = errors.New("bad request")
+var errBadRequest = ErrBadRequest
+
+// BodyError gives the errors of decoding and validating a request body
+// their answer: 422 with every field when each problem is a *field.Error,
+// 400 when some part of the body did not parse at all (truncated JSON or
+// YAML, a value of the wrong JSON type, bytes that are no document), with
+// the parser's message naming what it could not read.
+func BodyError(err error) error {
+	if _, others := problems(err); len(others) > 0 {
+		return fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	return err
+}
 
 // errorStatus chooses the status code and body for err.
 func errorStatus(err error) (int, ErrorBody) {
@@ -27,6 +42,7 @@ func errorStatus(err error) (int, ErrorBody) {
 	case errors.As(err, &tooLarge):
 		return http.StatusRequestEntityTooLarge, ErrorBody{Error: fmt.Sprintf("request body is larger than %d bytes", tooLarge.Limit)}
 	case errors.Is(err, errBadRequest):
+		body.Fields = fieldErrors(err)
 		return http.StatusBadRequest, body
 	case errors.Is(err, ErrNotFound):
 		return http.StatusNotFound, body
@@ -45,12 +61,27 @@ func errorStatus(err error) (int, ErrorBody) {
 // fieldErrors collects every *field.Error in err's tree, and the other
 // leaves beside them, so nothing a 422 says is lost.
 func fieldErrors(err error) []FieldError {
-	var out []FieldError
-	var leaves []error
+	fields, leaves := problems(err)
+	if len(fields) == 0 {
+		return nil
+	}
+	out := make([]FieldError, 0, len(fields)+len(leaves))
+	for _, fe := range fields {
+		out = append(out, FieldError{Field: fe.Field, Message: fe.ErrorBody()})
+	}
+	for _, l := range leaves {
+		out = append(out, FieldError{Message: l.Error()})
+	}
+	return out
+}
+
+// problems splits the leaves of err's tree into *field.Error values and
+// the others.
+func problems(err error) (fields []*field.Error, others []error) {
 	var walk func(error)
 	walk = func(err error) {
 		if fe, ok := err.(*field.Error); ok {
-			out = append(out, FieldError{Field: fe.Field, Message: fe.ErrorBody()})
+			fields = append(fields, fe)
 			return
 		}
 		switch u := err.(type) {
@@ -62,20 +93,14 @@ func fieldErrors(err error) []FieldError {
 			if e := u.Unwrap(); e != nil {
 				walk(e)
 			} else {
-				leaves = append(leaves, err)
+				others = append(others, err)
 			}
 		default:
-			leaves = append(leaves, err)
+			others = append(others, err)
 		}
 	}
 	walk(err)
-	if len(out) == 0 {
-		return nil
-	}
-	for _, l := range leaves {
-		out = append(out, FieldError{Message: l.Error()})
-	}
-	return out
+	return fields, others
 }
 
 // badParam is the 400 for a query parameter.
@@ -113,6 +138,8 @@ func (e *APIError) Is(target error) bool {
 		return e.StatusCode == http.StatusConflict
 	case ErrUnavailable:
 		return e.StatusCode == http.StatusServiceUnavailable
+	case ErrBadRequest:
+		return e.StatusCode == http.StatusBadRequest
 	}
 	return false
 }

@@ -21,6 +21,12 @@ type Server struct {
 
 // Listen creates the unix socket at path with mode 0600, replacing a stale
 // socket left by a previous host, and returns a server ready to Serve.
+//
+// The socket is never reachable under path with another mode: it is bound
+// in a private directory (0700) beside path, restricted to 0600 there and
+// only then renamed into place. (The umask would do it too, but it is
+// process-wide: other goroutines creating files at the same time would
+// get it.)
 func Listen(path string, v Views) (*Server, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("creating api socket directory: %w", err)
@@ -28,13 +34,9 @@ func Listen(path string, v Views) (*Server, error) {
 	if err := removeStaleSocket(path); err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("unix", path)
+	ln, err := listenPrivate(path)
 	if err != nil {
-		return nil, fmt.Errorf("listening on api socket %s: %w", path, err)
-	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("restricting api socket %s: %w", path, err)
+		return nil, err
 	}
 	return &Server{
 		ln:     ln,
@@ -42,6 +44,39 @@ func Listen(path string, v Views) (*Server, error) {
 		http:   &http.Server{Handler: Handler(v), ReadHeaderTimeout: 10 * time.Second},
 	}, nil
 }
+
+// listenPrivate binds a unix socket with mode 0600 and moves it to path.
+func listenPrivate(path string) (net.Listener, error) {
+	private, err := os.MkdirTemp(filepath.Dir(path), ".sock-")
+	if err != nil {
+		return nil, fmt.Errorf("creating private directory for api socket %s: %w", path, err)
+	}
+	defer os.RemoveAll(private)
+	tmp := filepath.Join(private, "s")
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: tmp, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("listening on api socket %s: %w", path, err)
+	}
+	// The socket leaves tmp; Shutdown removes it at path.
+	ln.SetUnlinkOnClose(false)
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("restricting api socket %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("moving api socket into place at %s: %w", path, err)
+	}
+	return &unixListener{UnixListener: ln, addr: &net.UnixAddr{Name: path, Net: "unix"}}, nil
+}
+
+// unixListener reports the path the socket was moved to as its address.
+type unixListener struct {
+	*net.UnixListener
+	addr net.Addr
+}
+
+func (l *unixListener) Addr() net.Addr { return l.addr }
 
 // removeStaleSocket removes a socket nobody answers on; it refuses to remove
 // anything that is not a socket, or a socket another host still serves.

@@ -41,6 +41,10 @@ func Summarize(it PodItem) PodSummary {
 	for _, c := range p.Status.InitContainerStatuses {
 		s.Restarts += c.RestartCount
 	}
+	if p.DeletionTimestamp != nil {
+		t := p.DeletionTimestamp.Time
+		s.DeletionTimestamp = &t
+	}
 	s.Reason = reason(p)
 	return s
 }

@@ -61,6 +61,9 @@ type PodSummary struct {
 	Containers      int       `json:"containers"`
 	Restarts        int32     `json:"restarts"`
 	Created         time.Time `json:"created,omitzero"`
+	// DeletionTimestamp is set once the pod was deleted; it is listed,
+	// Terminating, until its containers are stopped.
+	DeletionTimestamp *time.Time `json:"deletionTimestamp,omitempty"`
 	// Reason says why the pod is not simply running: Terminating,
 	// ContainerCreating, CrashLoopBackOff, Completed, …
 	Reason string `json:"reason,omitempty"`

@@ -41,12 +41,15 @@ func (a podsAPI) List(context.Context) ([]localapi.PodItem, error) {
 	return a.n.podItems(), nil
 }
 
-// podItems lists the desired pods with their current status, then the
-// rejected ones with their error.
+// podItems lists the desired pods with their current status, then those
+// that left the set but are still stopping, then the rejected ones with
+// their error.
 func (n *Node) podItems() []localapi.PodItem {
 	pods, _ := n.desired.Pods()
 	items := make([]localapi.PodItem, 0, len(pods))
+	desired := make(map[types.UID]bool, len(pods))
 	for _, p := range pods {
+		desired[p.UID] = true
 		pod := p.DeepCopy()
 		if st, ok := n.status.PodStatus(pod.UID); ok {
 			pod.Status = st
@@ -56,6 +59,15 @@ func (n *Node) podItems() []localapi.PodItem {
 			item.Source = o.Source
 		}
 		items = append(items, item)
+	}
+	// A pod that left the desired set is served, terminating, until its
+	// worker finished it.
+	for _, p := range n.leaving.list(desired, n.core.ShouldPodBeFinished) {
+		pod := p.DeepCopy()
+		if st, ok := n.status.PodStatus(pod.UID); ok {
+			pod.Status = st
+		}
+		items = append(items, localapi.PodItem{Pod: pod, Source: podSource(pod)})
 	}
 	rejected, errs := n.desired.Rejected()
 	for _, r := range rejected {
@@ -148,6 +160,8 @@ func apiError(err error) error {
 		return fmt.Errorf("%w: %w", localapi.ErrConflict, err)
 	case errors.Is(err, apisource.ErrNotLoaded):
 		return fmt.Errorf("%w: %w", localapi.ErrUnavailable, err)
+	case errors.Is(err, apisource.ErrInvalid):
+		return localapi.BodyError(err)
 	}
 	return err
 }

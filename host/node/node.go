@@ -76,6 +76,10 @@ type Node struct {
 	merger  *sources.Merger
 	api     *apisource.Source
 	started time.Time
+	// finished are the pods that had finished before this start.
+	finished *finishedPods
+	// leaving are the pods that left the desired set and still stop.
+	leaving leavingPods
 
 	core     *lifecycle.PodWorkers
 	workers  *lifecycle.Workers
@@ -130,6 +134,9 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 	if err := n.recoverFromShutdown(ctx); err != nil {
 		n.log.Error("reading the last node shutdown; pods it stopped may show their stopped status", "err", err)
 	}
+	if n.finished, err = loadFinishedPods(ctx, store); err != nil {
+		n.log.Error("pods that finished before this start may run again", "err", err)
+	}
 	if cfg.ManifestDir != "" {
 		n.sources = append(n.sources, manifestSource{manifest.NewSource(manifest.Options{
 			Dir: cfg.ManifestDir, NodeName: cfg.NodeName, Logger: log.Named("manifests"),
@@ -177,7 +184,8 @@ func (n *Node) build() error {
 		Runtime: n.runtime, Status: n.status, Pods: n.core, Reasons: reasons,
 		Recorder: n.events, Metrics: metrics, Clock: n.clock,
 	}
-	n.workers = lifecycle.NewWorkers(n.core, &shutdownSyncer{PodSyncer: &removingSyncer{PodSyncer: syncer, node: n}, node: n}, n.cache, n.events)
+	finished := &finishedSyncer{PodSyncer: syncer, finished: n.finished, status: n.status, runtime: n.runtime}
+	n.workers = lifecycle.NewWorkers(n.core, &shutdownSyncer{PodSyncer: &removingSyncer{PodSyncer: finished, node: n}, node: n}, n.cache, n.events)
 	n.workers.Relist = n.relist
 	n.pleg = lifecycle.NewPLEG(n.runtime, n.cache, n.clock, metrics)
 	n.loop = &lifecycle.SyncLoop{
@@ -286,7 +294,8 @@ func (n *Node) apply(ctx context.Context, d sources.Desired) {
 				events.Warning, events.ReasonFailed, err.Error())
 		}
 	}
-	updates, commit := n.desired.apply(d, n.clock.Now())
+	updates, commit := n.desired.apply(n.finished.restore(d), n.clock.Now())
+	n.leaving.record(updates)
 	for _, u := range updates {
 		if u.UpdateType != lifecycle.UpdateCreate {
 			continue

@@ -62,7 +62,7 @@ var testsMayImport = map[string][]string{
 	"cmd":       {"sdk", "internal"},
 	"plugins":   {"images", "test/crisetup", "internal"},
 	"examples":  {"internal"},
-	"test/e2e":  {"internal"},
+	"test/e2e":  {"internal", "lifecycle"},
 }
 
 // partOf is the part a module-relative package path belongs to: the

@@ -1,6 +1,13 @@
 package manifest
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrNoObject reports a file in the manifest directory that yields nothing:
+// it is empty, or holds only comments and document separators.
+var ErrNoObject = errors.New("the file holds no object (it is empty or only comments)")
 
 // DocumentError is a problem with one document of a manifest file, or with
 // the whole file when Document is 0.

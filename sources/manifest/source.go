@@ -208,7 +208,12 @@ func (s *Source) read(path string) (cached, bool) {
 	if c, ok := s.files[path]; ok && c.sum == sum {
 		return c, true
 	}
-	return cached{sum: sum, file: Decode(path, data, s.opts.NodeName, s.opts.Now())}, true
+	f := Decode(path, data, s.opts.NodeName, s.opts.Now())
+	if len(f.Pods)+len(f.Volumes)+len(f.Claims)+len(f.Errors) == 0 {
+		// Like a file whose objects do not decode, it yields no pod: say so.
+		f.Errors = append(f.Errors, &DocumentError{Path: path, Err: ErrNoObject})
+	}
+	return cached{sum: sum, file: f}, true
 }
 
 // snapshot assembles a deep copy of the current result, in path order, and

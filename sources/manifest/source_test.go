@@ -95,6 +95,19 @@ func TestSource(t *testing.T) {
 			{func(t *testing.T, dir string) { write(t, dir, "bad.yaml", podNamed("fixed")) }, []string{
 				"pod default/fixed-node1 bad.yaml", "pod default/web-node1 web.yaml"}},
 		}},
+		{"a file that holds no object is reported, others unaffected", []step{
+			{func(t *testing.T, dir string) {
+				write(t, dir, "web.yaml", webPod)
+				write(t, dir, "empty.yaml", "")
+				write(t, dir, "comments.yaml", "# nothing yet\n---\n")
+			}, []string{
+				"pod default/web-node1 web.yaml",
+				"error comments.yaml: the file holds no object (it is empty or only comments)",
+				"error empty.yaml: the file holds no object (it is empty or only comments)"}},
+			{func(t *testing.T, dir string) { write(t, dir, "empty.yaml", podNamed("filled")) }, []string{
+				"pod default/filled-node1 empty.yaml", "pod default/web-node1 web.yaml",
+				"error comments.yaml: the file holds no object (it is empty or only comments)"}},
+		}},
 		{"dotfiles, editor files and subdirectories are ignored", []step{
 			{func(t *testing.T, dir string) {
 				for _, name := range []string{".web.yaml.swp", "#web.yaml#", "web.yaml~", "4913", ".hidden"} {

@@ -245,6 +245,8 @@ func MapError(err error) error {
 		return fmt.Errorf("%w: %w", localapi.ErrConflict, err)
 	case errors.Is(err, apisource.ErrNotLoaded):
 		return fmt.Errorf("%w: %w", localapi.ErrUnavailable, err)
+	case errors.Is(err, apisource.ErrInvalid):
+		return localapi.BodyError(err)
 	}
 	return err
 }
