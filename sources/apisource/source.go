@@ -87,7 +87,8 @@ func New(opts Options) *Source {
 // the newest: an unread snapshot is replaced by a newer one.
 func (s *Source) Updates() <-chan sources.Snapshot { return s.updates }
 
-// Synced is closed once Load has put the first snapshot on Updates.
+// Synced is closed when Load puts the first snapshot on Updates: whoever
+// received a snapshot finds it closed.
 func (s *Source) Synced() <-chan struct{} { return s.synced }
 
 // Load reads the persisted pods and sends the first snapshot. A second call
@@ -106,8 +107,8 @@ func (s *Source) Load(ctx context.Context) error {
 		s.pods[key(p.Namespace, p.Name)] = p.DeepCopy()
 	}
 	s.loaded = true
+	close(s.synced) // before the snapshot: whoever received it finds Synced closed
 	s.publishLocked()
-	close(s.synced)
 	return nil
 }
 

@@ -82,7 +82,8 @@ func NewSource(opts Options) *Source {
 // replaced by a newer one, so a slow reader skips straight to the present.
 func (s *Source) Updates() <-chan sources.Snapshot { return s.updates }
 
-// Synced is closed once the first snapshot is on Updates.
+// Synced is closed when the first snapshot is put on Updates: whoever
+// received a snapshot finds it closed.
 func (s *Source) Synced() <-chan struct{} { return s.synced }
 
 // Run watches the directory until ctx is done, then returns nil. It fails
@@ -146,11 +147,13 @@ func (s *Source) refresh(w *fsnotify.Watcher) {
 	case <-s.updates: // drop the unread, older snapshot
 	default:
 	}
-	s.updates <- snap // never blocks: Run is the only sender
 	if !s.sent {
+		// Closed before the send, so a reader of the first snapshot finds
+		// Synced closed.
 		s.sent = true
 		close(s.synced)
 	}
+	s.updates <- snap // never blocks: Run is the only sender
 }
 
 // scan reads the directory into s.files. A file that cannot be read keeps
