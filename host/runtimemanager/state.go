@@ -220,7 +220,12 @@ func (m *Manager) podState(ctx context.Context, uid types.UID) (*podState, error
 // start and finish times, exit code, reason and message of containers
 // that started. CRI's ListContainers carries none of them, so a plugin
 // that maps it straight gives none; exit codes, restart policies and
-// back-off need them. A container gone meanwhile keeps its listed data.
+// back-off need them.
+//
+// A container gone between the listing and its status (NOT_FOUND) is
+// unknown: the listing's exit code is no evidence (0 when it carries
+// none), and an exit 0 without evidence could turn a Never or OnFailure
+// pod Succeeded.
 func (m *Manager) fillDetails(ctx context.Context, s *podState) error {
 	for i := range s.containers {
 		c := &s.containers[i]
@@ -232,6 +237,7 @@ func (m *Manager) fillDetails(ctx context.Context, s *podState) error {
 		}
 		resp, err := m.rt.ContainerStatus(ctx, &runtimev1.ContainerStatusRequest{ContainerId: c.id})
 		if err = callError("container status "+c.id, err); errors.Is(err, ErrNotFound) {
+			c.state, c.exitCode, c.reason, c.message = lifecycle.ContainerUnknown, 0, "", ""
 			continue
 		} else if err != nil {
 			return err
