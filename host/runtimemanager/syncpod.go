@@ -34,10 +34,19 @@ const (
 // which means "sync again after RetryAfter", not a failure of the pod.
 // A pod without host network whose runtime reports NetworkReady false
 // gives lifecycle.ErrNetworkNotReady before any sandbox is created.
+//
+// It waits while RemovePod removes the same UID (an old incarnation of a
+// static pod re-added with its UID), so that it starts from what the
+// removal left.
 func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, _ *lifecycle.PodStatus) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	unlock, err := m.locks.lock(ctx, pod.UID)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	log := m.log.With("pod", pod.Namespace+"/"+pod.Name, "uid", string(pod.UID))
 	st, err := m.podState(ctx, pod.UID)
 	if err != nil {

@@ -4,7 +4,8 @@
 // or delay calls (Before, After) and change the world behind the host's
 // back (ExitContainer, KillSandbox). It passes the conformance kit
 // sdk/runtimetest (see its test), so tests of the host run against an
-// honest runtime. Dial serves it over real gRPC inside the test process.
+// honest runtime. Dial serves it over real gRPC inside the test process;
+// Direct calls it without gRPC, for tests under testing/synctest.
 //
 // Only tests import it.
 package runtimetestfake
