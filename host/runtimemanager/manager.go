@@ -64,6 +64,9 @@ type Manager struct {
 	log     hclog.Logger
 	backoff backOffs
 	locks   podLocks
+	// cutStarts are the containers whose start the plugin's death cut
+	// short.
+	cutStarts cutStarts
 }
 
 // New returns a Manager.

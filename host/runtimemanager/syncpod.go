@@ -73,7 +73,9 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, _ *lifecycle.PodStat
 	for _, id := range a.remove {
 		if _, err := m.rt.RemoveContainer(ctx, &runtimev1.RemoveContainerRequest{ContainerId: id}); err != nil {
 			errs = append(errs, callError("removing container "+id, err))
+			continue
 		}
+		m.cutStarts.drop(id)
 	}
 	if len(errs) > 0 {
 		// Start nothing next to a container that may still run.
@@ -218,6 +220,12 @@ func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, sandboxID str
 	}
 	if _, err := m.rt.StartContainer(ctx, &runtimev1.StartContainerRequest{ContainerId: id}); err != nil {
 		err = callError("starting container "+name, err)
+		if isUncertain(err) {
+			// Cut short (the plugin died, the call timed out): not a
+			// failure of the container. The next sync finds out.
+			m.cutStarts.add(pod.UID, id)
+			return err
+		}
 		m.setReason(pod, name, ReasonRunContainerError, err.Error())
 		m.event(pod, lifecycle.EventWarning, EventFailed, "Error: %v", err)
 		return err
