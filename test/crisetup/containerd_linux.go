@@ -237,9 +237,10 @@ func (c *Containerd) importImage(ctx context.Context, archive, name string) erro
 // for their shims to exit, stops containerd (SIGTERM, then SIGKILL after
 // 10 s), kills any shim of this instance that is still running together
 // with its processes, and unmounts whatever is left mounted under the
-// instance dir. It leaves the directory in place. The
-// error reports everything that had to be forced: a leftover shim means a
-// sandbox escaped cleanup.
+// instance dir. It leaves the directory in place. The error reports
+// everything that had to be forced: a leftover shim with processes under
+// it means a sandbox escaped cleanup (an idle one is containerd's own, from
+// a cancelled sandbox start, and is only killed).
 func (c *Containerd) Stop(ctx context.Context) error {
 	var errs []error
 	if c.conn != nil && c.alive() {
@@ -254,8 +255,11 @@ func (c *Containerd) Stop(ctx context.Context) error {
 	if err := c.terminate(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := killShims(c.Socket); err != nil {
+	killed, err := killShims(c.Socket)
+	if err != nil {
 		errs = append(errs, err)
+	}
+	if killed {
 		// The killed tasks were never deleted, so their cgroups and shim
 		// sockets remain.
 		c.removeShimSockets()
