@@ -1,17 +1,29 @@
 package runtimemanager
 
 import (
+	"errors"
 	"sync"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/podhost/podhost/host/supervisor"
 	"github.com/podhost/podhost/lifecycle"
 )
 
-// cutStarts remembers the containers whose StartContainer failed in an
-// uncertain way: the runtime plugin died under the call (or it timed
-// out). containerd then cancels the start and leaves the container exited
-// 128 (StartError) without a start time. That is no crash of the
+// cutByPluginDeath reports whether a plugin call failed because the plugin
+// died under it: the supervisor says so (ErrPluginExited), or the
+// transport broke (UNAVAILABLE) before the exit was confirmed. err is the
+// call's raw error. A timeout is not included: a start that keeps timing
+// out is the container's failure and goes through back-off.
+func cutByPluginDeath(err error) bool {
+	return errors.Is(err, supervisor.ErrPluginExited) || status.Code(err) == codes.Unavailable
+}
+
+// cutStarts remembers the containers whose StartContainer the runtime
+// plugin's death cut short. containerd then cancels the start and leaves
+// the container exited 128 (StartError) without a start time. That is no crash of the
 // container, and a restart policy must not count it: a container of the
 // set that is exited and never started is shown as created and is created
 // again at the same attempt, without back-off. The set lives as long as

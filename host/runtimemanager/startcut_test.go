@@ -27,6 +27,7 @@ type dyingStart struct {
 	fake    *runtimetestfake.Fake
 	cuts    int
 	started bool
+	err     error // nil: ErrPluginExited, as the call guard reports it
 }
 
 func (d *dyingStart) StartContainer(ctx context.Context, req *runtimev1.StartContainerRequest, opts ...grpc.CallOption) (*runtimev1.StartContainerResponse, error) {
@@ -40,6 +41,9 @@ func (d *dyingStart) StartContainer(ctx context.Context, req *runtimev1.StartCon
 		}
 	} else {
 		d.fake.CutStart(req.GetContainerId())
+	}
+	if d.err != nil {
+		return nil, d.err
 	}
 	return nil, fmt.Errorf("plugin %q: %w: %w", "fake", supervisor.ErrPluginExited, status.Error(codes.Unavailable, "error reading from server: EOF"))
 }
@@ -55,17 +59,19 @@ func TestSyncPodStartCutByPluginDeath(t *testing.T) {
 		inits   bool
 		cuts    int
 		started bool
+		err     error
 	}{
 		{name: "Never", policy: v1.RestartPolicyNever, cuts: 1},
 		{name: "OnFailure", policy: v1.RestartPolicyOnFailure, cuts: 1},
 		{name: "Always, cut twice", policy: v1.RestartPolicyAlways, cuts: 2},
 		{name: "Never, init container", policy: v1.RestartPolicyNever, inits: true, cuts: 1},
 		{name: "Never, started before the answer was lost", policy: v1.RestartPolicyNever, cuts: 1, started: true},
+		{name: "Never, transport broke before the exit was confirmed", policy: v1.RestartPolicyNever, cuts: 1, err: status.Error(codes.Unavailable, "connection reset by peer")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
-			rt := &dyingStart{RuntimeClient: e.client, fake: e.fake, cuts: tt.cuts, started: tt.started}
+			rt := &dyingStart{RuntimeClient: e.client, fake: e.fake, cuts: tt.cuts, started: tt.started, err: tt.err}
 			m, err := New(Options{Runtime: rt, Clock: e.clock, LogRoot: e.root, Reasons: e.reasons})
 			if err != nil {
 				t.Fatal(err)
@@ -78,8 +84,8 @@ func TestSyncPodStartCutByPluginDeath(t *testing.T) {
 				first = "setup"
 			}
 			for i := range tt.cuts {
-				if err := e.sync(pod); !errors.Is(err, supervisor.ErrPluginExited) {
-					t.Fatalf("sync %d, plugin dies: got %v; want ErrPluginExited", i, err)
+				if err := e.sync(pod); err == nil {
+					t.Fatalf("sync %d, plugin dies: no error", i)
 				}
 				c := e.container(pod, first)
 				if tt.started {
@@ -125,4 +131,27 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// A start that times out is the container's failure, not the plugin's
+// death: a Never pod's container stays exited.
+func TestSyncPodStartTimeoutIsAFailure(t *testing.T) {
+	e := newEnv(t)
+	rt := &dyingStart{RuntimeClient: e.client, fake: e.fake, cuts: 1, err: status.Error(codes.DeadlineExceeded, "context deadline exceeded")}
+	m, err := New(Options{Runtime: rt, Clock: e.clock, LogRoot: e.root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.m = m
+	pod := withPolicy(newPod("slow", "app"), v1.RestartPolicyNever)
+	if err := e.sync(pod); !errors.Is(err, ErrUncertain) {
+		t.Fatalf("sync: got %v; want ErrUncertain", err)
+	}
+	e.mustSync(pod)
+	if c := e.container(pod, "app"); c.State != lifecycle.ContainerExited || c.ExitCode != 128 {
+		t.Fatalf("app after a start timeout: %+v; want exited 128", c)
+	}
+	if n := e.count("CreateContainer"); n != 1 {
+		t.Errorf("CreateContainer calls: %d; want 1 (a Never pod does not retry)", n)
+	}
 }

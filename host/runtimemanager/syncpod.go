@@ -219,13 +219,13 @@ func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, sandboxID str
 		return fmt.Errorf("container %q not started: %w", name, err)
 	}
 	if _, err := m.rt.StartContainer(ctx, &runtimev1.StartContainerRequest{ContainerId: id}); err != nil {
-		err = callError("starting container "+name, err)
-		if isUncertain(err) {
-			// Cut short (the plugin died, the call timed out): not a
-			// failure of the container. The next sync finds out.
+		if cutByPluginDeath(err) {
+			// Not a failure of the container; the next sync finds out
+			// what became of it.
 			m.cutStarts.add(pod.UID, id)
-			return err
+			return callError("starting container "+name, err)
 		}
+		err = callError("starting container "+name, err)
 		m.setReason(pod, name, ReasonRunContainerError, err.Error())
 		m.event(pod, lifecycle.EventWarning, EventFailed, "Error: %v", err)
 		return err
