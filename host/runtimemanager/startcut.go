@@ -23,11 +23,12 @@ func cutByPluginDeath(err error) bool {
 
 // cutStarts remembers the containers whose StartContainer the runtime
 // plugin's death cut short. containerd then cancels the start and leaves
-// the container exited 128 (StartError) without a start time. That is no crash of the
-// container, and a restart policy must not count it: a container of the
-// set that is exited and never started is shown as created and is created
-// again at the same attempt, without back-off. The set lives as long as
-// the host process; it is keyed by container ID. Safe for concurrent use.
+// the container exited 128 (StartError) without a start time. That is no
+// crash of the container, and a restart policy must not count it: a
+// container of the set that is exited and never started is shown as
+// created and is created again at the same attempt, without back-off. The
+// set lives as long as the host process; it is keyed by container ID.
+// Safe for concurrent use.
 type cutStarts struct {
 	mu  sync.Mutex
 	ids map[string]types.UID
