@@ -33,6 +33,8 @@ type mutant struct {
 	listSandboxes      func(context.Context, *runtimev1.ListSandboxesRequest) (*runtimev1.ListSandboxesResponse, error)
 	stopSandbox        func(context.Context, *runtimev1.StopSandboxRequest) (*runtimev1.StopSandboxResponse, error)
 	createContainer    func(context.Context, *runtimev1.CreateContainerRequest) (*runtimev1.CreateContainerResponse, error)
+	containerStatus    func(context.Context, *runtimev1.ContainerStatusRequest) (*runtimev1.ContainerStatusResponse, error)
+	listContainers     func(context.Context, *runtimev1.ListContainersRequest) (*runtimev1.ListContainersResponse, error)
 	removeImage        func(context.Context, *runtimev1.RemoveImageRequest) (*runtimev1.RemoveImageResponse, error)
 	events             func(*runtimev1.EventsRequest, grpc.ServerStreamingServer[runtimev1.Event]) error
 }
@@ -63,6 +65,20 @@ func (m *mutant) CreateContainer(ctx context.Context, req *runtimev1.CreateConta
 		return m.createContainer(ctx, req)
 	}
 	return m.server.CreateContainer(ctx, req)
+}
+
+func (m *mutant) ContainerStatus(ctx context.Context, req *runtimev1.ContainerStatusRequest) (*runtimev1.ContainerStatusResponse, error) {
+	if m.containerStatus != nil {
+		return m.containerStatus(ctx, req)
+	}
+	return m.server.ContainerStatus(ctx, req)
+}
+
+func (m *mutant) ListContainers(ctx context.Context, req *runtimev1.ListContainersRequest) (*runtimev1.ListContainersResponse, error) {
+	if m.listContainers != nil {
+		return m.listContainers(ctx, req)
+	}
+	return m.server.ListContainers(ctx, req)
 }
 
 func (m *mutant) RemoveImage(ctx context.Context, req *runtimev1.RemoveImageRequest) (*runtimev1.RemoveImageResponse, error) {
@@ -115,6 +131,24 @@ var mutants = map[string]testutil.Mutant[*mutant]{
 			return resp, err
 		}
 	}, CaughtBy: "CreateContainer_in_an_unknown_sandbox_is_NOT_FOUND"},
+	"a killed container exits 0": {Mutate: func(m *mutant) {
+		m.containerStatus = func(ctx context.Context, req *runtimev1.ContainerStatusRequest) (*runtimev1.ContainerStatusResponse, error) {
+			resp, err := m.server.ContainerStatus(ctx, req)
+			if err == nil {
+				resp.Container.ExitCode = 0
+			}
+			return resp, err
+		}
+	}, CaughtBy: "a_killed_container_reports_its_exit_code"},
+	"listed exit code without a finish time": {Mutate: func(m *mutant) {
+		m.listContainers = func(ctx context.Context, req *runtimev1.ListContainersRequest) (*runtimev1.ListContainersResponse, error) {
+			resp, err := m.server.ListContainers(ctx, req)
+			for _, c := range resp.GetContainers() {
+				c.FinishedAt = 0
+			}
+			return resp, err
+		}
+	}, CaughtBy: "a_killed_container_reports_its_exit_code"},
 	"code outside the contract": {Mutate: func(m *mutant) {
 		m.removeImage = func(context.Context, *runtimev1.RemoveImageRequest) (*runtimev1.RemoveImageResponse, error) {
 			return nil, status.Error(codes.AlreadyExists, "gone already")

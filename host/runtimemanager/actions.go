@@ -102,6 +102,8 @@ type planner struct {
 //     exited one restarts per the policy, after its crash back-off.
 //   - A created but never started container with the current hash is
 //     started rather than created again; with another hash it is removed.
+//   - A container whose start was cut short (startCut) is removed and
+//     created again at the same attempt: no restart, no back-off.
 func computeActions(pod *v1.Pod, st *podState, now time.Time, prev map[string]backOffEntry) actions {
 	p := &planner{pod: pod, st: st, now: now, prev: prev, policy: restartPolicy(pod), a: actions{records: map[string]backOffEntry{}}}
 	sb := st.newestSandbox()
@@ -203,6 +205,8 @@ func (p *planner) initContainers(sandboxID string) bool {
 		switch {
 		case c == nil:
 			p.startNew(spec, containerTypeInit, "next init container")
+		case c.startCut:
+			p.startAgain(spec, c, containerTypeInit)
 		case c.state == lifecycle.ContainerCreated:
 			p.startCreated(spec, c, containerTypeInit)
 		case c.state == lifecycle.ContainerRunning:
@@ -230,6 +234,8 @@ func (p *planner) appContainers(sandboxID string) {
 		switch {
 		case c == nil:
 			p.startNew(spec, containerTypeApp, "not created yet")
+		case c.startCut:
+			p.startAgain(spec, c, containerTypeApp)
 		case c.state == lifecycle.ContainerCreated:
 			p.startCreated(spec, c, containerTypeApp)
 		case c.state == lifecycle.ContainerRunning:
@@ -257,6 +263,14 @@ func (p *planner) startCreated(spec *v1.Container, c *containerInfo, kind string
 	}
 	p.a.remove = append(p.a.remove, c.id)
 	p.startNew(spec, kind, "spec changed")
+}
+
+// startAgain replaces a container whose start was cut short and that
+// never started: removed, and created again at the same attempt, without
+// back-off.
+func (p *planner) startAgain(spec *v1.Container, c *containerInfo, kind string) {
+	p.a.remove = append(p.a.remove, c.id)
+	p.a.start = append(p.a.start, startAction{spec: spec, kind: kind, attempt: c.restartCount, reason: "start cut short"})
 }
 
 // restartAfterBackOff restarts an exited container unless it is in its

@@ -14,7 +14,11 @@
 // running containers without restarting them. SyncPod lists before it
 // creates anything, so a call that failed in an uncertain way (a timeout,
 // the plugin exiting) is never blindly repeated: the next sync finds what
-// the call did.
+// the call did. A container whose status cannot be read is unknown, never
+// exited 0; a StartContainer cut short by the plugin's death is no crash
+// (startcut.go). SyncPod and RemovePod of one UID never overlap
+// (podlock.go), so removing an old incarnation of a static pod spares a
+// new one with the same UID.
 //
 // What to do is decided by a pure function (computeActions in actions.go)
 // from the pod spec, the runtime's view and the back-off state; the Manager

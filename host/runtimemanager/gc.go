@@ -27,7 +27,18 @@ func podUID(s string) types.UID { return types.UID(s) }
 // GarbageCollect on a period, or by calling RemovePod for a pod after its
 // SyncTerminatedPod returned nil and the pod's status was written (from a
 // goroutine, not the pod worker: the worker must not wait for it).
+//
+// A pod re-added with the same UID (a static pod) may sync meanwhile:
+// RemovePod and SyncPod of one UID never overlap, so the removal either
+// ends before the new incarnation creates anything, or finds its ready
+// sandbox and refuses; it never takes the new incarnation's log directory
+// or back-off.
 func (m *Manager) RemovePod(ctx context.Context, uid types.UID) error {
+	unlock, err := m.locks.lock(ctx, uid)
+	if err != nil {
+		return fmt.Errorf("removing pod %s: %w", uid, err)
+	}
+	defer unlock()
 	st, err := m.podState(ctx, uid)
 	if err != nil {
 		return fmt.Errorf("removing pod %s: %w", uid, err)
@@ -59,6 +70,7 @@ func (m *Manager) removeState(ctx context.Context, st *podState) error {
 		}
 	}
 	m.backoff.forget(st.uid)
+	m.cutStarts.forget(st.uid)
 	m.log.Info("removed pod", "pod", st.namespace+"/"+st.name, "uid", string(st.uid))
 	return nil
 }
@@ -87,15 +99,21 @@ func (m *Manager) GarbageCollect(ctx context.Context, removable func(types.UID) 
 		if ctx.Err() != nil {
 			break
 		}
+		unlock, ok := m.locks.tryLock(uid)
+		if !ok {
+			continue // being synced or removed: the next collection sees it
+		}
 		if removable(uid) && !st.hasRunning() {
-			if err := m.removeState(ctx, st); err != nil {
-				errs = append(errs, err)
+			// Read it again under the lock: a new incarnation of the UID
+			// may have synced since the listing.
+			if st, err = m.podState(ctx, uid); err == nil {
+				err = m.removeState(ctx, st)
 			}
-			continue
-		}
-		if err := m.prune(ctx, st); err != nil {
 			errs = append(errs, err)
+		} else {
+			errs = append(errs, m.prune(ctx, st))
 		}
+		unlock()
 	}
 	return errors.Join(errs...)
 }

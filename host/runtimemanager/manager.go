@@ -53,7 +53,9 @@ type Options struct {
 // Manager implements lifecycle.Runtime over a runtime plugin. It keeps no
 // state but the crash back-off: everything else is read from the runtime
 // on every call. Its methods are safe for concurrent use; like the
-// lifecycle contract says, calls for one pod are not concurrent.
+// lifecycle contract says, the lifecycle's calls for one pod are not
+// concurrent, and RemovePod, which the host calls from a goroutine, waits
+// for a SyncPod of the same UID (and the other way round).
 type Manager struct {
 	opts    Options
 	rt      runtimev1.RuntimeClient
@@ -61,6 +63,10 @@ type Manager struct {
 	logRoot string
 	log     hclog.Logger
 	backoff backOffs
+	locks   podLocks
+	// cutStarts are the containers whose start the plugin's death cut
+	// short.
+	cutStarts cutStarts
 }
 
 // New returns a Manager.

@@ -40,6 +40,9 @@ type containerInfo struct {
 	exitCode     int32
 	reason       string
 	message      string
+	// startCut: its StartContainer was cut short (cutStarts) and it never
+	// started. It is shown as created and created again.
+	startCut bool
 }
 
 // podState is the runtime's view of one pod: its sandboxes and containers,
@@ -213,6 +216,7 @@ func (m *Manager) podState(ctx context.Context, uid types.UID) (*podState, error
 	if err := m.fillDetails(ctx, s); err != nil {
 		return nil, err
 	}
+	m.cutStarts.mark(s)
 	return s, nil
 }
 
@@ -220,7 +224,12 @@ func (m *Manager) podState(ctx context.Context, uid types.UID) (*podState, error
 // start and finish times, exit code, reason and message of containers
 // that started. CRI's ListContainers carries none of them, so a plugin
 // that maps it straight gives none; exit codes, restart policies and
-// back-off need them. A container gone meanwhile keeps its listed data.
+// back-off need them.
+//
+// A container gone between the listing and its status (NOT_FOUND) is
+// unknown: the listing's exit code is no evidence (0 when it carries
+// none), and an exit 0 without evidence could turn a Never or OnFailure
+// pod Succeeded.
 func (m *Manager) fillDetails(ctx context.Context, s *podState) error {
 	for i := range s.containers {
 		c := &s.containers[i]
@@ -232,6 +241,7 @@ func (m *Manager) fillDetails(ctx context.Context, s *podState) error {
 		}
 		resp, err := m.rt.ContainerStatus(ctx, &runtimev1.ContainerStatusRequest{ContainerId: c.id})
 		if err = callError("container status "+c.id, err); errors.Is(err, ErrNotFound) {
+			c.state, c.exitCode, c.reason, c.message = lifecycle.ContainerUnknown, 0, "", ""
 			continue
 		} else if err != nil {
 			return err
@@ -253,9 +263,18 @@ func (s *podState) runningPod() *lifecycle.RunningPod {
 		rp.SandboxReady = sb.ready
 	}
 	for _, c := range s.containers {
-		rp.Containers = append(rp.Containers, lifecycle.RunningContainer{ID: c.id, Name: c.name, State: c.state})
+		rp.Containers = append(rp.Containers, lifecycle.RunningContainer{ID: c.id, Name: c.name, State: c.shownState()})
 	}
 	return rp
+}
+
+// shownState is the state the lifecycle sees: a container whose start was
+// cut short is still to be started, not exited.
+func (c *containerInfo) shownState() lifecycle.ContainerState {
+	if c.startCut {
+		return lifecycle.ContainerCreated
+	}
+	return c.state
 }
 
 // podStatus is the lifecycle's detailed status of a listed pod.
@@ -268,12 +287,16 @@ func (s *podState) podStatus(name, namespace string) *lifecycle.PodStatus {
 		}
 	}
 	for _, c := range s.containers {
-		st.ContainerStatuses = append(st.ContainerStatuses, lifecycle.ContainerStatus{
+		cs := lifecycle.ContainerStatus{
 			ID: c.id, Name: c.name, State: c.state,
 			CreatedAt: c.createdAt, StartedAt: c.startedAt, FinishedAt: c.finishedAt,
 			ExitCode: c.exitCode, Reason: c.reason, Message: c.message,
 			RestartCount: int32(c.restartCount),
-		})
+		}
+		if c.startCut {
+			cs.State, cs.FinishedAt, cs.ExitCode, cs.Reason, cs.Message = c.shownState(), time.Time{}, 0, "", ""
+		}
+		st.ContainerStatuses = append(st.ContainerStatuses, cs)
 	}
 	return st
 }
@@ -287,6 +310,7 @@ func (m *Manager) ListPods(ctx context.Context) ([]*lifecycle.RunningPod, error)
 	}
 	out := make([]*lifecycle.RunningPod, 0, len(states))
 	for _, s := range states {
+		m.cutStarts.mark(s)
 		out = append(out, s.runningPod())
 	}
 	slices.SortFunc(out, func(a, b *lifecycle.RunningPod) int { return cmp.Compare(a.ID, b.ID) })

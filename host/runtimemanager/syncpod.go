@@ -34,10 +34,19 @@ const (
 // which means "sync again after RetryAfter", not a failure of the pod.
 // A pod without host network whose runtime reports NetworkReady false
 // gives lifecycle.ErrNetworkNotReady before any sandbox is created.
+//
+// It waits while RemovePod removes the same UID (an old incarnation of a
+// static pod re-added with its UID), so that it starts from what the
+// removal left.
 func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, _ *lifecycle.PodStatus) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	unlock, err := m.locks.lock(ctx, pod.UID)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	log := m.log.With("pod", pod.Namespace+"/"+pod.Name, "uid", string(pod.UID))
 	st, err := m.podState(ctx, pod.UID)
 	if err != nil {
@@ -64,7 +73,9 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, _ *lifecycle.PodStat
 	for _, id := range a.remove {
 		if _, err := m.rt.RemoveContainer(ctx, &runtimev1.RemoveContainerRequest{ContainerId: id}); err != nil {
 			errs = append(errs, callError("removing container "+id, err))
+			continue
 		}
+		m.cutStarts.drop(id)
 	}
 	if len(errs) > 0 {
 		// Start nothing next to a container that may still run.
@@ -208,6 +219,12 @@ func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, sandboxID str
 		return fmt.Errorf("container %q not started: %w", name, err)
 	}
 	if _, err := m.rt.StartContainer(ctx, &runtimev1.StartContainerRequest{ContainerId: id}); err != nil {
+		if cutByPluginDeath(err) {
+			// Not a failure of the container; the next sync finds out
+			// what became of it.
+			m.cutStarts.add(pod.UID, id)
+			return callError("starting container "+name, err)
+		}
 		err = callError("starting container "+name, err)
 		m.setReason(pod, name, ReasonRunContainerError, err.Error())
 		m.event(pod, lifecycle.EventWarning, EventFailed, "Error: %v", err)

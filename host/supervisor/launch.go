@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -108,6 +110,9 @@ func (l *launcher) launch(ctx context.Context) (*instance, inStarted, error) {
 		return nil, inStarted{}, err
 	}
 
+	if err := startOnOwnThread(client.Start, died.Done()); err != nil {
+		return fail(l.startError(err))
+	}
 	rpc, err := client.Client()
 	if err != nil {
 		return fail(l.startError(err))
@@ -141,6 +146,26 @@ func (l *launcher) launch(ctx context.Context) (*instance, inStarted, error) {
 		inst.pidFile = pidFile(l.opts.SocketDir, name)
 	}
 	return inst, started, nil
+}
+
+// startOnOwnThread runs start, which forks the plugin process, on an OS
+// thread of its own, and keeps that thread locked and idle until done (the
+// process exited or was killed). The plugin's parent-death signal (see
+// isolate) follows the thread that forked it, not the host process, and Go
+// ends a thread whenever a goroutine locked to it returns without
+// unlocking: on a shared thread, any such goroutine would kill the plugin.
+func startOnOwnThread(start func() (net.Addr, error), done <-chan struct{}) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		_, err := start()
+		errc <- err
+		if err == nil {
+			<-done
+		}
+	}()
+	return <-errc
 }
 
 // checkChecksum verifies the executable against spec.SHA256, so that a

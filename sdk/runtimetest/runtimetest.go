@@ -10,10 +10,12 @@
 // Run serves the plugin in process over real gRPC on a unix socket and checks
 // it against the contract of proto/runtime/v1, one subtest per rule: the
 // identity calls, Version and Status, sandboxes and containers listed by
-// label with their labels unchanged, idempotent stop and remove, NOT_FOUND
-// for unknown objects, images, the Events stream (UNIMPLEMENTED unless the
-// plugin lists "runtime.events"), INVALID_ARGUMENT for missing arguments,
-// and that every error code is one the contract allows. Each subtest gets a
+// label with their labels unchanged, idempotent stop and remove, the exit
+// code of a killed container (never 0, and never a listed exit code
+// without its finish time), NOT_FOUND for unknown objects, images, the
+// Events stream (UNIMPLEMENTED unless the plugin lists "runtime.events"),
+// INVALID_ARGUMENT for missing arguments, and that every error code is one
+// the contract allows. Each subtest gets a
 // fresh plugin from the factory; against a shared backend, every object a
 // check creates carries a label unique to the check and is removed after it.
 //

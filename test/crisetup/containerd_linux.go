@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podhost/podhost/images/localimages"
@@ -27,6 +29,11 @@ const (
 	readyTimeout  = 30 * time.Second
 	importTimeout = 60 * time.Second
 	stopGrace     = 10 * time.Second
+	removeTimeout = 30 * time.Second
+	removeRetry   = 100 * time.Millisecond
+	// shimExitTimeout bounds the wait for shims to exit after every
+	// sandbox was removed; one still running then is a leak.
+	shimExitTimeout = 10 * time.Second
 )
 
 // installHint ends every error about a missing host package.
@@ -226,16 +233,21 @@ func (c *Containerd) importImage(ctx context.Context, archive, name string) erro
 	}
 }
 
-// Stop removes every container and sandbox through CRI, stops containerd
-// (SIGTERM, then SIGKILL after 10 s), kills any shim of this instance that is
-// still running together with its processes, and unmounts whatever is left
-// mounted under the instance dir. It leaves the directory in place. The
-// error reports everything that had to be forced: a leftover shim means a
-// sandbox escaped cleanup.
+// Stop removes every container and sandbox through CRI, waits up to 10 s
+// for their shims to exit, stops containerd (SIGTERM, then SIGKILL after
+// 10 s), kills any shim of this instance that is still running together
+// with its processes, and unmounts whatever is left mounted under the
+// instance dir. It leaves the directory in place. The error reports
+// everything that had to be forced: a leftover shim with processes under
+// it means a sandbox escaped cleanup (an idle one is containerd's own, from
+// a cancelled sandbox start, and is only killed).
 func (c *Containerd) Stop(ctx context.Context) error {
 	var errs []error
 	if c.conn != nil && c.alive() {
 		errs = append(errs, c.removeAll(ctx)...)
+		// A shim exits a moment after its sandbox is removed, and
+		// containerd's cleanup of a dead shim runs one for a while.
+		c.waitShimsGone(ctx, shimExitTimeout)
 	}
 	if c.conn != nil {
 		_ = c.conn.Close()
@@ -243,8 +255,11 @@ func (c *Containerd) Stop(ctx context.Context) error {
 	if err := c.terminate(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := killShims(c.Socket); err != nil {
+	killed, err := killShims(c.Socket)
+	if err != nil {
 		errs = append(errs, err)
+	}
+	if killed {
 		// The killed tasks were never deleted, so their cgroups and shim
 		// sockets remain.
 		c.removeShimSockets()
@@ -260,7 +275,9 @@ func (c *Containerd) Stop(ctx context.Context) error {
 }
 
 // removeAll stops and removes every sandbox (which stops and removes its
-// containers), several at a time, then any container left without one.
+// containers), several at a time, then any container left without one. A
+// sandbox whose shim is already gone counts as stopped once it is removed
+// (removeSandbox).
 func (c *Containerd) removeAll(ctx context.Context) []error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -284,11 +301,8 @@ func (c *Containerd) removeAll(ctx context.Context) []error {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if _, err := c.Runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: sb.Id}); err != nil {
-				fail(fmt.Errorf("stop sandbox %s: %w", sb.Id, err))
-			}
-			if _, err := c.Runtime.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sb.Id}); err != nil {
-				fail(fmt.Errorf("remove sandbox %s: %w", sb.Id, err))
+			if err := c.removeSandbox(ctx, sb.Id); err != nil {
+				fail(err)
 			}
 		}()
 	}
@@ -306,6 +320,51 @@ func (c *Containerd) removeAll(ctx context.Context) []error {
 		}
 	}
 	return errs
+}
+
+// removeSandbox stops and removes one sandbox. A failed stop or removal
+// is no leak yet: containerd 1.6 fails the kill of a sandbox whose shim is
+// already gone ("ttrpc: closed") until it has reaped that shim, and then
+// stops and removes it. So both are tried again, every removeRetry, for up
+// to removeTimeout (or until ctx ends); only a sandbox still there then is
+// an error, with the last errors. Whether anything escaped (a shim, a
+// mount) Stop checks afterwards.
+func (c *Containerd) removeSandbox(ctx context.Context, id string) error {
+	ctx, cancel := context.WithTimeout(ctx, removeTimeout)
+	defer cancel()
+	for {
+		var errs []error
+		if _, err := c.Runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: id}); err != nil {
+			errs = append(errs, fmt.Errorf("stop sandbox %s: %w", id, err))
+		}
+		_, err := c.Runtime.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: id})
+		if err == nil || status.Code(err) == codes.NotFound {
+			return nil
+		}
+		errs = append(errs, fmt.Errorf("remove sandbox %s: %w", id, err))
+		select {
+		case <-ctx.Done():
+			return errors.Join(errs...)
+		case <-time.After(removeRetry):
+		}
+	}
+}
+
+// waitShimsGone waits up to d (or until ctx ends) until no shim of this
+// instance runs.
+func (c *Containerd) waitShimsGone(ctx context.Context, d time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	for {
+		if shims, err := c.Shims(); err != nil || len(shims) == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(removeRetry):
+		}
+	}
 }
 
 // alive reports whether the containerd process is still running.

@@ -89,24 +89,51 @@ func shimsOf(socket string) ([]int, error) {
 }
 
 // killShims kills every shim of the instance on socket and every process
-// below it (the containers it supervises), each by PID, and reports what it
-// had to kill.
-func killShims(socket string) error {
+// below it (the containers it supervises), each by PID. killed says whether
+// there was any. A shim with processes below it is a leak, which the error
+// reports; an idle one is not: containerd leaves one behind when a
+// sandbox's start is cancelled after the shim daemon forked, and no pod
+// runs under it.
+func killShims(socket string) (killed bool, err error) {
 	procs, err := processes()
 	if err != nil {
-		return err
+		return false, err
 	}
+	busy, idle, victims := leftovers(procs, socket)
+	if len(victims) == 0 {
+		return false, nil
+	}
+	for _, pid := range victims {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	shims := append(slices.Clone(busy), idle...)
+	switch {
+	case !waitGone(victims, 5*time.Second):
+		return true, fmt.Errorf("leftover shims %v of %s survived SIGKILL", shims, socket)
+	case len(busy) > 0:
+		return true, fmt.Errorf("killed leftover shims %v of %s and their %d processes", shims, socket, len(victims)-len(shims))
+	}
+	return true, nil
+}
+
+// leftovers finds the shims of the instance on socket among procs: busy
+// ones have processes below them, idle ones none. victims are the shims and
+// their descendants, descendants first, so that a shim cannot restart or
+// reap them while they are killed.
+func leftovers(procs []process, socket string) (busy, idle, victims []int) {
 	children := map[int][]int{}
 	for _, p := range procs {
 		children[p.ppid] = append(children[p.ppid], p.pid)
 	}
-	var shims, victims []int
 	for _, p := range procs {
 		if !isShimOf(p, socket) {
 			continue
 		}
-		shims = append(shims, p.pid)
-		// Descendants first, so that the shim cannot restart or reap them.
+		if len(children[p.pid]) == 0 {
+			idle = append(idle, p.pid)
+		} else {
+			busy = append(busy, p.pid)
+		}
 		stack := []int{p.pid}
 		var tree []int
 		for len(stack) > 0 {
@@ -118,16 +145,7 @@ func killShims(socket string) error {
 		slices.Reverse(tree)
 		victims = append(victims, tree...)
 	}
-	if len(shims) == 0 {
-		return nil
-	}
-	for _, pid := range victims {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
-	if !waitGone(victims, 5*time.Second) {
-		return fmt.Errorf("leftover shims %v of %s survived SIGKILL", shims, socket)
-	}
-	return fmt.Errorf("killed leftover shims %v of %s and their %d processes", shims, socket, len(victims)-len(shims))
+	return busy, idle, victims
 }
 
 // processAlive reports whether pid exists and is not a zombie.

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,9 +10,6 @@ import (
 	"testing"
 	"time"
 
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
-	"github.com/podhost/podhost/images/localimages"
 	"github.com/podhost/podhost/test/crisetup"
 )
 
@@ -21,41 +17,11 @@ import (
 // until killed, and returns the sandbox's ID and pause PID.
 func runSleeper(ctx context.Context, t *testing.T, c *crisetup.Containerd, name string) (string, int) {
 	t.Helper()
-	config := &runtimeapi.PodSandboxConfig{
-		Metadata: &runtimeapi.PodSandboxMetadata{Name: name, Namespace: "default", Uid: name + "-uid"},
-		Linux: &runtimeapi.LinuxPodSandboxConfig{SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
-			NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE},
-		}},
-	}
-	sb, err := c.Runtime.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: config})
+	id, pid, err := c.RunSleeper(ctx, name)
 	if err != nil {
-		t.Fatalf("RunPodSandbox: %v", err)
+		t.Fatal(err)
 	}
-	ctr, err := c.Runtime.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{
-		PodSandboxId: sb.PodSandboxId, SandboxConfig: config,
-		Config: &runtimeapi.ContainerConfig{
-			Metadata: &runtimeapi.ContainerMetadata{Name: "sleeper"},
-			Image:    &runtimeapi.ImageSpec{Image: localimages.BusyboxName},
-			Command:  []string{"sleep", "3600"},
-		},
-	})
-	if err != nil {
-		t.Fatalf("CreateContainer: %v", err)
-	}
-	if _, err := c.Runtime.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: ctr.ContainerId}); err != nil {
-		t.Fatalf("StartContainer: %v", err)
-	}
-	st, err := c.Runtime.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: sb.PodSandboxId, Verbose: true})
-	if err != nil {
-		t.Fatalf("PodSandboxStatus: %v", err)
-	}
-	var info struct {
-		Pid int `json:"pid"`
-	}
-	if err := json.Unmarshal([]byte(st.Info["info"]), &info); err != nil || info.Pid <= 0 {
-		t.Fatalf("sandbox pid from verbose status: %v (info %q)", err, st.Info["info"])
-	}
-	return sb.PodSandboxId, info.Pid
+	return id, pid
 }
 
 // alive reports whether pid runs. A zombie counts as gone: orphans of a

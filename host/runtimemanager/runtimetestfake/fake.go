@@ -110,6 +110,19 @@ func (f *Fake) ExitContainer(id string, code int32) {
 	}
 }
 
+// CutStart does to a created container what containerd does when the
+// client of an in-flight StartContainer goes away (a runtime plugin
+// killed mid-call): the container exits 128 with reason StartError and no
+// start time.
+func (f *Fake) CutStart(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c, ok := f.containers[id]; ok && c.GetState() == runtimev1.ContainerState_CONTAINER_STATE_CREATED {
+		c.State, c.ExitCode, c.Reason = runtimev1.ContainerState_CONTAINER_STATE_EXITED, 128, "StartError"
+		c.Message, c.FinishedAt = "context canceled", f.stamp()
+	}
+}
+
 // KillSandbox makes a sandbox die: its containers exit 137 and it is no
 // longer ready.
 func (f *Fake) KillSandbox(id string) {

@@ -2101,9 +2101,11 @@ type Container struct {
 	Image     string                 `protobuf:"bytes,5,opt,name=image,proto3" json:"image,omitempty"`
 	ImageRef  string                 `protobuf:"bytes,6,opt,name=image_ref,json=imageRef,proto3" json:"image_ref,omitempty"`
 	// Unix times in nanoseconds; 0 when it has not happened.
-	CreatedAt   int64             `protobuf:"varint,7,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	StartedAt   int64             `protobuf:"varint,8,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
-	FinishedAt  int64             `protobuf:"varint,9,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
+	CreatedAt  int64 `protobuf:"varint,7,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	StartedAt  int64 `protobuf:"varint,8,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	FinishedAt int64 `protobuf:"varint,9,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
+	// The exit code of an EXITED container; meaningful only when finished_at
+	// is set. A killed container reports the kill (137 for SIGKILL), never 0.
 	ExitCode    int32             `protobuf:"varint,10,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
 	Reason      string            `protobuf:"bytes,11,opt,name=reason,proto3" json:"reason,omitempty"`
 	Message     string            `protobuf:"bytes,12,opt,name=message,proto3" json:"message,omitempty"`

@@ -105,9 +105,18 @@ type RuntimeClient interface {
 	// RemoveContainer removes a container, killing it first if needed.
 	// Idempotent: removing an unknown container succeeds.
 	RemoveContainer(ctx context.Context, in *RemoveContainerRequest, opts ...grpc.CallOption) (*RemoveContainerResponse, error)
-	// ContainerStatus reports one container. NOT_FOUND when unknown.
+	// ContainerStatus reports one container, with its times and, once it
+	// exited, its exit code, reason and message. NOT_FOUND when unknown.
+	// This is the evidence of how a container ended: a client that cannot
+	// read it (NOT_FOUND for a listed container) must treat the container's
+	// outcome as unknown, never as exited 0.
 	ContainerStatus(ctx context.Context, in *ContainerStatusRequest, opts ...grpc.CallOption) (*ContainerStatusResponse, error)
-	// ListContainers lists containers, optionally filtered. Read-only.
+	// ListContainers lists containers, optionally filtered. Read-only. A
+	// listing may leave out started_at, finished_at, exit_code, reason and
+	// message (CRI's does). An EXITED container in a listing carries its
+	// exit_code only together with finished_at: finished_at = 0 means the
+	// listing gives no exit code, not that it is 0; the client reads it with
+	// ContainerStatus.
 	ListContainers(ctx context.Context, in *ListContainersRequest, opts ...grpc.CallOption) (*ListContainersResponse, error)
 	// ReopenContainerLog makes the runtime reopen the log file of a running
 	// container at its log_path, creating it: the host calls it after it
@@ -386,9 +395,18 @@ type RuntimeServer interface {
 	// RemoveContainer removes a container, killing it first if needed.
 	// Idempotent: removing an unknown container succeeds.
 	RemoveContainer(context.Context, *RemoveContainerRequest) (*RemoveContainerResponse, error)
-	// ContainerStatus reports one container. NOT_FOUND when unknown.
+	// ContainerStatus reports one container, with its times and, once it
+	// exited, its exit code, reason and message. NOT_FOUND when unknown.
+	// This is the evidence of how a container ended: a client that cannot
+	// read it (NOT_FOUND for a listed container) must treat the container's
+	// outcome as unknown, never as exited 0.
 	ContainerStatus(context.Context, *ContainerStatusRequest) (*ContainerStatusResponse, error)
-	// ListContainers lists containers, optionally filtered. Read-only.
+	// ListContainers lists containers, optionally filtered. Read-only. A
+	// listing may leave out started_at, finished_at, exit_code, reason and
+	// message (CRI's does). An EXITED container in a listing carries its
+	// exit_code only together with finished_at: finished_at = 0 means the
+	// listing gives no exit code, not that it is 0; the client reads it with
+	// ContainerStatus.
 	ListContainers(context.Context, *ListContainersRequest) (*ListContainersResponse, error)
 	// ReopenContainerLog makes the runtime reopen the log file of a running
 	// container at its log_path, creating it: the host calls it after it
