@@ -13,11 +13,12 @@ import (
 )
 
 // Plugin processes run in their own session so that signals to the host do
-// not reach them. The other side of that: a host killed with SIGKILL leaves
-// its plugins running. Each launch therefore records the plugin's PID in
-// SocketDir, and the next launch of the same plugin (in this host or the
-// next one) kills a process still running under that PID from the same
-// executable.
+// not reach them. On Linux a plugin ends with its host all the same (a
+// parent-death signal, see isolate_linux.go); where that signal is missing
+// or was lost, a killed host would leave its plugins running. As a backstop
+// each launch records the plugin's PID in SocketDir, and the next launch of
+// the same plugin (in this host or the next one) kills a process still
+// running under that PID from the same executable.
 
 // pidFile is where the PID of a plugin's current process is recorded.
 func pidFile(socketDir, plugin string) string {

@@ -182,8 +182,8 @@ func (h *podHost) plugin() (localapi.PluginInfo, bool) {
 	return localapi.PluginInfo{}, false
 }
 
-// kill SIGKILLs the host. Its plugin keeps running, orphaned, as after a
-// real crash; cleanup kills it.
+// kill SIGKILLs the host, as a real crash would. Its plugin ends with it
+// (parent-death signal); should one survive, cleanup kills it.
 func (h *podHost) kill() {
 	h.t.Helper()
 	if p, ok := h.plugin(); ok && p.PID != 0 {
