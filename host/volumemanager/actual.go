@@ -1,6 +1,7 @@
 package volumemanager
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 
@@ -39,6 +40,6 @@ type PodRecord struct {
 	State MountState
 }
 
-func sortedKeys[K ~string, V any](m map[K]V) []K {
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
 	return slices.Sorted(maps.Keys(m))
 }

@@ -1,6 +1,7 @@
 package volumemanager
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -117,6 +118,11 @@ func (r *Reconciler) Step(now time.Time) []Op {
 			}
 			if d.state == NotMounted {
 				delete(r.actual, id)
+				for k := range r.backoff {
+					if k.vol == id {
+						delete(r.backoff, k)
+					}
+				}
 				r.dirty = true
 				continue
 			}
@@ -141,7 +147,10 @@ func (r *Reconciler) Complete(now time.Time, op Op, err error) {
 	if err == nil {
 		delete(r.backoff, op.key())
 	} else {
-		class = r.classify.Classify(err)
+		class = Transient
+		if !errors.Is(err, ErrNotStarted) {
+			class = r.classify.Classify(err)
+		}
 		r.backoff[op.key()] = r.backoff[op.key()].failed(now)
 		r.noteError(op, err)
 	}
