@@ -22,13 +22,14 @@ type harness struct {
 	inflight map[int]Op
 	next     int
 	fail     map[string]bool // reconstruction failures, pod/name
+	lostDirs map[string]bool // pod volume directories gone, pod/name
 	out      strings.Builder
 }
 
 func newHarness() *harness {
 	return &harness{
 		r: NewReconciler(testClassifier), now: time.Unix(0, 0).UTC(), world: newWorld(),
-		inflight: map[int]Op{}, fail: map[string]bool{},
+		inflight: map[int]Op{}, fail: map[string]bool{}, lostDirs: map[string]bool{},
 	}
 }
 
@@ -76,6 +77,10 @@ func (h *harness) run(c *lifecycletest.Cmd) string {
 		h.printf("inuse=%v", h.r.VolumesInUse())
 	case "fail-reconstruct":
 		h.fail[c.Opt("pod", "")+"/"+c.Opt("name", "")] = true
+	case "lose-records":
+		h.store = nil
+	case "lose-dir":
+		h.lostDirs[c.Opt("pod", "")+"/"+c.Opt("name", "")] = true
 	case "restart":
 		h.restart()
 	default:
@@ -163,7 +168,13 @@ func (h *harness) restart() {
 		delete(h.inflight, n)
 	}
 	h.r = NewReconciler(testClassifier)
-	recs, err := Reconstruct(context.Background(), copyRecords(h.store), h.world.dirs(), worldReconstructor{h.world, h.fail})
+	var dirs []PodVolumeDir
+	for _, d := range h.world.dirs() {
+		if !h.lostDirs[string(d.Pod)+"/"+d.Name] {
+			dirs = append(dirs, d)
+		}
+	}
+	recs, err := Reconstruct(context.Background(), copyRecords(h.store), dirs, worldReconstructor{h.world, h.fail})
 	if err != nil {
 		h.printf("reconstruct: %v", err)
 	}
