@@ -98,6 +98,9 @@ func claimVolume(ctx context.Context, pod *v1.Pod, sv *v1.Volume, field string, 
 	if err != nil {
 		return Volume{}, fmt.Errorf("%s.persistentVolumeClaim: claim %s/%s: %w", field, pod.Namespace, src.ClaimName, err)
 	}
+	if pv == nil {
+		return Volume{}, &FieldError{field + ".persistentVolumeClaim", fmt.Sprintf("claim %s/%s is not bound", pod.Namespace, src.ClaimName)}
+	}
 	pvField := "persistentVolume " + pv.Name + " spec"
 	vol := Volume{
 		PV:       pv.Name,
