@@ -102,7 +102,10 @@ func (m *Manager) Run(ctx context.Context) error {
 		}
 		var timer <-chan time.Time
 		if waits {
-			timer = m.cfg.Clock.After(next.Sub(now))
+			timer = m.cfg.Clock.After(next.Sub(m.cfg.Clock.Now()))
+			if !m.cfg.Clock.Now().Before(next) {
+				continue // the retry came due while the timer was set
+			}
 		}
 		select {
 		case <-ctx.Done():
