@@ -40,6 +40,9 @@ func (m *model) issue(t *rapid.T) int {
 			if pods := m.h.world.published[id]; len(pods) > 0 {
 				m.violation(t, "%s while pods %v may still have it published", op, pods)
 			}
+			if m.used(id) {
+				m.violation(t, "%s while a desired pod uses it", op)
+			}
 		case OpPublish, OpMap:
 			if m.removed[op.Pod] {
 				m.violation(t, "%s for a removed pod", op)
