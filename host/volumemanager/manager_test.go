@@ -61,7 +61,9 @@ func (f *fakePlugins) Publish(_ context.Context, pv PodVolume) error {
 func (f *fakePlugins) Unpublish(_ context.Context, pv PodVolume) error {
 	return f.do(OpUnpublish, pv.Volume.ID, pv.Pod)
 }
-func (f *fakePlugins) Map(_ context.Context, pv PodVolume) error { return f.do(OpMap, pv.Volume.ID, pv.Pod) }
+func (f *fakePlugins) Map(_ context.Context, pv PodVolume) error {
+	return f.do(OpMap, pv.Volume.ID, pv.Pod)
+}
 func (f *fakePlugins) Unmap(_ context.Context, pv PodVolume) error {
 	return f.do(OpUnmap, pv.Volume.ID, pv.Pod)
 }
