@@ -222,3 +222,15 @@ func (m *Manager) VolumesInUse() []VolumeID {
 	defer m.mu.Unlock()
 	return m.r.VolumesInUse()
 }
+
+// MountPod is WaitForAttachAndMount under the name of the lifecycle's
+// Volumes contract, which Manager implements.
+func (m *Manager) MountPod(ctx context.Context, pod *v1.Pod) error {
+	return m.WaitForAttachAndMount(ctx, pod)
+}
+
+// UnmountPod is UnmountVolumes under the name of the lifecycle's Volumes
+// contract.
+func (m *Manager) UnmountPod(ctx context.Context, pod *v1.Pod) error {
+	return m.UnmountVolumes(ctx, pod)
+}

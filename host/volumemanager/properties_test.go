@@ -90,12 +90,32 @@ var errChoices = []string{"ok", "ok", "deadline", "invalid", "transient", "died"
 // and checks after every step the invariants judged from the calls
 // issued: no unstage while a pod may have the device published; at most
 // one operation in flight per volume; no stage or publish for a removed
-// pod; and, once every pod is gone and the plugins answer, every mount
+// pod; a removed pod reported unmounted has nothing left published; and,
+// once every pod is gone and the plugins answer, every mount
 // (uncertain ones included) has been unpublished and unstaged.
 func TestPropertyInvariants(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		m := &model{h: newHarness(), desired: map[types.UID][]PodVolume{}, removed: map[types.UID]bool{}}
 		t.Repeat(map[string]func(*rapid.T){
+			// After every action: a pod the manager calls unmounted has
+			// nothing that may be published (its directories may go).
+			"": func(t *rapid.T) {
+				for uid := range m.removed {
+					if !m.h.r.PodVolumesUnmounted(uid) {
+						continue
+					}
+					for id, pods := range m.h.world.published {
+						if _, ok := pods[uid]; ok {
+							m.violation(t, "pod %s reported unmounted while %s may be published", uid, id)
+						}
+					}
+					for _, op := range m.h.inflight {
+						if op.Pod == uid {
+							m.violation(t, "pod %s reported unmounted while %s is in flight", uid, op)
+						}
+					}
+				}
+			},
 			"add": func(t *rapid.T) {
 				m.pods++
 				uid := fmt.Sprintf("p%d", m.pods)
