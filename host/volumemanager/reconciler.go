@@ -90,7 +90,11 @@ func (r *Reconciler) Step(now time.Time) []Op {
 		for _, id := range sortedKeys(r.actual) {
 			d := r.actual[id]
 			for _, uid := range sortedKeys(d.pods) {
-				if pm := d.pods[uid]; pm.state != NotMounted && !r.wants(uid, id) {
+				pm := d.pods[uid]
+				if d.vol.Unresolved && r.wantsName(uid, pm.name) {
+					continue // the pod's own volume uses this target (2.8 step 7)
+				}
+				if pm.state != NotMounted && !r.wants(uid, id) {
 					start(Op{Kind: unpublishKind(d.vol), Volume: d.vol, Pod: uid, Name: pm.name})
 				}
 			}
@@ -159,6 +163,9 @@ func (r *Reconciler) Complete(now time.Time, op Op, err error) {
 		stageResult(d, err, class)
 	case OpPublish, OpMap:
 		publishResult(d, op, err, class)
+		if err == nil {
+			r.dropPlaceholder(op.Pod, op.Name, id)
+		}
 	case OpUnpublish, OpUnmap:
 		switch pm := d.pods[op.Pod]; {
 		case err == nil:
@@ -226,6 +233,22 @@ func (r *Reconciler) wants(uid types.UID, id VolumeID) bool {
 		}
 	}
 	return false
+}
+
+// wantsName reports whether pod uid desires a volume of that spec name.
+func (r *Reconciler) wantsName(uid types.UID, name string) bool {
+	_, ok := r.desired[uid][name]
+	return ok
+}
+
+// dropPlaceholder forgets the unresolved placeholder of pod uid's volume
+// name once the pod's own volume (id) is published at that target.
+func (r *Reconciler) dropPlaceholder(uid types.UID, name string, id VolumeID) {
+	for pid, d := range r.actual {
+		if pm := d.pods[uid]; pid != id && d.vol.Unresolved && pm != nil && pm.name == name {
+			delete(d.pods, uid)
+		}
+	}
 }
 
 func (r *Reconciler) inDesired(id VolumeID) bool {
