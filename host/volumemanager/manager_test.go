@@ -263,3 +263,33 @@ func TestManagerReconstructs(t *testing.T) {
 	m.MarkDesiredPopulated()
 	plugins.expectCalls(t, "unpublish kubernetes.io/csi/drv^c1 p1", "unstage kubernetes.io/csi/drv^c1")
 }
+
+// TestPluginDeathMidStageIsCleanedUp checks A4 with a plugin that dies
+// during NodeStage: the device is uncertain, and once the pod goes it is
+// unstaged although it was never known to be staged.
+func TestPluginDeathMidStageIsCleanedUp(t *testing.T) {
+	store := &MemoryStore{}
+	plugins := newFakePlugins(store)
+	plugins.queue(OpStage, errPluginDied)
+	events := &recordedEvents{ch: make(chan string, 10)}
+	m, _ := startManager(t, store, plugins, events)
+	m.MarkDesiredPopulated()
+	ctx, cancel := context.WithCancel(testCtx(t))
+	pod := testPod("p1", "pvc:c1")
+	errc := make(chan error)
+	go func() { errc <- m.WaitForAttachAndMount(ctx, pod) }()
+	plugins.expectCalls(t, "stage kubernetes.io/csi/drv^c1")
+	select {
+	case <-events.ch:
+	case <-ctx.Done():
+		t.Fatal("no event")
+	}
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v", err)
+	}
+	if err := m.UnmountVolumes(testCtx(t), pod); err != nil {
+		t.Fatal(err)
+	}
+	plugins.expectCalls(t, "unstage kubernetes.io/csi/drv^c1")
+}
