@@ -20,8 +20,9 @@ var _ lifecycle.Volumes = (*Manager)(nil)
 var coveredScenarios = []string{
 	"A1", "A2", "A3", "A4", "A5", "A6", "A8", "A9", "A10", "A11", "A12", "A13", "A15", "A16", "A24",
 	"B17", "B18", "B19", "B21", "B22",
-	"C27", "C28",
+	"C25", "C27", "C28",
 	"D32", "D33", "D34", "D35", "D36", "D38", "D40",
+	"G70",
 }
 
 // TestScenarioCoverage checks that every scenario claimed as covered is
