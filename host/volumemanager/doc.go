@@ -36,7 +36,11 @@
 // Persistence: Store is an interface; MemoryStore serves the tests. The
 // bbolt-backed store in host/state comes later, as does the wiring into
 // host/node and the lifecycle Volumes contract, node status
-// (volumesInUse), ReadWriteOncePod checks, expansion and metrics.
+// (volumesInUse), ReadWriteOncePod checks, expansion and metrics. A
+// placeholder of a failed reconstruction leaves the volumes in use once
+// its pod is unpublished: the device it stood for is not known, so it is
+// not unstaged (the anchor's stricter rule for FC and iSCSI, 2.8, needs
+// the plugins to name the device from its global path).
 //
 // Who may import it: host/node (and cmd/ through it). It imports only the
 // standard library, k8s.io/api and k8s.io/apimachinery; never gRPC,
