@@ -1,0 +1,157 @@
+package volumemanager
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// Resolver finds the PersistentVolume bound to a claim: the local API
+// objects in standalone mode, the API server's in Kubernetes mode.
+type Resolver interface {
+	// PersistentVolume returns the claim and the volume it is bound to.
+	PersistentVolume(ctx context.Context, namespace, claim string) (*v1.PersistentVolumeClaim, *v1.PersistentVolume, error)
+}
+
+// DesiredVolumes is the desired state of one pod: a PodVolume for each of
+// spec.volumes. A malformed or unsupported volume gives a FieldError
+// naming the field (spec.volumes[0].csi.driver: required); a claim the
+// resolver cannot find gives its error, wrapped.
+func DesiredVolumes(ctx context.Context, pod *v1.Pod, r Resolver) ([]PodVolume, error) {
+	var out []PodVolume
+	for i := range pod.Spec.Volumes {
+		sv := &pod.Spec.Volumes[i]
+		field := fmt.Sprintf("spec.volumes[%d]", i)
+		if sv.Name == "" {
+			return nil, &FieldError{field + ".name", "required"}
+		}
+		vol, err := desiredVolume(ctx, pod, sv, field, r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, PodVolume{Pod: pod.UID, Name: sv.Name, Volume: vol})
+	}
+	return out, nil
+}
+
+func desiredVolume(ctx context.Context, pod *v1.Pod, sv *v1.Volume, field string, r Resolver) (Volume, error) {
+	private := func(plugin string) VolumeID {
+		return VolumeID(plugin + "/" + string(pod.UID) + "-" + sv.Name)
+	}
+	switch {
+	case sv.CSI != nil:
+		if sv.CSI.Driver == "" {
+			return Volume{}, &FieldError{field + ".csi.driver", "required"}
+		}
+		ro := sv.CSI.ReadOnly != nil && *sv.CSI.ReadOnly
+		src := &v1.CSIPersistentVolumeSource{Driver: sv.CSI.Driver, VolumeHandle: string(pod.UID) + "-" + sv.Name, ReadOnly: ro, VolumeAttributes: sv.CSI.VolumeAttributes}
+		if sv.CSI.FSType != nil {
+			src.FSType = *sv.CSI.FSType
+		}
+		return Volume{ID: private(PluginCSI), Plugin: PluginCSI, ReadOnly: ro, CSI: src}, nil
+	case sv.EmptyDir != nil:
+		switch sv.EmptyDir.Medium {
+		case v1.StorageMediumDefault, v1.StorageMediumMemory:
+		default:
+			return Volume{}, &FieldError{field + ".emptyDir.medium", fmt.Sprintf("unsupported %q (want \"\" or \"Memory\")", sv.EmptyDir.Medium)}
+		}
+		return Volume{ID: private(PluginEmptyDir), Plugin: PluginEmptyDir, EmptyDir: sv.EmptyDir}, nil
+	case sv.HostPath != nil:
+		if sv.HostPath.Path == "" {
+			return Volume{}, &FieldError{field + ".hostPath.path", "required"}
+		}
+		return Volume{ID: private(PluginHostPath), Plugin: PluginHostPath, HostPath: sv.HostPath}, nil
+	case sv.PersistentVolumeClaim != nil:
+		return claimVolume(ctx, pod, sv, field, r)
+	}
+	if name := firstSet(&sv.VolumeSource); name != "" {
+		return Volume{}, &FieldError{field + "." + name, "unsupported volume source (want csi, persistentVolumeClaim, emptyDir or hostPath)"}
+	}
+	return Volume{}, &FieldError{field, "no volume source"}
+}
+
+// firstSet is the JSON name of the first non-nil pointer field of the
+// struct that src points to: the volume source a spec sets.
+func firstSet(src any) string {
+	v := reflect.ValueOf(src).Elem()
+	for i := range v.NumField() {
+		if f := v.Field(i); f.Kind() == reflect.Pointer && !f.IsNil() {
+			name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+			return name
+		}
+	}
+	return ""
+}
+
+func claimVolume(ctx context.Context, pod *v1.Pod, sv *v1.Volume, field string, r Resolver) (Volume, error) {
+	src := sv.PersistentVolumeClaim
+	if src.ClaimName == "" {
+		return Volume{}, &FieldError{field + ".persistentVolumeClaim.claimName", "required"}
+	}
+	if r == nil {
+		return Volume{}, &FieldError{field + ".persistentVolumeClaim", "no claim resolver on this host"}
+	}
+	claim, pv, err := r.PersistentVolume(ctx, pod.Namespace, src.ClaimName)
+	if err != nil {
+		return Volume{}, fmt.Errorf("%s.persistentVolumeClaim: claim %s/%s: %w", field, pod.Namespace, src.ClaimName, err)
+	}
+	if pv == nil {
+		return Volume{}, &FieldError{field + ".persistentVolumeClaim", fmt.Sprintf("claim %s/%s is not bound", pod.Namespace, src.ClaimName)}
+	}
+	pvField := "persistentVolume " + pv.Name + " spec"
+	vol := Volume{
+		PV:       pv.Name,
+		Shared:   true,
+		ReadOnly: src.ReadOnly,
+		Block:    pv.Spec.VolumeMode != nil && *pv.Spec.VolumeMode == v1.PersistentVolumeBlock,
+	}
+	if claim != nil && claim.Spec.VolumeMode != nil && *claim.Spec.VolumeMode == v1.PersistentVolumeBlock {
+		vol.Block = true
+	}
+	switch ps := &pv.Spec.PersistentVolumeSource; {
+	case ps.CSI != nil:
+		if ps.CSI.Driver == "" {
+			return Volume{}, &FieldError{pvField + ".csi.driver", "required"}
+		}
+		if ps.CSI.VolumeHandle == "" {
+			return Volume{}, &FieldError{pvField + ".csi.volumeHandle", "required"}
+		}
+		vol.Plugin, vol.CSI = PluginCSI, ps.CSI
+		vol.ID = VolumeID(PluginCSI + "/" + ps.CSI.Driver + "^" + ps.CSI.VolumeHandle)
+		vol.ReadOnly = vol.ReadOnly || ps.CSI.ReadOnly
+	case ps.FC != nil:
+		if ps.FC.Lun == nil && len(ps.FC.WWIDs) == 0 {
+			return Volume{}, &FieldError{pvField + ".fc", "targetWWNs with lun, or wwids, required"}
+		}
+		var name string
+		if len(ps.FC.TargetWWNs) > 0 && ps.FC.Lun != nil {
+			name = fmt.Sprintf("%v:%d", ps.FC.TargetWWNs, *ps.FC.Lun)
+		} else if len(ps.FC.WWIDs) > 0 {
+			name = fmt.Sprintf("%v", ps.FC.WWIDs)
+		} else {
+			return Volume{}, &FieldError{pvField + ".fc.targetWWNs", "required with lun"}
+		}
+		vol.Plugin, vol.FC = PluginFC, ps.FC
+		vol.ID = VolumeID(PluginFC + "/" + name)
+		vol.ReadOnly = vol.ReadOnly || ps.FC.ReadOnly
+	case ps.ISCSI != nil:
+		if ps.ISCSI.TargetPortal == "" {
+			return Volume{}, &FieldError{pvField + ".iscsi.targetPortal", "required"}
+		}
+		if ps.ISCSI.IQN == "" {
+			return Volume{}, &FieldError{pvField + ".iscsi.iqn", "required"}
+		}
+		vol.Plugin, vol.ISCSI = PluginISCSI, ps.ISCSI
+		vol.ID = VolumeID(fmt.Sprintf("%s/%s:%s:%d", PluginISCSI, ps.ISCSI.TargetPortal, ps.ISCSI.IQN, ps.ISCSI.Lun))
+		vol.ReadOnly = vol.ReadOnly || ps.ISCSI.ReadOnly
+	default:
+		if name := firstSet(ps); name != "" {
+			return Volume{}, &FieldError{pvField + "." + name, "unsupported volume source (want csi, fc or iscsi)"}
+		}
+		return Volume{}, &FieldError{pvField, "no volume source"}
+	}
+	return vol, nil
+}

@@ -1,0 +1,86 @@
+package volumemanager
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// pvResolver returns one fixed PV for every claim.
+type pvResolver struct{ pv *v1.PersistentVolume }
+
+func (r pvResolver) PersistentVolume(context.Context, string, string) (*v1.PersistentVolumeClaim, *v1.PersistentVolume, error) {
+	return nil, r.pv, nil
+}
+
+func TestDesiredVolumes(t *testing.T) {
+	lun := int32(3)
+	pv := func(src v1.PersistentVolumeSource) *v1.PersistentVolume {
+		return &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv1"}, Spec: v1.PersistentVolumeSpec{PersistentVolumeSource: src}}
+	}
+	claim := v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}
+	tests := []struct {
+		name    string
+		src     v1.VolumeSource
+		pv      *v1.PersistentVolume
+		wantID  VolumeID
+		wantErr string
+	}{
+		{"inline csi", v1.VolumeSource{CSI: &v1.CSIVolumeSource{Driver: "d"}}, nil, "kubernetes.io/csi/u1-v", ""},
+		{"inline csi without driver", v1.VolumeSource{CSI: &v1.CSIVolumeSource{}}, nil, "", "spec.volumes[0].csi.driver: required"},
+		{"emptyDir", v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}, nil, "kubernetes.io/empty-dir/u1-v", ""},
+		{"emptyDir memory", v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Medium: v1.StorageMediumMemory}}, nil, "kubernetes.io/empty-dir/u1-v", ""},
+		{"emptyDir hugepages", v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Medium: v1.StorageMediumHugePages}}, nil, "", `spec.volumes[0].emptyDir.medium: unsupported "HugePages"`},
+		{"hostPath", v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/srv"}}, nil, "kubernetes.io/host-path/u1-v", ""},
+		{"hostPath without path", v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{}}, nil, "", "spec.volumes[0].hostPath.path: required"},
+		{"configMap", v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{}}, nil, "", "spec.volumes[0].configMap: unsupported volume source"},
+		{"no source", v1.VolumeSource{}, nil, "", "spec.volumes[0]: no volume source"},
+		{"claim without name", v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{}}, nil, "", "spec.volumes[0].persistentVolumeClaim.claimName: required"},
+		{"pv csi", claim, pv(v1.PersistentVolumeSource{CSI: &v1.CSIPersistentVolumeSource{Driver: "d", VolumeHandle: "h"}}), "kubernetes.io/csi/d^h", ""},
+		{"pv csi without handle", claim, pv(v1.PersistentVolumeSource{CSI: &v1.CSIPersistentVolumeSource{Driver: "d"}}), "", "persistentVolume pv1 spec.csi.volumeHandle: required"},
+		{"pv fc wwns", claim, pv(v1.PersistentVolumeSource{FC: &v1.FCVolumeSource{TargetWWNs: []string{"w1", "w2"}, Lun: &lun}}), "kubernetes.io/fc/[w1 w2]:3", ""},
+		{"pv fc wwids", claim, pv(v1.PersistentVolumeSource{FC: &v1.FCVolumeSource{WWIDs: []string{"a", "b"}}}), "kubernetes.io/fc/[a b]", ""},
+		{"pv fc lun without wwns", claim, pv(v1.PersistentVolumeSource{FC: &v1.FCVolumeSource{Lun: &lun}}), "", "persistentVolume pv1 spec.fc.targetWWNs: required with lun"},
+		{"pv fc empty", claim, pv(v1.PersistentVolumeSource{FC: &v1.FCVolumeSource{}}), "", "persistentVolume pv1 spec.fc: targetWWNs with lun, or wwids, required"},
+		{"pv iscsi", claim, pv(v1.PersistentVolumeSource{ISCSI: &v1.ISCSIPersistentVolumeSource{TargetPortal: "p:3260", IQN: "iqn.x", Lun: 1}}), "kubernetes.io/iscsi/p:3260:iqn.x:1", ""},
+		{"pv iscsi without iqn", claim, pv(v1.PersistentVolumeSource{ISCSI: &v1.ISCSIPersistentVolumeSource{TargetPortal: "p"}}), "", "persistentVolume pv1 spec.iscsi.iqn: required"},
+		{"pv nfs", claim, pv(v1.PersistentVolumeSource{NFS: &v1.NFSVolumeSource{}}), "", "persistentVolume pv1 spec.nfs: unsupported volume source"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u1", Namespace: "ns"}}
+			pod.Spec.Volumes = []v1.Volume{{Name: "v", VolumeSource: tt.src}}
+			got, err := DesiredVolumes(context.Background(), pod, pvResolver{tt.pv})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, ErrInvalidVolume) {
+					t.Fatalf("err %v, want one containing %q wrapping ErrInvalidVolume", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 || got[0].Volume.ID != tt.wantID || got[0].Name != "v" || got[0].Pod != "u1" {
+				t.Fatalf("got %+v, want one volume %s", got, tt.wantID)
+			}
+			if shared := tt.pv != nil; got[0].Volume.Shared != shared {
+				t.Errorf("shared %v, want %v", got[0].Volume.Shared, shared)
+			}
+		})
+	}
+}
+
+func TestDesiredVolumesResolverError(t *testing.T) {
+	pod := testPod("u1", "pvc:missing")
+	_, err := DesiredVolumes(context.Background(), pod, testResolver{})
+	if err == nil || !strings.Contains(err.Error(), "spec.volumes[0].persistentVolumeClaim: claim ns/missing: not found") {
+		t.Fatalf("err %v", err)
+	}
+	if _, err := DesiredVolumes(context.Background(), pod, nil); err == nil || !strings.Contains(err.Error(), "no claim resolver") {
+		t.Fatalf("nil resolver: err %v", err)
+	}
+}

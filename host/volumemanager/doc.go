@@ -1,0 +1,49 @@
+// Package volumemanager owns the host's volumes: the desired state of
+// world (which pod needs which volume), the actual state of world (what is
+// staged and published, including what may be), the reconciler that turns
+// the difference into plugin operations, and reconstruction after a host
+// restart. The behaviour is the volumes anchor's (the kubelet's volume
+// manager restated), sections 0, 2 and 3.
+//
+// The core is deterministic, in the style of lifecycle/: Reconciler.Step
+// takes the time and returns the operations to start; Reconciler.Complete
+// takes an operation's error and updates the actual state by the error's
+// class (final, uncertain, transient), which a Classifier decides. It
+// starts no goroutines and does no I/O. Manager is the small driver: it
+// runs the operations through Plugins, feeds the results back, saves the
+// actual state through a Store and serves the pod worker
+// (WaitForAttachAndMount, UnmountVolumes, PodVolumesUnmounted).
+//
+// Rules the core keeps:
+//
+//  1. At most one operation in flight per volume (a volume private to a
+//     pod, such as an emptyDir or an inline CSI volume, has a name of its
+//     own per pod, so pod-level operations of different pods never wait
+//     for each other). The kubelet lets unmounts of different pods of one
+//     shared volume run together; podhost serialises them, as the CSI
+//     specification asks of a CO.
+//  2. Back-off per operation (kind, volume, pod): 500 ms after the first
+//     failure, doubling, capped at 2m2s; success forgets it.
+//  3. A device is unstaged only when no pod may still have it published
+//     (every unpublish succeeded), no desired pod uses it, and the desired
+//     state has been populated since the start.
+//  4. Uncertain mounts are cleaned with unpublish and unstage, whether or
+//     not the target or staging directory exists; any failed unstage
+//     leaves the device uncertain, so the next pod stages it again.
+//  5. The state saved before an operation starts counts that operation as
+//     uncertain, so a restart cleans up what was in flight.
+//
+// Persistence: Store is an interface; MemoryStore serves the tests. The
+// bbolt-backed store in host/state comes later, as does the wiring into
+// host/node and the lifecycle Volumes contract, node status
+// (volumesInUse), ReadWriteOncePod checks, expansion and metrics. A
+// placeholder of a failed reconstruction leaves the volumes in use once
+// its pod is unpublished: the device it stood for is not known, so it is
+// not unstaged (the anchor's stricter rule for FC and iSCSI, 2.8, needs
+// the plugins to name the device from its global path).
+//
+// Who may import it: host/node (and cmd/ through it). It imports only the
+// standard library, k8s.io/api and k8s.io/apimachinery; never gRPC,
+// go-plugin, proto/ or pluginapi/: the plugin adapters implement Plugins
+// and Classifier outside this package.
+package volumemanager

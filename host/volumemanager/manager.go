@@ -1,0 +1,236 @@
+package volumemanager
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Config is what a Manager needs. Events may be nil.
+type Config struct {
+	Plugins    Plugins
+	Classifier Classifier
+	Store      Store
+	Clock      Clock
+	Resolver   Resolver
+	Events     Events
+}
+
+// Manager is the driver of the reconciler: Run starts the operations
+// Step returns, each on its own goroutine, saves the actual state before
+// any of them reaches a plugin, and feeds the results back.
+type Manager struct {
+	cfg     Config
+	mu      sync.Mutex
+	r       *Reconciler
+	changed chan struct{} // closed and replaced on every change
+	wake    chan struct{}
+	wg      sync.WaitGroup
+}
+
+// NewManager returns a Manager with empty states.
+func NewManager(cfg Config) *Manager {
+	return &Manager{
+		cfg:     cfg,
+		r:       NewReconciler(cfg.Classifier),
+		changed: make(chan struct{}),
+		wake:    make(chan struct{}, 1),
+	}
+}
+
+// Reconstruct rebuilds the actual state after a restart (see the function
+// Reconstruct). Call it once, before Run. The state is restored even when
+// some directories could not be rebuilt; their errors are returned.
+func (m *Manager) Reconstruct(ctx context.Context, dirs DirLister, plugins Reconstructor) error {
+	recs, err := m.cfg.Store.Load(ctx)
+	if err != nil {
+		return fmt.Errorf("loading volume records: %w", err)
+	}
+	found, err := dirs.PodVolumeDirs(ctx)
+	if err != nil {
+		return fmt.Errorf("listing pod volume directories: %w", err)
+	}
+	out, rerr := Reconstruct(ctx, recs, found, plugins)
+	m.mu.Lock()
+	m.r.Restore(out)
+	m.mu.Unlock()
+	return rerr
+}
+
+// MarkDesiredPopulated lets unpublish and unstage start (see
+// Reconciler.MarkDesiredPopulated).
+func (m *Manager) MarkDesiredPopulated() {
+	m.mu.Lock()
+	m.r.MarkDesiredPopulated()
+	m.mu.Unlock()
+	m.poke()
+}
+
+// Run reconciles until ctx is done, then waits for the operations in
+// flight (their contexts are cancelled with ctx) and returns ctx.Err().
+func (m *Manager) Run(ctx context.Context) error {
+	defer m.wg.Wait()
+	for {
+		m.mu.Lock()
+		now := m.cfg.Clock.Now()
+		ops := m.r.Step(now)
+		var recs []Record
+		dirty := m.r.Dirty()
+		if dirty {
+			recs = m.r.Records()
+		}
+		next, waits := m.r.NextRetry(now)
+		m.mu.Unlock()
+		var saveErr error
+		if dirty {
+			saveErr = m.cfg.Store.Save(ctx, recs)
+		}
+		for _, op := range ops {
+			if saveErr != nil {
+				m.complete(op, fmt.Errorf("%w: saving volume state: %w", ErrNotStarted, saveErr))
+				continue
+			}
+			m.wg.Add(1)
+			go func() {
+				defer m.wg.Done()
+				m.complete(op, call(ctx, m.cfg.Plugins, op))
+			}()
+		}
+		var timer <-chan time.Time
+		if waits {
+			timer = m.cfg.Clock.After(next.Sub(m.cfg.Clock.Now()))
+			if !m.cfg.Clock.Now().Before(next) {
+				continue // the retry came due while the timer was set
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-m.wake:
+		case <-timer:
+		}
+	}
+}
+
+func (m *Manager) complete(op Op, err error) {
+	m.mu.Lock()
+	m.r.Complete(m.cfg.Clock.Now(), op, err)
+	var pods []types.UID
+	if op.Pod != "" {
+		pods = []types.UID{op.Pod}
+	} else {
+		for uid := range m.r.desired {
+			if m.r.wants(uid, op.Volume.ID) {
+				pods = append(pods, uid)
+			}
+		}
+	}
+	m.mu.Unlock()
+	if typ, reason, msg, ok := opEvent(op, err); ok && m.cfg.Events != nil {
+		for _, uid := range pods {
+			m.cfg.Events.Event(uid, typ, reason, msg)
+		}
+	}
+	m.poke()
+}
+
+// poke wakes Run and every waiter.
+func (m *Manager) poke() {
+	m.mu.Lock()
+	close(m.changed)
+	m.changed = make(chan struct{})
+	m.mu.Unlock()
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// waitFor blocks until cond holds (checked under the lock after every
+// change) or ctx is done; then it returns the context's error wrapped by
+// failed's message.
+func (m *Manager) waitFor(ctx context.Context, cond func() bool, failed func() error) error {
+	for {
+		m.mu.Lock()
+		ok, ch := cond(), m.changed
+		var err error
+		if !ok && ctx.Err() != nil {
+			err = failed()
+		}
+		m.mu.Unlock()
+		if ok {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+		case <-ch:
+		}
+	}
+}
+
+// WaitForAttachAndMount adds pod to the desired state and waits, until
+// ctx is done, for every volume of it to be mounted. A malformed volume
+// spec fails at once with a FieldError.
+func (m *Manager) WaitForAttachAndMount(ctx context.Context, pod *v1.Pod) error {
+	vols, err := DesiredVolumes(ctx, pod, m.cfg.Resolver)
+	if err != nil {
+		return fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	m.mu.Lock()
+	m.r.SetPod(pod.UID, vols)
+	m.mu.Unlock()
+	m.poke()
+	return m.waitFor(ctx, func() bool { return m.r.PodMounted(pod.UID) }, func() error {
+		err := fmt.Errorf("unmounted volumes=%v of pod %s/%s: %w", m.r.UnmountedVolumes(pod.UID), pod.Namespace, pod.Name, ctx.Err())
+		if last := m.r.LastError(pod.UID); last != nil {
+			err = fmt.Errorf("%w (last error: %v)", err, last)
+		}
+		return err
+	})
+}
+
+// UnmountVolumes removes pod from the desired state and waits, until ctx
+// is done, for every volume of it to be unpublished (for SyncTerminatedPod).
+func (m *Manager) UnmountVolumes(ctx context.Context, pod *v1.Pod) error {
+	m.mu.Lock()
+	m.r.RemovePod(pod.UID)
+	m.mu.Unlock()
+	m.poke()
+	return m.waitFor(ctx, func() bool { return m.r.PodVolumesUnmounted(pod.UID) }, func() error {
+		return fmt.Errorf("volumes of pod %s/%s still mounted: %w", pod.Namespace, pod.Name, ctx.Err())
+	})
+}
+
+// PodVolumesUnmounted reports whether no volume of pod uid is or may be
+// published (the pod's directories may go).
+func (m *Manager) PodVolumesUnmounted(uid types.UID) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.r.PodVolumesUnmounted(uid)
+}
+
+// VolumesInUse is Reconciler.VolumesInUse.
+func (m *Manager) VolumesInUse() []VolumeID {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.r.VolumesInUse()
+}
+
+// MountPod is WaitForAttachAndMount under the name of the lifecycle's
+// Volumes contract, which Manager implements.
+func (m *Manager) MountPod(ctx context.Context, pod *v1.Pod) error {
+	return m.WaitForAttachAndMount(ctx, pod)
+}
+
+// UnmountPod is UnmountVolumes under the name of the lifecycle's Volumes
+// contract.
+func (m *Manager) UnmountPod(ctx context.Context, pod *v1.Pod) error {
+	return m.UnmountVolumes(ctx, pod)
+}

@@ -1,0 +1,131 @@
+package volumemanager
+
+import (
+	"errors"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Plugin names, as the kubelet names its volume plugins.
+const (
+	PluginCSI      = "kubernetes.io/csi"
+	PluginFC       = "kubernetes.io/fc"
+	PluginISCSI    = "kubernetes.io/iscsi"
+	PluginEmptyDir = "kubernetes.io/empty-dir"
+	PluginHostPath = "kubernetes.io/host-path"
+)
+
+// VolumeID is the unique name of a volume on the node: "<plugin>/<name>"
+// where name is the device's identity for a shared volume (CSI
+// "<driver>^<handle>", FC "[wwn…]:<lun>", iSCSI "<portal>:<iqn>:<lun>")
+// and "<pod UID>-<spec name>" for a volume private to one pod.
+type VolumeID string
+
+// Volume is what a plugin needs to stage, publish or clean up a volume.
+// Exactly one source pointer is set, except for a volume found on disk
+// whose reconstruction failed (Unresolved), which has none.
+type Volume struct {
+	ID     VolumeID
+	Plugin string
+	// Shared volumes are staged once per node (Stage/Unstage) and then
+	// published per pod; the others are only published.
+	Shared   bool
+	Block    bool
+	ReadOnly bool
+	// PV is the PersistentVolume name, empty for inline volumes.
+	PV string
+	// Unresolved marks a placeholder for a pod volume directory whose
+	// plugin could not reconstruct it: it may only be unpublished.
+	Unresolved bool
+
+	CSI      *v1.CSIPersistentVolumeSource
+	FC       *v1.FCVolumeSource
+	ISCSI    *v1.ISCSIPersistentVolumeSource
+	EmptyDir *v1.EmptyDirVolumeSource
+	HostPath *v1.HostPathVolumeSource
+}
+
+// PodVolume is one volume of one pod: Name is the pod's spec.volumes name.
+type PodVolume struct {
+	Pod    types.UID
+	Name   string
+	Volume Volume
+}
+
+// MountState is the state of a device (staged) or a pod mount
+// (published): a mount attempt that may have left something behind is
+// Uncertain, and Uncertain is treated as "may be mounted" by every cleanup.
+type MountState int
+
+const (
+	NotMounted MountState = iota
+	Uncertain
+	Mounted
+)
+
+func (s MountState) String() string {
+	switch s {
+	case NotMounted:
+		return "notMounted"
+	case Uncertain:
+		return "uncertain"
+	case Mounted:
+		return "mounted"
+	}
+	return fmt.Sprintf("MountState(%d)", int(s))
+}
+
+// Class is the class of an operation's error (anchor section 0).
+type Class int
+
+const (
+	// Final: the call finished and failed; it left nothing mounted.
+	Final Class = iota
+	// UncertainError: the call may still progress, or half succeeded.
+	UncertainError
+	// Transient: the call never reached the plugin; nothing changed.
+	Transient
+)
+
+func (c Class) String() string {
+	switch c {
+	case Final:
+		return "final"
+	case UncertainError:
+		return "uncertain"
+	case Transient:
+		return "transient"
+	}
+	return fmt.Sprintf("Class(%d)", int(c))
+}
+
+// Classifier decides the class of a non-nil plugin error. The wire
+// adapters implement it: Canceled, DeadlineExceeded, Unavailable,
+// ResourceExhausted, Aborted and errors without a gRPC status are
+// uncertain, as is a plugin that died mid-call; a call that never reached
+// the plugin is transient; every other status is final.
+type Classifier interface {
+	Classify(err error) Class
+}
+
+// ClassifierFunc adapts a function to Classifier.
+type ClassifierFunc func(error) Class
+
+// Classify calls f.
+func (f ClassifierFunc) Classify(err error) Class { return f(err) }
+
+// ErrInvalidVolume is wrapped by every error about a pod's volume spec.
+var ErrInvalidVolume = errors.New("invalid volume")
+
+// FieldError names the field of a pod or PersistentVolume that is wrong.
+type FieldError struct {
+	Field  string
+	Detail string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Detail }
+
+// Unwrap makes errors.Is(err, ErrInvalidVolume) true.
+func (e *FieldError) Unwrap() error { return ErrInvalidVolume }
