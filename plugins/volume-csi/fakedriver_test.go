@@ -247,3 +247,34 @@ func (f *fakeDriver) NodeGetVolumeStats(ctx context.Context, req *csi.NodeGetVol
 	}
 	return f.stats, nil
 }
+
+// rawCodec passes bytes through, so a server can answer what no protobuf
+// decoder reads.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) ([]byte, error) { return *(v.(*[]byte)), nil }
+func (rawCodec) Unmarshal(data []byte, v any) error {
+	*(v.(*[]byte)) = append([]byte(nil), data...)
+	return nil
+}
+func (rawCodec) Name() string { return "proto" }
+
+// serveGarbage answers every call on the socket at path with bytes that are
+// not a protobuf message.
+func serveGarbage(t *testing.T, path string) {
+	t.Helper()
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatalf("listening on %s: %v", path, err)
+	}
+	srv := grpc.NewServer(grpc.ForceServerCodec(rawCodec{}), grpc.UnknownServiceHandler(func(_ any, stream grpc.ServerStream) error {
+		var in []byte
+		if err := stream.RecvMsg(&in); err != nil {
+			return err
+		}
+		out := []byte{0xff, 0xff, 0xff, 0xff, 0x0f}
+		return stream.SendMsg(&out)
+	}))
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(srv.Stop)
+}

@@ -262,6 +262,33 @@ func TestGarbageFromTheDriverIsAnError(t *testing.T) {
 	}
 }
 
+// TestUnreadableAnswerIsAnError: bytes that are no protobuf message fail
+// every call with an error; nothing panics.
+func TestUnreadableAnswerIsAnError(t *testing.T) {
+	sock := filepath.Join(socketDir(t), "d.sock")
+	serveGarbage(t, sock)
+	tp := newTestPlugin(t, driverSpec{fake: newFakeDriver("d.csi"), socket: sock})
+	calls := []struct {
+		name string
+		call func() error
+	}{
+		{"Stage", func() error { _, err := tp.Stage(ctx(t), tp.stageReq("d.csi", "vol")); return err }},
+		{"Publish", func() error { _, err := tp.Publish(ctx(t), tp.publishReq("d.csi", "vol")); return err }},
+		{"Unpublish", func() error {
+			_, err := tp.Unpublish(ctx(t), &volumev1.UnpublishRequest{Driver: "d.csi", VolumeId: "vol", TargetPath: tp.targetPath("vol")})
+			return err
+		}},
+	}
+	for _, c := range calls {
+		if err := c.call(); err == nil {
+			t.Errorf("%s against a driver answering garbage: got no error", c.name)
+		}
+	}
+	if ready, msg := tp.p.probe(ctx(t)); !ready || !strings.Contains(msg, `"d.csi"`) {
+		t.Errorf("probe: got %v %q; want ready, naming d.csi", ready, msg)
+	}
+}
+
 func TestUnstageAndUnpublishWithoutDirectories(t *testing.T) {
 	f := newFakeDriver("d.csi", stageCap)
 	tp := newTestPlugin(t, startDrivers(t, f)...)
