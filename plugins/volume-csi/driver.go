@@ -96,6 +96,23 @@ func (dc *driverConn) call(ctx context.Context, rpc string, f func(ctx context.C
 	return fromCSI(dc.cfg.Name, rpc, err)
 }
 
+// ask is call for an RPC with an answer.
+func ask[T any](ctx context.Context, dc *driverConn, rpc string, f func(ctx context.Context) (T, error)) (T, error) {
+	var resp T
+	err := dc.call(ctx, rpc, func(ctx context.Context) (err error) {
+		resp, err = f(ctx)
+		return err
+	})
+	return resp, err
+}
+
+// pluginInfo asks the driver who it is.
+func (dc *driverConn) pluginInfo(ctx context.Context) (*csi.GetPluginInfoResponse, error) {
+	return ask(ctx, dc, "GetPluginInfo", func(ctx context.Context) (*csi.GetPluginInfoResponse, error) {
+		return dc.identity.GetPluginInfo(ctx, &csi.GetPluginInfoRequest{})
+	})
+}
+
 // current returns the cached facts if they are still good: fetched in this
 // epoch, and the connection is READY (so no restart can have gone unseen).
 func (dc *driverConn) current() *driverFacts {
@@ -124,32 +141,27 @@ func (dc *driverConn) getFacts(ctx context.Context) (*driverFacts, error) {
 // fetch asks the driver who it is, on which node, and what it can do.
 func (dc *driverConn) fetch(ctx context.Context, epoch uint64) (*driverFacts, error) {
 	f := &driverFacts{epoch: epoch, caps: map[csi.NodeServiceCapability_RPC_Type]bool{}}
-	var info *csi.GetPluginInfoResponse
-	if err := dc.call(ctx, "GetPluginInfo", func(ctx context.Context) (err error) {
-		info, err = dc.identity.GetPluginInfo(ctx, &csi.GetPluginInfoRequest{})
-		return err
-	}); err != nil {
+	info, err := dc.pluginInfo(ctx)
+	if err != nil {
 		return nil, err
 	}
 	f.name, f.version = info.GetName(), info.GetVendorVersion()
 	if f.name != dc.cfg.Name {
 		return nil, fmt.Errorf("csi driver %q at %s: GetPluginInfo names it %q: %w", dc.cfg.Name, dc.cfg.Endpoint, f.name, errBadAnswer)
 	}
-	var node *csi.NodeGetInfoResponse
-	if err := dc.call(ctx, "NodeGetInfo", func(ctx context.Context) (err error) {
-		node, err = dc.node.NodeGetInfo(ctx, &csi.NodeGetInfoRequest{})
-		return err
-	}); err != nil {
+	node, err := ask(ctx, dc, "NodeGetInfo", func(ctx context.Context) (*csi.NodeGetInfoResponse, error) {
+		return dc.node.NodeGetInfo(ctx, &csi.NodeGetInfoRequest{})
+	})
+	if err != nil {
 		return nil, err
 	}
 	if f.nodeID = node.GetNodeId(); f.nodeID == "" {
 		return nil, fmt.Errorf("csi driver %q: NodeGetInfo without node_id: %w", dc.cfg.Name, errBadAnswer)
 	}
-	var caps *csi.NodeGetCapabilitiesResponse
-	if err := dc.call(ctx, "NodeGetCapabilities", func(ctx context.Context) (err error) {
-		caps, err = dc.node.NodeGetCapabilities(ctx, &csi.NodeGetCapabilitiesRequest{})
-		return err
-	}); err != nil {
+	caps, err := ask(ctx, dc, "NodeGetCapabilities", func(ctx context.Context) (*csi.NodeGetCapabilitiesResponse, error) {
+		return dc.node.NodeGetCapabilities(ctx, &csi.NodeGetCapabilitiesRequest{})
+	})
+	if err != nil {
 		return nil, err
 	}
 	for _, c := range caps.GetCapabilities() {
@@ -169,11 +181,8 @@ func (dc *driverConn) check(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var info *csi.GetPluginInfoResponse
-	if err := dc.call(ctx, "GetPluginInfo", func(ctx context.Context) (err error) {
-		info, err = dc.identity.GetPluginInfo(ctx, &csi.GetPluginInfoRequest{})
-		return err
-	}); err != nil {
+	info, err := dc.pluginInfo(ctx)
+	if err != nil {
 		return err
 	}
 	if info.GetName() != f.name || info.GetVendorVersion() != f.version {

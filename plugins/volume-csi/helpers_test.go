@@ -88,6 +88,15 @@ func (tp *testPlugin) publishReq(driver, id string) *volumev1.PublishRequest {
 	return &volumev1.PublishRequest{Driver: driver, VolumeId: id, StagingPath: tp.stagingPath(id), TargetPath: tp.targetPath(id)}
 }
 
+// stageAndPublish stages and publishes volume id of driver.
+func (tp *testPlugin) stageAndPublish(t *testing.T, driver, id string) {
+	t.Helper()
+	_, err := tp.Stage(ctx(t), tp.stageReq(driver, id))
+	wantCode(t, "Stage", err, codes.OK)
+	_, err = tp.Publish(ctx(t), tp.publishReq(driver, id))
+	wantCode(t, "Publish", err, codes.OK)
+}
+
 // wantCode fails unless err has code want.
 func wantCode(t *testing.T, call string, err error, want codes.Code) {
 	t.Helper()

@@ -58,17 +58,27 @@ func fit(c *csi.VolumeCapability, f *driverFacts) *csi.VolumeCapability {
 	return c
 }
 
+// driverWithFacts returns the connection to the driver a volume names and
+// what the driver says it can do.
+func (p *csiPlugin) driverWithFacts(ctx context.Context, name string) (*driverConn, *driverFacts, error) {
+	dc, err := p.driverFor(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := dc.getFacts(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return dc, f, nil
+}
+
 // stage calls NodeStageVolume, only for a driver with STAGE_UNSTAGE_VOLUME;
 // for any other driver it succeeds without a call.
 func (p *csiPlugin) stage(ctx context.Context, v volume, stagingPath string) error {
 	if err := required("volume_id", v.ID, "staging_path", stagingPath); err != nil {
 		return err
 	}
-	dc, err := p.driverFor(v.Driver)
-	if err != nil {
-		return err
-	}
-	f, err := dc.getFacts(ctx)
+	dc, f, err := p.driverWithFacts(ctx, v.Driver)
 	if err != nil {
 		return err
 	}
@@ -94,11 +104,7 @@ func (p *csiPlugin) unstage(ctx context.Context, driverName, volumeID, stagingPa
 	if err := required("volume_id", volumeID, "staging_path", stagingPath); err != nil {
 		return err
 	}
-	dc, err := p.driverFor(driverName)
-	if err != nil {
-		return err
-	}
-	f, err := dc.getFacts(ctx)
+	dc, f, err := p.driverWithFacts(ctx, driverName)
 	if err != nil {
 		return err
 	}
@@ -118,11 +124,7 @@ func (p *csiPlugin) publish(ctx context.Context, v volume, stagingPath, targetPa
 	if err := required("volume_id", v.ID, "target_path", targetPath); err != nil {
 		return err
 	}
-	dc, err := p.driverFor(v.Driver)
-	if err != nil {
-		return err
-	}
-	f, err := dc.getFacts(ctx)
+	dc, f, err := p.driverWithFacts(ctx, v.Driver)
 	if err != nil {
 		return err
 	}
@@ -187,11 +189,7 @@ func (p *csiPlugin) metrics(ctx context.Context, driverName, volumeID, volumePat
 	if err := required("volume_id", volumeID, "volume_path", volumePath); err != nil {
 		return usage{}, err
 	}
-	dc, err := p.driverFor(driverName)
-	if err != nil {
-		return usage{}, err
-	}
-	f, err := dc.getFacts(ctx)
+	dc, f, err := p.driverWithFacts(ctx, driverName)
 	if err != nil {
 		return usage{}, err
 	}
@@ -201,11 +199,10 @@ func (p *csiPlugin) metrics(ctx context.Context, driverName, volumeID, volumePat
 	if !f.has(csi.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME) {
 		stagingPath = ""
 	}
-	var resp *csi.NodeGetVolumeStatsResponse
-	if err := dc.call(ctx, "NodeGetVolumeStats", func(ctx context.Context) (err error) {
-		resp, err = dc.node.NodeGetVolumeStats(ctx, &csi.NodeGetVolumeStatsRequest{VolumeId: volumeID, VolumePath: volumePath, StagingTargetPath: stagingPath})
-		return err
-	}); err != nil {
+	resp, err := ask(ctx, dc, "NodeGetVolumeStats", func(ctx context.Context) (*csi.NodeGetVolumeStatsResponse, error) {
+		return dc.node.NodeGetVolumeStats(ctx, &csi.NodeGetVolumeStatsRequest{VolumeId: volumeID, VolumePath: volumePath, StagingTargetPath: stagingPath})
+	})
+	if err != nil {
 		return usage{}, err
 	}
 	return readUsage(dc.cfg.Name, resp)

@@ -34,11 +34,8 @@ func TestStageNeedsStageUnstage(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFakeDriver("d.csi", tt.caps...)
 			tp := newTestPlugin(t, startDrivers(t, f)...)
-			_, err := tp.Stage(ctx(t), tp.stageReq("d.csi", "vol"))
-			wantCode(t, "Stage", err, codes.OK)
-			_, err = tp.Publish(ctx(t), tp.publishReq("d.csi", "vol"))
-			wantCode(t, "Publish", err, codes.OK)
-			_, err = tp.Unpublish(ctx(t), &volumev1.UnpublishRequest{Driver: "d.csi", VolumeId: "vol", TargetPath: tp.targetPath("vol")})
+			tp.stageAndPublish(t, "d.csi", "vol")
+			_, err := tp.Unpublish(ctx(t), &volumev1.UnpublishRequest{Driver: "d.csi", VolumeId: "vol", TargetPath: tp.targetPath("vol")})
 			wantCode(t, "Unpublish", err, codes.OK)
 			_, err = tp.Unstage(ctx(t), &volumev1.UnstageRequest{Driver: "d.csi", VolumeId: "vol", StagingPath: tp.stagingPath("vol")})
 			wantCode(t, "Unstage", err, codes.OK)
@@ -72,10 +69,7 @@ func TestMetricsNeedGetVolumeStats(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFakeDriver("d.csi", tt.caps...)
 			tp := newTestPlugin(t, startDrivers(t, f)...)
-			_, err := tp.Stage(ctx(t), tp.stageReq("d.csi", "vol"))
-			wantCode(t, "Stage", err, codes.OK)
-			_, err = tp.Publish(ctx(t), tp.publishReq("d.csi", "vol"))
-			wantCode(t, "Publish", err, codes.OK)
+			tp.stageAndPublish(t, "d.csi", "vol")
 			m, err := tp.GetMetrics(ctx(t), &volumev1.GetMetricsRequest{Driver: "d.csi", VolumeId: "vol", VolumePath: tp.targetPath("vol"), StagingPath: tp.stagingPath("vol")})
 			wantCode(t, "GetMetrics", err, tt.wantCode)
 			if got := f.count("NodeGetVolumeStats"); got != tt.wantCalls {
