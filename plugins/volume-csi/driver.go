@@ -62,7 +62,10 @@ func dialDriver(d driver) (*driverConn, error) {
 	return dc, nil
 }
 
-// watch bumps epoch whenever the connection leaves READY, until ctx ends.
+// watch bumps epoch each time the connection leaves READY, until ctx ends.
+// A driver that restarts takes the connection out of READY, so facts
+// fetched before carry an older epoch. (A READY period too short to be
+// seen between two state reads is too short to fetch facts in.)
 func (dc *driverConn) watch(ctx context.Context) {
 	for {
 		s := dc.conn.GetState()
@@ -113,10 +116,11 @@ func (dc *driverConn) pluginInfo(ctx context.Context) (*csi.GetPluginInfoRespons
 	})
 }
 
-// current returns the cached facts if they are still good: fetched in this
-// epoch, and the connection is READY (so no restart can have gone unseen).
+// current returns the cached facts if they were fetched in this epoch. (The
+// connection's state is no test: it may still say CONNECTING after calls
+// went through.)
 func (dc *driverConn) current() *driverFacts {
-	if dc.facts != nil && dc.facts.epoch == dc.epoch.Load() && dc.conn.GetState() == connectivity.Ready {
+	if dc.facts != nil && dc.facts.epoch == dc.epoch.Load() {
 		return dc.facts
 	}
 	return nil
