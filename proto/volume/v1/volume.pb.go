@@ -705,8 +705,7 @@ type UnstageRequest struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	VolumeId    string                 `protobuf:"bytes,1,opt,name=volume_id,json=volumeId,proto3" json:"volume_id,omitempty"`
 	StagingPath string                 `protobuf:"bytes,2,opt,name=staging_path,json=stagingPath,proto3" json:"staging_path,omitempty"`
-	// Backend of the volume, for plugins that front several (volume-csi: the
-	// CSI driver name). Empty means the plugin's only backend.
+	// As StageRequest.driver.
 	Driver        string `protobuf:"bytes,3,opt,name=driver,proto3" json:"driver,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -811,13 +810,9 @@ type PublishRequest struct {
 	Readonly      bool              `protobuf:"varint,6,opt,name=readonly,proto3" json:"readonly,omitempty"`
 	Secrets       map[string]string `protobuf:"bytes,7,rep,name=secrets,proto3" json:"secrets,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	VolumeContext map[string]string `protobuf:"bytes,8,rep,name=volume_context,json=volumeContext,proto3" json:"volume_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// Backend of the volume, for plugins that front several (volume-csi: the
-	// CSI driver name). Empty means the plugin's only backend.
+	// As StageRequest.driver.
 	Driver string `protobuf:"bytes,9,opt,name=driver,proto3" json:"driver,omitempty"`
-	// Directory holding more secrets, one regular file per key (file name =
-	// key, content = value), as a Kubernetes Secret is projected onto disk.
-	// The plugin reads it on each call; a missing or unreadable directory is
-	// FAILED_PRECONDITION naming the path. Empty for none.
+	// As StageRequest.secrets_dir.
 	SecretsDir    string `protobuf:"bytes,10,opt,name=secrets_dir,json=secretsDir,proto3" json:"secrets_dir,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -963,8 +958,7 @@ type UnpublishRequest struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	VolumeId   string                 `protobuf:"bytes,1,opt,name=volume_id,json=volumeId,proto3" json:"volume_id,omitempty"`
 	TargetPath string                 `protobuf:"bytes,2,opt,name=target_path,json=targetPath,proto3" json:"target_path,omitempty"`
-	// Backend of the volume, for plugins that front several (volume-csi: the
-	// CSI driver name). Empty means the plugin's only backend.
+	// As StageRequest.driver.
 	Driver        string `protobuf:"bytes,3,opt,name=driver,proto3" json:"driver,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1069,13 +1063,9 @@ type MapBlockRequest struct {
 	// Access mode (and the block access type); nil means single-node writer.
 	Capability *Capability       `protobuf:"bytes,7,opt,name=capability,proto3" json:"capability,omitempty"`
 	Secrets    map[string]string `protobuf:"bytes,8,rep,name=secrets,proto3" json:"secrets,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// Backend of the volume, for plugins that front several (volume-csi: the
-	// CSI driver name). Empty means the plugin's only backend.
+	// As StageRequest.driver.
 	Driver string `protobuf:"bytes,9,opt,name=driver,proto3" json:"driver,omitempty"`
-	// Directory holding more secrets, one regular file per key (file name =
-	// key, content = value), as a Kubernetes Secret is projected onto disk.
-	// The plugin reads it on each call; a missing or unreadable directory is
-	// FAILED_PRECONDITION naming the path. Empty for none.
+	// As StageRequest.secrets_dir.
 	SecretsDir    string `protobuf:"bytes,10,opt,name=secrets_dir,json=secretsDir,proto3" json:"secrets_dir,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1221,8 +1211,7 @@ type UnmapBlockRequest struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	VolumeId   string                 `protobuf:"bytes,1,opt,name=volume_id,json=volumeId,proto3" json:"volume_id,omitempty"`
 	TargetPath string                 `protobuf:"bytes,2,opt,name=target_path,json=targetPath,proto3" json:"target_path,omitempty"`
-	// Backend of the volume, for plugins that front several (volume-csi: the
-	// CSI driver name). Empty means the plugin's only backend.
+	// As StageRequest.driver.
 	Driver        string `protobuf:"bytes,3,opt,name=driver,proto3" json:"driver,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1322,8 +1311,7 @@ type GetMetricsRequest struct {
 	VolumePath string `protobuf:"bytes,2,opt,name=volume_path,json=volumePath,proto3" json:"volume_path,omitempty"`
 	// Staging path of the volume; empty when the plugin does not stage.
 	StagingPath string `protobuf:"bytes,3,opt,name=staging_path,json=stagingPath,proto3" json:"staging_path,omitempty"`
-	// Backend of the volume, for plugins that front several (volume-csi: the
-	// CSI driver name). Empty means the plugin's only backend.
+	// As StageRequest.driver.
 	Driver        string `protobuf:"bytes,4,opt,name=driver,proto3" json:"driver,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
