@@ -423,6 +423,10 @@ func TestSecretsFromFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(dir, "missing")
+	dangling := t.TempDir()
+	if err := os.Symlink(filepath.Join(dangling, "..data", "token"), filepath.Join(dangling, "token")); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name        string
 		inline      map[string]string
@@ -434,6 +438,7 @@ func TestSecretsFromFiles(t *testing.T) {
 		{"inline only", map[string]string{"user": "u"}, "", codes.OK, map[string]string{"user": "u"}, ""},
 		{"inline and files", map[string]string{"user": "u"}, dir, codes.OK, map[string]string{"user": "u", "password": "s3cret"}, ""},
 		{"missing directory", nil, missing, codes.FailedPrecondition, nil, missing},
+		{"missing file", nil, dangling, codes.FailedPrecondition, nil, filepath.Join(dangling, "token")},
 		{"key given twice", map[string]string{"password": "x"}, dir, codes.InvalidArgument, nil, `"password"`},
 	}
 	for _, tt := range tests {
