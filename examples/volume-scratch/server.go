@@ -90,10 +90,10 @@ func reply[T any](resp *T, err error) (*T, error) {
 }
 
 // toStatus maps scratch errors to the contract's codes. Anything unexpected
-// (a failed write, a full disk) is INTERNAL: the call may have taken effect
+// (a failed write, a full disk) is ABORTED: the call may have taken effect
 // in part, and the host treats it as uncertain.
 func toStatus(err error) error {
-	code := codes.Internal
+	code := codes.Aborted
 	switch {
 	case errors.Is(err, errInvalid):
 		code = codes.InvalidArgument
