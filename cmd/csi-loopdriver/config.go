@@ -80,7 +80,7 @@ type fault struct {
 }
 
 const (
-	defaultDriverName = "loopdriver.csi.podhost"
+	defaultDriverName = "loop.csi.podhost.dev"
 	defaultSize       = 1 << 30
 	// minVolumeSize is the smallest volume: mkfs needs some room.
 	minVolumeSize = 16 << 20

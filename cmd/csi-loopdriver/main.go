@@ -12,7 +12,7 @@
 //	endpoint: unix:///run/csi-loop/csi.sock   # required
 //	stateDir: /var/lib/csi-loop               # required: images and node records
 //	nodeID: node-1                            # required
-//	driverName: loopdriver.csi.podhost        # the default
+//	driverName: loop.csi.podhost.dev          # the default
 //	callLog: /var/log/csi-loop/calls.jsonl    # optional
 //	defaultVolumeSize: 1Gi                    # for CreateVolume without a capacity
 //	capabilities: {stageUnstage: true, volumeStats: true}   # the defaults
