@@ -59,7 +59,7 @@ faults:
 			t.Logf("driver output:\n%s", logs.String())
 		}
 	})
-	waitFor(t, "the driver's socket", func() bool { _, err := os.Stat(endpoint); return err == nil })
+	waitFor(t, "the driver's socket", func() bool { _, err := os.Stat(endpoint); return err == nil }, logs.String)
 
 	c := dial(t, endpoint)
 	id := c.createVolume(t, "faulty")
@@ -114,13 +114,14 @@ func writeFile(t *testing.T, path, content string) {
 	}
 }
 
-// waitFor polls cond until it holds, failing the test after 30s.
-func waitFor(t *testing.T, what string, cond func() bool) {
+// waitFor polls cond until it holds, failing the test after 30s with
+// what explain says.
+func waitFor(t *testing.T, what string, cond func() bool, explain func() string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+			t.Fatalf("timed out waiting for %s: %s", what, explain())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc/codes"
+)
+
+// stagedVolume creates a volume and a staging dir for it.
+func stagedPaths(t *testing.T, td *testDriver, c csiClient, name string) (id, staging, target string) {
+	t.Helper()
+	id = c.createVolume(t, name)
+	staging, target = filepath.Join(td.dir, name+"-staging"), filepath.Join(td.dir, name+"-target")
+	if err := os.Mkdir(staging, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	return id, staging, target
+}
+
+// TestNodeKeepsData shows real filesystems: data written through one
+// publish is there after unstaging and staging again (no reformat), a
+// read-only publish refuses writes, and the stats are the filesystem's.
+func TestNodeKeepsData(t *testing.T) {
+	td := startTestDriver(t, nil)
+	c := dial(t, td.endpoint)
+	ctx := t.Context()
+	id, staging, target := stagedPaths(t, td, c, "data")
+	must := func(what string, err error) { t.Helper(); wantCode(t, what, err, codes.OK) }
+
+	must("stage", c.stage(ctx, id, staging, rwo))
+	must("publish", c.publish(ctx, id, staging, target, rwo, false))
+	writeFile(t, filepath.Join(target, "f"), "kept")
+	stats, err := c.NodeGetVolumeStats(ctx, &csi.NodeGetVolumeStatsRequest{VolumeId: id, VolumePath: target})
+	must("stats", err)
+	bytes := stats.GetUsage()[0]
+	if bytes.GetUnit() != csi.VolumeUsage_BYTES || bytes.GetTotal() <= 32<<20 || bytes.GetTotal() > 64<<20 || bytes.GetUsed() <= 0 || bytes.GetAvailable() <= 0 {
+		t.Errorf("stats of a 64 MiB ext4 volume: %v", stats.GetUsage())
+	}
+	wantCode(t, "DeleteVolume while staged", func() error {
+		_, err := c.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: id})
+		return err
+	}(), codes.FailedPrecondition)
+	wantCode(t, "unstage while published", c.unstage(ctx, id, staging), codes.FailedPrecondition)
+	must("unpublish", c.unpublish(ctx, id, target))
+	must("unstage", c.unstage(ctx, id, staging))
+	if mounted := mountsBelow(t, td.dir); len(mounted) != 0 {
+		t.Fatalf("mounts after unstage: %v", mounted)
+	}
+	if dev, err := (losetup{sysBlock: "/sys/block"}).find(filepath.Join(td.stateDir, "volumes", id+".img")); err != nil || dev != "" {
+		t.Fatalf("loop device after unstage: %q, %v", dev, err)
+	}
+
+	must("stage again", c.stage(ctx, id, staging, rwo))
+	must("publish read-only", c.publish(ctx, id, staging, target, rwo, true))
+	if b, err := os.ReadFile(filepath.Join(target, "f")); err != nil || string(b) != "kept" {
+		t.Fatalf("data after re-stage: %q, %v", b, err)
+	}
+	if err := os.WriteFile(filepath.Join(target, "g"), nil, 0o644); !errors.Is(err, syscall.EROFS) {
+		t.Errorf("writing to a read-only publish: %v, want EROFS", err)
+	}
+	wantCode(t, "publish again read-write", c.publish(ctx, id, staging, target, rwo, false), codes.AlreadyExists)
+	must("unpublish", c.unpublish(ctx, id, target))
+	must("unpublish again", c.unpublish(ctx, id, target))
+	must("unstage", c.unstage(ctx, id, staging))
+}
+
+// TestNodeBlock publishes a block volume: the target is the loop device,
+// of the volume's size.
+func TestNodeBlock(t *testing.T) {
+	td := startTestDriver(t, nil)
+	c := dial(t, td.endpoint)
+	ctx := t.Context()
+	id, staging, target := stagedPaths(t, td, c, "block")
+	block := &csi.VolumeCapability{
+		AccessMode: &csi.VolumeCapability_AccessMode{Mode: csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
+		AccessType: &csi.VolumeCapability_Block{Block: &csi.VolumeCapability_BlockVolume{}},
+	}
+	wantCode(t, "stage", c.stage(ctx, id, staging, block), codes.OK)
+	wantCode(t, "publish as mount", c.publish(ctx, id, staging, target, rwo, false), codes.InvalidArgument)
+	wantCode(t, "publish", c.publish(ctx, id, staging, target, block, false), codes.OK)
+	fi, err := os.Stat(target)
+	if err != nil || fi.Mode()&os.ModeDevice == 0 {
+		t.Fatalf("target %v, %v: want a block device", fi, err)
+	}
+	stats, err := c.NodeGetVolumeStats(ctx, &csi.NodeGetVolumeStatsRequest{VolumeId: id, VolumePath: target})
+	wantCode(t, "stats", err, codes.OK)
+	if u := stats.GetUsage(); len(u) != 1 || u[0].GetTotal() != 64<<20 {
+		t.Errorf("block stats %v, want a total of 64 MiB", u)
+	}
+	wantCode(t, "unpublish", c.unpublish(ctx, id, target), codes.OK)
+	if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("target after unpublish: %v", err)
+	}
+	wantCode(t, "unstage", c.unstage(ctx, id, staging), codes.OK)
+}
+
+// TestNodeUndoesWhatNeverHappened: unstage and unpublish of paths that
+// never existed succeed; calls on unknown volumes are NOT_FOUND.
+func TestNodeUndoesWhatNeverHappened(t *testing.T) {
+	td := startTestDriver(t, nil)
+	c := dial(t, td.endpoint)
+	ctx := t.Context()
+	id := c.createVolume(t, "never")
+	missing := filepath.Join(td.dir, "missing")
+	wantCode(t, "unstage", c.unstage(ctx, id, missing), codes.OK)
+	wantCode(t, "unpublish", c.unpublish(ctx, id, missing), codes.OK)
+	wantCode(t, "stage at a missing dir", c.stage(ctx, id, missing, rwo), codes.FailedPrecondition)
+	wantCode(t, "publish unstaged", c.publish(ctx, id, missing, filepath.Join(td.dir, "t"), rwo, false), codes.FailedPrecondition)
+	unknown := volumeID("unknown")
+	wantCode(t, "unstage unknown", c.unstage(ctx, unknown, missing), codes.NotFound)
+	wantCode(t, "unpublish unknown", c.unpublish(ctx, unknown, missing), codes.NotFound)
+	wantCode(t, "stage unknown", c.stage(ctx, unknown, td.dir, rwo), codes.NotFound)
+}
+
+// TestCapabilitiesSwitchedOff: a driver without STAGE_UNSTAGE_VOLUME and
+// GET_VOLUME_STATS says so, refuses those RPCs, and publishes by
+// attaching and mounting at the target itself.
+func TestCapabilitiesSwitchedOff(t *testing.T) {
+	off := false
+	td := startTestDriver(t, func(fc *fileConfig) {
+		fc.Capabilities = fileCaps{StageUnstage: &off, VolumeStats: &off}
+	})
+	c := dial(t, td.endpoint)
+	ctx := t.Context()
+	caps, err := c.NodeGetCapabilities(ctx, &csi.NodeGetCapabilitiesRequest{})
+	wantCode(t, "NodeGetCapabilities", err, codes.OK)
+	var got []csi.NodeServiceCapability_RPC_Type
+	for _, c := range caps.GetCapabilities() {
+		got = append(got, c.GetRpc().GetType())
+	}
+	if slices.Contains(got, csi.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME) || slices.Contains(got, csi.NodeServiceCapability_RPC_GET_VOLUME_STATS) {
+		t.Errorf("capabilities %v with staging and stats off", got)
+	}
+	id, staging, target := stagedPaths(t, td, c, "nostage")
+	wantCode(t, "stage", c.stage(ctx, id, staging, rwo), codes.Unimplemented)
+	_, err = c.NodeGetVolumeStats(ctx, &csi.NodeGetVolumeStatsRequest{VolumeId: id, VolumePath: target})
+	wantCode(t, "stats", err, codes.Unimplemented)
+	wantCode(t, "publish", c.publish(ctx, id, "", target, rwo, false), codes.OK)
+	writeFile(t, filepath.Join(target, "f"), "x")
+	wantCode(t, "unpublish", c.unpublish(ctx, id, target), codes.OK)
+	if dev, err := (losetup{sysBlock: "/sys/block"}).find(filepath.Join(td.stateDir, "volumes", id+".img")); err != nil || dev != "" {
+		t.Errorf("loop device after the last unpublish: %q, %v", dev, err)
+	}
+}
+
+// TestFaultsOnTheWire: configured faults reach the CO with their codes,
+// in order, and the call log records them.
+func TestFaultsOnTheWire(t *testing.T) {
+	td := startTestDriver(t, func(fc *fileConfig) {
+		fc.Faults = []fileFault{
+			{RPC: "NodeStageVolume", Action: "fail", Code: "DeadlineExceeded", Times: 1},
+			{RPC: "NodeStageVolume", Action: "fail", Code: "InvalidArgument", Times: 1},
+			{RPC: "NodePublishVolume", Action: "hang", Times: 1},
+			{RPC: "NodeUnpublishVolume", Action: "delay", Delay: "10ms", Times: 1},
+		}
+	})
+	c := dial(t, td.endpoint)
+	ctx := t.Context()
+	id, staging, target := stagedPaths(t, td, c, "faults")
+	wantCode(t, "stage 1", c.stage(ctx, id, staging, rwo), codes.DeadlineExceeded)
+	wantCode(t, "stage 2", c.stage(ctx, id, staging, rwo), codes.InvalidArgument)
+	wantCode(t, "stage 3", c.stage(ctx, id, staging, rwo), codes.OK)
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	wantCode(t, "hung publish", c.publish(short, id, staging, target, rwo, false), codes.DeadlineExceeded)
+	wantCode(t, "publish", c.publish(ctx, id, staging, target, rwo, false), codes.OK)
+	wantCode(t, "delayed unpublish", c.unpublish(ctx, id, target), codes.OK)
+	wantCode(t, "unstage", c.unstage(ctx, id, staging), codes.OK)
+
+	// The hung call's record is written when the driver gives up on it,
+	// which may be after the client's deadline; the driver sees either
+	// its copy of the deadline pass or the client cancel, whichever
+	// comes first, so its record says DeadlineExceeded or Canceled.
+	want := []string{
+		"NodeStageVolume DeadlineExceeded fail", "NodeStageVolume InvalidArgument fail", "NodeStageVolume OK ",
+		"NodePublishVolume DeadlineExceeded hang", "NodePublishVolume OK ", "NodeUnpublishVolume OK delay", "NodeUnstageVolume OK ",
+	}
+	var got []string
+	waitFor(t, "the call log", func() bool {
+		got = got[:0]
+		for _, r := range td.calls(t) {
+			if r.VolumeID == id && r.RPC != "CreateVolume" {
+				if r.Fault == "hang" && r.Code == "Canceled" {
+					r.Code = "DeadlineExceeded"
+				}
+				got = append(got, r.RPC+" "+r.Code+" "+r.Fault)
+				if r.RPC == "NodeStageVolume" && r.StagingTargetPath != staging {
+					t.Errorf("record %+v: staging path %q", r, staging)
+				}
+			}
+		}
+		slices.Sort(got)
+		return slices.Equal(got, sorted(want))
+	}, func() string { return fmt.Sprintf("records %q, want %q", got, sorted(want)) })
+}
+
+func sorted(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
