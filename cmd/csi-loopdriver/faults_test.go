@@ -100,3 +100,26 @@ func TestFaultInjectorEndsWaits(t *testing.T) {
 		})
 	}
 }
+
+func TestVolumeLocks(t *testing.T) {
+	var l volumeLocks
+	unlockA, err := l.lock("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.lock("a"); status.Code(grpcError(err)) != codes.Aborted {
+		t.Errorf("second lock of a: %v, want ABORTED", grpcError(err))
+	}
+	unlockB, err := l.lock("b")
+	if err != nil {
+		t.Errorf("lock of b while a is held: %v", err)
+	} else {
+		unlockB()
+	}
+	unlockA()
+	if unlock, err := l.lock("a"); err != nil {
+		t.Errorf("lock of a after unlock: %v", err)
+	} else {
+		unlock()
+	}
+}
