@@ -60,6 +60,14 @@ func TestNodeKeepsData(t *testing.T) {
 	}
 
 	must("stage again", c.stage(ctx, id, staging, rwo))
+	if err := syscall.Unmount(staging, 0); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, "publish with the staging mount gone", c.publish(ctx, id, staging, target, rwo, true), codes.FailedPrecondition)
+	if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("target after a failed publish: %v, want it removed", err)
+	}
+	must("stage to mount it again", c.stage(ctx, id, staging, rwo))
 	must("publish read-only", c.publish(ctx, id, staging, target, rwo, true))
 	if b, err := os.ReadFile(filepath.Join(target, "f")); err != nil || string(b) != "kept" {
 		t.Fatalf("data after re-stage: %q, %v", b, err)

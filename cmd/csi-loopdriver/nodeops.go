@@ -188,6 +188,9 @@ func (d *driver) publishDevice(ctx context.Context, id, staging, target string, 
 		return fmt.Errorf("creating target dir: %w", err)
 	}
 	if d.cfg.stageUnstage {
+		if mounted, err := d.mounts.isMountPoint(staging); err != nil || !mounted {
+			return fmt.Errorf("volume %s: nothing is mounted at staging_target_path %q (%v): %w", id, staging, err, errPrecondition)
+		}
 		return d.mounts.bindMount(staging, target, readOnly)
 	}
 	opts := slices.Clone(c.flags)
