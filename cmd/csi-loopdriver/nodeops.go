@@ -15,10 +15,7 @@ import (
 // volume, mounts it at staging (making a filesystem when it has none).
 // A block volume is staged by its loop device alone.
 func (d *driver) stage(ctx context.Context, id, staging string, c volumeCap) error {
-	if _, err := d.vols.get(id); err != nil {
-		return err
-	}
-	unlock, err := d.locks.lock(id)
+	unlock, err := d.lockVolume(id)
 	if err != nil {
 		return err
 	}
@@ -76,15 +73,20 @@ func (d *driver) rollbackStage(ctx context.Context, id, staging string) {
 
 // unstage undoes stage. A volume not staged at staging is done.
 func (d *driver) unstage(ctx context.Context, id, staging string) error {
-	if _, err := d.vols.get(id); err != nil {
-		return err
-	}
-	unlock, err := d.locks.lock(id)
+	unlock, err := d.lockVolume(id)
 	if err != nil {
 		return err
 	}
 	defer unlock()
 	return d.unstageLocked(ctx, id, staging)
+}
+
+// lockVolume locks the existing volume id for one operation.
+func (d *driver) lockVolume(id string) (unlock func(), err error) {
+	if _, err := d.vols.get(id); err != nil {
+		return nil, err
+	}
+	return d.locks.lock(id)
 }
 
 func (d *driver) unstageLocked(ctx context.Context, id, staging string) error {
@@ -112,10 +114,7 @@ func (d *driver) unstageLocked(ctx context.Context, id, staging string) error {
 // staging mount (or of the loop device, for a block volume, on a file the
 // driver creates). Without staging, publish attaches and mounts itself.
 func (d *driver) publish(ctx context.Context, id, staging, target string, c volumeCap, readOnly bool) error {
-	if _, err := d.vols.get(id); err != nil {
-		return err
-	}
-	unlock, err := d.locks.lock(id)
+	unlock, err := d.lockVolume(id)
 	if err != nil {
 		return err
 	}
@@ -203,10 +202,7 @@ func (d *driver) publishDevice(ctx context.Context, id, staging, target string, 
 // unpublish undoes publish and removes target. A target that is not there
 // is done.
 func (d *driver) unpublish(ctx context.Context, id, target string) error {
-	if _, err := d.vols.get(id); err != nil {
-		return err
-	}
-	unlock, err := d.locks.lock(id)
+	unlock, err := d.lockVolume(id)
 	if err != nil {
 		return err
 	}
