@@ -15,7 +15,8 @@ import (
 	"google.golang.org/grpc/codes"
 )
 
-// stagedVolume creates a volume and a staging dir for it.
+// stagedPaths creates a volume and a staging dir for it, and names a
+// target beside it.
 func stagedPaths(t *testing.T, td *testDriver, c csiClient, name string) (id, staging, target string) {
 	t.Helper()
 	id = c.createVolume(t, name)
@@ -212,3 +213,34 @@ func TestFaultsOnTheWire(t *testing.T) {
 }
 
 func sorted(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
+
+// TestNodeStageFailureLeavesNothing: a stage that fails (here the mount,
+// after mkfs) leaves no loop device, mount or record behind, so the
+// volume can be deleted, or staged again.
+func TestNodeStageFailureLeavesNothing(t *testing.T) {
+	td := startTestDriver(t, nil)
+	c := dial(t, td.endpoint)
+	ctx := t.Context()
+	id, staging, _ := stagedPaths(t, td, c, "fails")
+	bad := &csi.VolumeCapability{
+		AccessMode: rwo.GetAccessMode(),
+		AccessType: &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{MountFlags: []string{"no-such-option"}}},
+	}
+	wantCode(t, "stage with a bad mount flag", c.stage(ctx, id, staging, bad), codes.Internal)
+	if mounted := mountsBelow(t, td.dir); len(mounted) != 0 {
+		t.Errorf("mounts after a failed stage: %v", mounted)
+	}
+	if dev, err := (losetup{sysBlock: "/sys/block"}).find(filepath.Join(td.stateDir, "volumes", id+".img")); err != nil || dev != "" {
+		t.Errorf("loop device after a failed stage: %q, %v", dev, err)
+	}
+	if _, err := os.Stat(filepath.Join(td.stateDir, "node", id+".json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("node record after a failed stage: %v", err)
+	}
+	wantCode(t, "stage", c.stage(ctx, id, staging, rwo), codes.OK)
+	wantCode(t, "unstage", c.unstage(ctx, id, staging), codes.OK)
+	_, err := c.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: id})
+	wantCode(t, "DeleteVolume", err, codes.OK)
+	if _, err := os.Stat(filepath.Join(td.stateDir, "volumes", id+".img")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("image after DeleteVolume: %v", err)
+	}
+}
