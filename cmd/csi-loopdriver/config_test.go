@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -122,5 +123,29 @@ func TestCapacityFor(t *testing.T) {
 				t.Errorf("capacityFor = %d, %v; want %d, %v", got, err, tt.want, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestDocConfigParses keeps the example config of the command's doc
+// (main.go) valid.
+func TestDocConfigParses(t *testing.T) {
+	src, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var example []string
+	for line := range strings.Lines(string(src)) {
+		if yamlLine, ok := strings.CutPrefix(line, "//\t"); ok {
+			example = append(example, yamlLine)
+		} else if len(example) > 0 {
+			break
+		}
+	}
+	c, err := parseConfig([]byte(strings.Join(example, "")))
+	if err != nil {
+		t.Fatalf("the doc's example config: %v\n%s", err, strings.Join(example, ""))
+	}
+	if len(c.faults) != 3 || c.callLog == "" {
+		t.Errorf("the doc's example config parsed to %+v", c)
 	}
 }
