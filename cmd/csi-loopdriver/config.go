@@ -61,7 +61,8 @@ type faultAction string
 const (
 	// actionFail answers the call with the fault's code, doing nothing.
 	actionFail faultAction = "fail"
-	// actionDelay waits the fault's delay, then serves the call.
+	// actionDelay is a slow driver: it waits the fault's delay, then
+	// serves the call, even when the caller has given up meanwhile.
 	actionDelay faultAction = "delay"
 	// actionHang serves nothing and answers only when the caller gives up
 	// (its deadline or cancellation) or the driver stops.

@@ -46,7 +46,9 @@ func (fi *faultInjector) take(rpc, volume string) (fault, bool) {
 
 // apply runs the fault for one call before it is served. It returns the
 // error the call must answer with, or nil to serve the call; name is the
-// action taken, empty when no fault applied.
+// action taken, empty when no fault applied. After a delay the call is
+// served even if the caller has given up (its work goes on, as a slow
+// driver's would): the caller must serve it with context.WithoutCancel.
 func (fi *faultInjector) apply(ctx context.Context, rpc, volume string) (name string, err error) {
 	f, ok := fi.take(rpc, volume)
 	if !ok {
@@ -56,8 +58,17 @@ func (fi *faultInjector) apply(ctx context.Context, rpc, volume string) (name st
 	case actionFail:
 		return string(f.action), status.Errorf(f.code, "injected fault: %s fails with %s", rpc, f.code)
 	case actionDelay:
-		if err := fi.wait(ctx, f.delay); err != nil {
-			return string(f.action), status.FromContextError(err).Err()
+		waitCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		defer cancel()
+		go func() {
+			select {
+			case <-fi.stopping:
+				cancel()
+			case <-waitCtx.Done():
+			}
+		}()
+		if err := fi.wait(waitCtx, f.delay); err != nil {
+			return string(f.action), status.Errorf(codes.Unavailable, "injected fault: %s delayed until the driver stopped", rpc)
 		}
 		return string(f.action), nil
 	default: // actionHang

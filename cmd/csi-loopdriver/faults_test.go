@@ -78,24 +78,31 @@ func TestFaultInjectorEndsWaits(t *testing.T) {
 	close(stopped)
 	hang := fault{rpc: "NodeStageVolume", action: actionHang}
 	delay := fault{rpc: "NodeStageVolume", action: actionDelay, delay: time.Hour}
+	// A delay's wait either is over at once, unless its context already
+	// ended, or lasts until its context ends.
+	waitDone := func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+	waitForever := func(ctx context.Context, _ time.Duration) error { <-ctx.Done(); return ctx.Err() }
 	tests := []struct {
 		name     string
 		f        fault
 		ctx      context.Context
 		stopping chan struct{}
+		wait     func(context.Context, time.Duration) error
 		want     codes.Code
 	}{
-		{"hang until the caller's deadline", hang, expired, nil, codes.DeadlineExceeded},
-		{"hang until the caller cancels", hang, cancelled, nil, codes.Canceled},
-		{"hang until the driver stops", hang, t.Context(), stopped, codes.Unavailable},
-		{"delay cut by the caller's deadline", delay, expired, nil, codes.DeadlineExceeded},
+		{"hang until the caller's deadline", hang, expired, nil, nil, codes.DeadlineExceeded},
+		{"hang until the caller cancels", hang, cancelled, nil, nil, codes.Canceled},
+		{"hang until the driver stops", hang, t.Context(), stopped, nil, codes.Unavailable},
+		{"delay outlives the caller's deadline", delay, expired, nil, waitDone, codes.OK},
+		{"delay cut by the driver's stop", delay, t.Context(), stopped, waitForever, codes.Unavailable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fi := newFaultInjector([]fault{tt.f}, tt.stopping)
+			fi.wait = tt.wait
 			name, err := fi.apply(tt.ctx, tt.f.rpc, "v")
 			if got := status.Code(err); got != tt.want || name != string(tt.f.action) {
-				t.Errorf("code %s fault %q, want %s %q", got, name, tt.want, tt.f.action)
+				t.Errorf("code %s (%v) fault %q, want %s %q", got, err, name, tt.want, tt.f.action)
 			}
 		})
 	}

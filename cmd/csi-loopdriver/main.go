@@ -24,9 +24,11 @@
 // A fault applies to the first `times` calls of its RPC (0: every call),
 // of one volume if `volume` is set; the faults of an RPC are used up in
 // the order listed, so two faults of times 1 script a first and a second
-// failure. fail answers with the code without doing anything; delay waits
-// and then serves the call; hang answers only when the caller gives up or
-// the driver stops.
+// failure. fail answers with the code without doing anything; delay is a
+// slow driver: it waits, then does the call's work even if the caller
+// has given up meanwhile (so a CO that timed out finds the volume staged
+// all the same); hang does nothing and answers only when the caller gives
+// up or the driver stops.
 //
 // The call log gets one JSON line per finished call: start, end, rpc,
 // volume_id, staging_target_path, target_path, volume_path, code (the

@@ -244,3 +244,34 @@ func TestNodeStageFailureLeavesNothing(t *testing.T) {
 		t.Errorf("image after DeleteVolume: %v", err)
 	}
 }
+
+// TestSlowStageFinishesAfterTimeout: a delayed NodeStageVolume times out
+// at the CO but stages the volume all the same, the "uncertain" outcome
+// a CO must clean up after.
+func TestSlowStageFinishesAfterTimeout(t *testing.T) {
+	td := startTestDriver(t, func(fc *fileConfig) {
+		fc.Faults = []fileFault{{RPC: "NodeStageVolume", Action: "delay", Delay: "300ms", Times: 1}}
+	})
+	c := dial(t, td.endpoint)
+	id, staging, _ := stagedPaths(t, td, c, "slow")
+	short, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	wantCode(t, "slow stage", c.stage(short, id, staging, rwo), codes.DeadlineExceeded)
+	var rec callRecord
+	waitFor(t, "the slow stage to finish", func() bool {
+		for _, r := range td.calls(t) {
+			if r.RPC == "NodeStageVolume" {
+				rec = r
+				return true
+			}
+		}
+		return false
+	}, func() string { return "no NodeStageVolume in the call log" })
+	if rec.Code != "OK" || rec.Fault != "delay" {
+		t.Errorf("call log: %+v, want the delayed stage to end OK", rec)
+	}
+	if mounted := mountsBelow(t, td.dir); !slices.Contains(mounted, staging) {
+		t.Errorf("mounts %v after the slow stage, want %s", mounted, staging)
+	}
+	wantCode(t, "unstage", c.unstage(t.Context(), id, staging), codes.OK)
+}
