@@ -22,7 +22,9 @@
 //	- {rpc: NodeUnstageVolume, action: hang, times: 1, volume: loop-…}
 //
 // A fault applies to the first `times` calls of its RPC (0: every call),
-// of one volume if `volume` is set; the faults of an RPC are used up in
+// of one volume if `volume` is set (a volume's ID is "loop-" and the first
+// 32 hex digits of the SHA-256 of its name, so a test knows it before
+// CreateVolume); the faults of an RPC are used up in
 // the order listed, so two faults of times 1 script a first and a second
 // failure. fail answers with the code without doing anything; delay is a
 // slow driver: it waits, then does the call's work even if the caller
@@ -31,7 +33,7 @@
 // up or the driver stops.
 //
 // The call log gets one JSON line per finished call: start, end, rpc,
-// volume_id, staging_target_path, target_path, volume_path, code (the
+// volume_id (for CreateVolume the ID its name makes), staging_target_path, target_path, volume_path, code (the
 // gRPC code name, "OK"), message, and fault (the action of an injected
 // fault). Tests read it to see what a CO called.
 //

@@ -275,3 +275,29 @@ func TestSlowStageFinishesAfterTimeout(t *testing.T) {
 	}
 	wantCode(t, "unstage", c.unstage(t.Context(), id, staging), codes.OK)
 }
+
+// TestFaultOnCreateByName: a fault names a volume by the ID its name
+// makes, before it exists; the call log records that ID for CreateVolume.
+func TestFaultOnCreateByName(t *testing.T) {
+	id := volumeID("doomed")
+	td := startTestDriver(t, func(fc *fileConfig) {
+		fc.Faults = []fileFault{{RPC: "CreateVolume", Action: "fail", Code: "ResourceExhausted", Times: 1, Volume: id}}
+	})
+	c := dial(t, td.endpoint)
+	c.createVolume(t, "spared")
+	_, err := c.CreateVolume(t.Context(), &csi.CreateVolumeRequest{Name: "doomed", VolumeCapabilities: []*csi.VolumeCapability{rwo}})
+	wantCode(t, "CreateVolume doomed", err, codes.ResourceExhausted)
+	if got := c.createVolume(t, "doomed"); got != id {
+		t.Errorf("volume ID %s, want %s", got, id)
+	}
+	var got []string
+	for _, r := range td.calls(t) {
+		if r.RPC == "CreateVolume" {
+			got = append(got, r.VolumeID+" "+r.Code)
+		}
+	}
+	want := []string{volumeID("spared") + " OK", id + " ResourceExhausted", id + " OK"}
+	if !slices.Equal(got, want) {
+		t.Errorf("CreateVolume records %q, want %q", got, want)
+	}
+}

@@ -141,6 +141,9 @@ func (d *driver) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 	if r, ok := req.(withVolumeID); ok {
 		rec.VolumeID = r.GetVolumeId()
 	}
+	if r, ok := req.(*csi.CreateVolumeRequest); ok && r.GetName() != "" {
+		rec.VolumeID = volumeID(r.GetName()) // the ID the name makes
+	}
 	if r, ok := req.(withStagingPath); ok {
 		rec.StagingTargetPath = r.GetStagingTargetPath()
 	}
