@@ -118,6 +118,16 @@ func mountsBelow(t *testing.T, dir string) []string {
 	return mps
 }
 
+// loopOf is the loop device of volume id, "" for none.
+func (td *testDriver) loopOf(t *testing.T, id string) string {
+	t.Helper()
+	dev, err := (losetup{sysBlock: "/sys/block"}).find(filepath.Join(td.stateDir, "volumes", id+".img"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dev
+}
+
 // calls reads the driver's call log.
 func (td *testDriver) calls(t *testing.T) []callRecord {
 	t.Helper()

@@ -56,8 +56,8 @@ func TestNodeKeepsData(t *testing.T) {
 	if mounted := mountsBelow(t, td.dir); len(mounted) != 0 {
 		t.Fatalf("mounts after unstage: %v", mounted)
 	}
-	if dev, err := (losetup{sysBlock: "/sys/block"}).find(filepath.Join(td.stateDir, "volumes", id+".img")); err != nil || dev != "" {
-		t.Fatalf("loop device after unstage: %q, %v", dev, err)
+	if dev := td.loopOf(t, id); dev != "" {
+		t.Fatalf("loop device after unstage: %s", dev)
 	}
 
 	must("stage again", c.stage(ctx, id, staging, rwo))
@@ -156,8 +156,8 @@ func TestCapabilitiesSwitchedOff(t *testing.T) {
 	wantCode(t, "publish", c.publish(ctx, id, "", target, rwo, false), codes.OK)
 	writeFile(t, filepath.Join(target, "f"), "x")
 	wantCode(t, "unpublish", c.unpublish(ctx, id, target), codes.OK)
-	if dev, err := (losetup{sysBlock: "/sys/block"}).find(filepath.Join(td.stateDir, "volumes", id+".img")); err != nil || dev != "" {
-		t.Errorf("loop device after the last unpublish: %q, %v", dev, err)
+	if dev := td.loopOf(t, id); dev != "" {
+		t.Errorf("loop device after the last unpublish: %s", dev)
 	}
 }
 
@@ -230,8 +230,8 @@ func TestNodeStageFailureLeavesNothing(t *testing.T) {
 	if mounted := mountsBelow(t, td.dir); len(mounted) != 0 {
 		t.Errorf("mounts after a failed stage: %v", mounted)
 	}
-	if dev, err := (losetup{sysBlock: "/sys/block"}).find(filepath.Join(td.stateDir, "volumes", id+".img")); err != nil || dev != "" {
-		t.Errorf("loop device after a failed stage: %q, %v", dev, err)
+	if dev := td.loopOf(t, id); dev != "" {
+		t.Errorf("loop device after a failed stage: %s", dev)
 	}
 	if _, err := os.Stat(filepath.Join(td.stateDir, "node", id+".json")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("node record after a failed stage: %v", err)
