@@ -64,9 +64,10 @@ func (d *driver) stageDevice(ctx context.Context, id, staging string, c volumeCa
 	return d.mounts.formatAndMount(dev, staging, c.fsType, opts)
 }
 
-// rollbackStage undoes a failed first stage as far as it can.
+// rollbackStage undoes a failed first stage as far as it can, even when
+// the stage failed because the caller gave up.
 func (d *driver) rollbackStage(ctx context.Context, id, staging string) {
-	if err := d.unstageLocked(ctx, id, staging); err != nil {
+	if err := d.unstageLocked(context.WithoutCancel(ctx), id, staging); err != nil {
 		d.log.Error("undoing a failed stage", "volume", id, "err", err)
 	}
 }
@@ -159,7 +160,8 @@ func (d *driver) publish(ctx context.Context, id, staging, target string, c volu
 		return err
 	}
 	if err := d.publishDevice(ctx, id, staging, target, c, readOnly); err != nil {
-		if uerr := d.unpublishLocked(ctx, id, target); uerr != nil {
+		// Undo it even when it failed because the caller gave up.
+		if uerr := d.unpublishLocked(context.WithoutCancel(ctx), id, target); uerr != nil {
 			d.log.Error("undoing a failed publish", "volume", id, "err", uerr)
 		}
 		return err
