@@ -34,7 +34,7 @@ func startTestDriver(t *testing.T, edit func(*fileConfig)) *testDriver {
 	td := &testDriver{
 		dir:      dir,
 		endpoint: filepath.Join(dir, "csi.sock"),
-		callLog:  filepath.Join(dir, "calls.jsonl"),
+		callLog:  filepath.Join(dir, "log", "calls.jsonl"),
 		stateDir: filepath.Join(dir, "state"),
 	}
 	fc := fileConfig{Endpoint: "unix://" + td.endpoint, StateDir: td.stateDir, NodeID: "node-1", CallLog: td.callLog, DefaultVolumeSize: "64Mi"}
