@@ -58,6 +58,16 @@ type Setup struct {
 	Dir string
 	// CallTimeout bounds each call; zero means 30 seconds.
 	CallTimeout time.Duration
+	// Midway, when set, points at a hook of the plugin under test that the
+	// plugin calls in the middle of Stage and of Publish, after it changed
+	// the node (mounted something) and before it returns, and then stops
+	// with an uncertain error if ctx has ended. In production the hook is
+	// nil. The kit sets it, before any call, to a function that ends the
+	// call's context when the kit means to interrupt the call and blocks
+	// until the plugin's ctx is done; otherwise it returns at once. Nil
+	// skips the checks of calls interrupted midway; calls interrupted after
+	// they took effect are checked anyway.
+	Midway *func(ctx context.Context)
 }
 
 // Volume is one volume to exercise, as the host would describe it.
@@ -103,6 +113,7 @@ type kit struct {
 	vol   volumev1.VolumeClient
 	caps  *volumev1.GetCapabilitiesResponse
 	dir   string
+	irq   *interrupter
 }
 
 var volumeSeq atomic.Int64
@@ -134,8 +145,17 @@ func start(t *testing.T, newPlugin func(t *testing.T) Setup) *kit {
 		}
 		t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	}
+	// Registered after the directory's removal, so it runs before it.
+	t.Cleanup(func() { unmountUnder(t, dir) })
+	irq := &interrupter{VolumeServer: s.Plugin.Volume, timeout: s.CallTimeout}
+	if s.Plugin.Volume != nil {
+		s.Plugin.Volume = irq
+	}
+	if s.Midway != nil {
+		*s.Midway = irq.midway
+	}
 	conn := inprocess.Dial(t, s.Plugin, allowed)
-	k := &kit{T: t, setup: s, id: pluginv1.NewIdentityClient(conn), vol: volumev1.NewVolumeClient(conn), dir: dir}
+	k := &kit{T: t, setup: s, id: pluginv1.NewIdentityClient(conn), vol: volumev1.NewVolumeClient(conn), dir: dir, irq: irq}
 
 	ctx := k.ctx()
 	kitcheck.Configure(t, ctx, k.id, s.Config, "volumetest")
