@@ -11,7 +11,12 @@
 //   - Unmount unmounts everything stacked on a path and keeps the
 //     directory (a staging path, which the host removes);
 //     UnmountAndRemove also removes it (a target path, which the plugin
-//     removes).
+//     removes);
+//   - MountUsage reads the usage of the filesystem mounted on a path, for
+//     GetMetrics (ErrNotMounted when nothing is), and FilesystemUsage that
+//     of the filesystem holding any path;
+//   - MountedFrom tells whether a mount point shows a given directory, to
+//     tell "staged already" from "another volume is staged here".
 //
 // It runs on k8s.io/mount-utils, which calls the mount(8) and umount(8)
 // commands of the node. Volume plugins import it; it imports nothing of

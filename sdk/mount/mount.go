@@ -99,3 +99,25 @@ func UnmountAndRemove(path string) error {
 	}
 	return nil
 }
+
+// MountedFrom reports whether path is a mount point (mounted) and whether
+// what is mounted there is the directory dir (from), as after
+// BindOnce(dir, path, …): it compares the root of the mount with dir. A
+// plugin uses it to tell "staged already" from "another volume is staged
+// here".
+func MountedFrom(path, dir string) (mounted, from bool, err error) {
+	if mounted, err = IsMounted(path); err != nil || !mounted {
+		return mounted, false, err
+	}
+	a, err := os.Stat(path)
+	if err != nil {
+		return true, false, fmt.Errorf("inspecting mount point %s: %w", path, err)
+	}
+	b, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, false, nil
+	} else if err != nil {
+		return true, false, fmt.Errorf("inspecting %s: %w", dir, err)
+	}
+	return true, os.SameFile(a, b), nil
+}

@@ -12,6 +12,13 @@
 // identity calls, idempotent set-up and teardown, FAILED_PRECONDITION for a
 // publish before stage, INVALID_ARGUMENT for missing arguments, metrics, and
 // that every error code is one of the contract's final or uncertain classes.
+// It writes through a target path and reads the data back through the next
+// one (the volume must be mounted there, not an empty directory), checks
+// that a read-only target refuses writes, and interrupts Stage and Publish
+// (see Setup.Midway) to check that Unpublish and Unstage then leave nothing
+// mounted. Before a check's directories are removed, the kit unmounts
+// whatever is still mounted under them, so that a failed check cannot
+// delete through a live mount into a volume.
 // GetCapabilities decides which rules apply. Each subtest gets a fresh plugin
 // from the factory, so checks do not depend on one another.
 //
@@ -58,15 +65,15 @@ type Setup struct {
 	Dir string
 	// CallTimeout bounds each call; zero means 30 seconds.
 	CallTimeout time.Duration
-	// Midway, when set, points at a hook of the plugin under test that the
-	// plugin calls in the middle of Stage and of Publish, after it changed
-	// the node (mounted something) and before it returns, and then stops
-	// with an uncertain error if ctx has ended. In production the hook is
-	// nil. The kit sets it, before any call, to a function that ends the
-	// call's context when the kit means to interrupt the call and blocks
-	// until the plugin's ctx is done; otherwise it returns at once. Nil
-	// skips the checks of calls interrupted midway; calls interrupted after
-	// they took effect are checked anyway.
+	// Midway, when set, points at a hook of the plugin under test: a func
+	// field the plugin calls in the middle of Stage and of Publish, after
+	// it changed the node (mounted something), and after which it returns
+	// an uncertain error when its ctx has ended. In production the hook is
+	// nil or a no-op. Before any call the kit sets it to a function that,
+	// when the kit interrupts the call, ends the caller's context and waits
+	// until the plugin's ctx is done; otherwise it returns at once. With
+	// Midway nil the kit interrupts Stage and Publish only after they
+	// answered (as when the answer is lost), not midway.
 	Midway *func(ctx context.Context)
 }
 
