@@ -33,7 +33,8 @@ func IsMounted(path string) (bool, error) {
 }
 
 // BindOnce bind-mounts the directory source onto target, read-only when
-// readonly is set, and creates target as a directory when it is missing.
+// readonly is set, and creates target as a directory, with its parents,
+// when it is missing.
 // It does nothing when target is mounted already, whatever is mounted
 // there.
 func BindOnce(source, target string, readonly bool) error {
@@ -61,7 +62,7 @@ func mountOnce(target string, mount func() error) error {
 	case mounted:
 		return nil
 	}
-	if err := os.Mkdir(target, 0o750); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := os.MkdirAll(target, 0o750); err != nil {
 		return fmt.Errorf("creating mount point %s: %w", target, err)
 	}
 	if err := mount(); err != nil {
