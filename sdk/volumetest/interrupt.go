@@ -75,18 +75,20 @@ func (i *interrupter) wait() bool {
 	}
 }
 
-func (i *interrupter) Stage(ctx context.Context, req *volumev1.StageRequest) (*volumev1.StageResponse, error) {
+// handle runs one Stage or Publish of the plugin, counted as running, and
+// passes the point after it answered.
+func handle[Req, Resp any](ctx context.Context, i *interrupter, req Req, call func(context.Context, Req) (Resp, error)) (Resp, error) {
 	i.running.Add(1)
 	defer i.running.Done()
-	resp, err := i.VolumeServer.Stage(ctx, req)
+	resp, err := call(ctx, req)
 	i.point(ctx, atEnd)
 	return resp, err
 }
 
+func (i *interrupter) Stage(ctx context.Context, req *volumev1.StageRequest) (*volumev1.StageResponse, error) {
+	return handle(ctx, i, req, i.VolumeServer.Stage)
+}
+
 func (i *interrupter) Publish(ctx context.Context, req *volumev1.PublishRequest) (*volumev1.PublishResponse, error) {
-	i.running.Add(1)
-	defer i.running.Done()
-	resp, err := i.VolumeServer.Publish(ctx, req)
-	i.point(ctx, atEnd)
-	return resp, err
+	return handle(ctx, i, req, i.VolumeServer.Publish)
 }
