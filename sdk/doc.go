@@ -15,7 +15,9 @@
 // path ("drivers[1].endpoint: unknown field"); FieldErrors, Duration and
 // UnixSocketPath help with the plugin's own checks.
 //
-// The conformance kits sdk/runtimetest and sdk/volumetest check an
+// sdk/mount has the idempotent mount steps of a volume plugin (bind once,
+// format and mount, unmount and remove, metrics of a mount). The
+// conformance kits sdk/runtimetest and sdk/volumetest check an
 // implementation against the contract from `go test`. docs/plugin-authors.md
 // is the guide; examples/volume-scratch and examples/runtime-memory are
 // complete plugins that pass the kits.

@@ -14,12 +14,15 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/podhost/podhost/sdk/mount"
 )
 
 // fakeDriver is a CSI Identity and Node server for the plugin's tests, on a
 // real unix socket. It keeps the node semantics of a real driver: staging
-// is tracked per path, Publish creates the target directory and Unpublish
-// removes it, and Publish of an unstaged volume is FAILED_PRECONDITION when
+// is tracked per path, Publish creates the target directory (with mounts
+// set, bind-mounts the volume's data directory there, read-only when
+// asked) and Unpublish removes it, and Publish of an unstaged volume is FAILED_PRECONDITION when
 // it advertises STAGE_UNSTAGE_VOLUME. It records every call it receives.
 type fakeDriver struct {
 	csi.UnimplementedIdentityServer
@@ -40,6 +43,10 @@ type fakeDriver struct {
 	calls     []fakeCall
 	staged    map[string]string // staging path -> volume id
 	published map[string]string // target path -> volume id
+	// mounts makes Publish mount for real, as the conformance kit needs;
+	// root then holds a data directory per volume.
+	mounts bool
+	root   string
 
 	srv *grpc.Server
 }
@@ -91,6 +98,9 @@ func socketDir(t *testing.T) string {
 func (f *fakeDriver) serve(t *testing.T, path string) {
 	t.Helper()
 	_ = os.Remove(path)
+	if f.mounts && f.root == "" {
+		f.root = t.TempDir()
+	}
 	l, err := net.Listen("unix", path)
 	if err != nil {
 		t.Fatalf("listening on %s: %v", path, err)
@@ -216,11 +226,24 @@ func (f *fakeDriver) NodePublishVolume(ctx context.Context, req *csi.NodePublish
 	if f.hasCap(stageCap) && f.staged[req.GetStagingTargetPath()] != req.GetVolumeId() {
 		return nil, status.Errorf(codes.FailedPrecondition, "volume %s is not staged at %q", req.GetVolumeId(), req.GetStagingTargetPath())
 	}
-	if err := os.MkdirAll(req.GetTargetPath(), 0o750); err != nil {
+	if err := f.publish(req.GetVolumeId(), req.GetTargetPath(), req.GetReadonly()); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
 	f.published[filepath.Clean(req.GetTargetPath())] = req.GetVolumeId()
 	return &csi.NodePublishVolumeResponse{}, nil
+}
+
+// publish makes target show volume id: a plain directory, or with mounts
+// set a bind mount of the volume's data directory.
+func (f *fakeDriver) publish(id, target string, readonly bool) error {
+	if !f.mounts {
+		return os.MkdirAll(target, 0o750)
+	}
+	data := filepath.Join(f.root, id)
+	if err := os.MkdirAll(data, 0o750); err != nil {
+		return err
+	}
+	return mount.BindOnce(data, target, readonly)
 }
 
 func (f *fakeDriver) NodeUnpublishVolume(ctx context.Context, req *csi.NodeUnpublishVolumeRequest) (*csi.NodeUnpublishVolumeResponse, error) {
@@ -229,7 +252,11 @@ func (f *fakeDriver) NodeUnpublishVolume(ctx context.Context, req *csi.NodeUnpub
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := os.RemoveAll(req.GetTargetPath()); err != nil {
+	remove := os.RemoveAll
+	if f.mounts {
+		remove = mount.UnmountAndRemove
+	}
+	if err := remove(req.GetTargetPath()); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
 	delete(f.published, filepath.Clean(req.GetTargetPath()))

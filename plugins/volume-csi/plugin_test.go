@@ -16,10 +16,11 @@ func TestPluginIsServable(t *testing.T) {
 }
 
 // TestConformance runs the volume kit against volume-csi in front of the
-// fake driver, which stages and serves stats.
+// fake driver, which stages, serves stats and mounts for real.
 func TestConformance(t *testing.T) {
 	volumetest.Run(t, func(t *testing.T) volumetest.Setup {
 		f := newFakeDriver("fake.csi", stageCap, statsCap)
+		f.mounts = true
 		sock := filepath.Join(socketDir(t), "d.sock")
 		f.serve(t, sock)
 		p := newPlugin("test")
