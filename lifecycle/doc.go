@@ -38,10 +38,21 @@
 // (MirrorPodDeleter, skipping those whose static pod is still terminating),
 // config gauges, re-creation of desired pods unknown to the worker, kills of
 // deleted terminal pods and of runtime pods unknown to the worker, and
-// kubelet_working_pods. The kubelet's probe cleanup, user-namespace
-// release, pod cgroup removal and back-off GC are left out: podhost has no
-// probes, user namespaces or QoS cgroups yet, and container back-off is
-// owned by the runtime plugin.
+// kubelet_working_pods. The kubelet's user-namespace release, pod cgroup
+// removal and back-off GC are left out: podhost has no user namespaces or
+// QoS cgroups yet, and container back-off is owned by the runtime plugin.
+// Probe workers are stopped by the Syncer (SyncTerminatingPod) rather than
+// by housekeeping.
+//
+// Probes: ProbeManager runs one worker per liveness, readiness and startup
+// probe of each container (probeState is its deterministic state machine:
+// initial delay, period, thresholds, startup gating, no probe while
+// terminating or not running). Results go to ProbeResults, which the
+// StatusManager reads (its Probes field) for each container's started and
+// ready and the ContainersReady and Ready conditions; a liveness or
+// startup failure past its threshold kills the container through a
+// ContainerKiller. The probes themselves are run by a ProbeRunner of the
+// host.
 //
 // Duties of the drivers:
 //

@@ -44,15 +44,7 @@ func GeneratePodStatus(pod *v1.Pod, rs *PodStatus, cached v1.PodStatus, podIsTer
 	if s.Phase == old.Phase {
 		s.Reason, s.Message = old.Reason, old.Message
 	}
-	ready := v1.ConditionTrue
-	if len(s.ContainerStatuses) == 0 || isTerminalPhase(s.Phase) {
-		ready = v1.ConditionFalse
-	}
-	for _, c := range s.ContainerStatuses {
-		if !c.Ready {
-			ready = v1.ConditionFalse
-		}
-	}
+	ready := readyCondition(&s)
 	initialized := v1.ConditionFalse
 	if initDone(pod, rs) {
 		initialized = v1.ConditionTrue
@@ -138,8 +130,8 @@ func (cc containerConversion) convert(specs []v1.Container, old []v1.ContainerSt
 			}
 		}
 		if c.State.Running != nil {
-			// podhost runs no probes: a running container is started and
-			// ready.
+			// Started and ready until the probes say otherwise: the
+			// status manager applies them (applyProbes).
 			started := true
 			c.Ready, c.Started = true, &started
 		}

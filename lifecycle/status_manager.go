@@ -56,6 +56,7 @@ type StatusManager struct {
 	pods     PodStateProvider
 	lookup   PodLookup
 	metrics  *Metrics
+	probes   ProbeView
 	log      *slog.Logger
 	statuses map[types.UID]*versionedPodStatus
 	// apiVersions is the last version written per sink UID (mirror UID for
@@ -74,6 +75,10 @@ type StatusManagerConfig struct {
 	Lookup  PodLookup
 	Metrics *Metrics
 	Logger  *slog.Logger
+	// Probes, when set, decide started and ready of running containers
+	// and so the ContainersReady and Ready conditions. Nil means every
+	// running container is started and ready.
+	Probes ProbeView
 }
 
 // NewStatusManager returns an empty status manager.
@@ -83,7 +88,7 @@ func NewStatusManager(cfg StatusManagerConfig) *StatusManager {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &StatusManager{
-		clock: cfg.Clock, sink: cfg.Sink, pods: cfg.Pods, lookup: cfg.Lookup, metrics: cfg.Metrics, log: log,
+		clock: cfg.Clock, sink: cfg.Sink, pods: cfg.Pods, lookup: cfg.Lookup, metrics: cfg.Metrics, probes: cfg.Probes, log: log,
 		statuses:    map[types.UID]*versionedPodStatus{},
 		apiVersions: map[types.UID]uint64{},
 		doorbell:    make(chan struct{}, 1),
@@ -149,6 +154,18 @@ func (m *StatusManager) TerminatePod(pod *v1.Pod) {
 	m.updateLocked(pod, status, true, true)
 }
 
+// RefreshProbes applies the probe results again to the cached status of
+// the pod: the probe workers call it when a result changed.
+func (m *StatusManager) RefreshProbes(uid types.UID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cached, ok := m.statuses[uid]
+	if !ok || m.probes == nil {
+		return
+	}
+	m.updateLocked(cached.pod, *cached.status.DeepCopy(), false, cached.podIsFinished)
+}
+
 // RemoveOrphanedStatuses forgets every status whose UID is not kept.
 func (m *StatusManager) RemoveOrphanedStatuses(keep map[types.UID]struct{}) {
 	m.mu.Lock()
@@ -189,6 +206,9 @@ func (m *StatusManager) updateLocked(pod *v1.Pod, status v1.PodStatus, force, po
 		m.log.Error("illegal phase transition; keeping the terminal phase", "pod", PodFullName(pod), "uid", pod.UID,
 			"from", old.Phase, "to", status.Phase)
 		status.Phase, status.Reason, status.Message = old.Phase, old.Reason, old.Message
+	}
+	if m.probes != nil {
+		applyProbes(pod, &status, m.probes)
 	}
 	if pod.DeletionTimestamp != nil || (m.pods != nil && m.pods.IsPodTerminationRequested(pod.UID)) {
 		suppressNewStarts(old.ContainerStatuses, status.ContainerStatuses)

@@ -34,6 +34,17 @@ type Syncer struct {
 	// latencies are measured on it from the config.seen annotation.
 	Metrics *Metrics
 	Clock   Clock
+	// Probes, when set, runs the pod's probes from its first SyncPod until
+	// termination is requested.
+	Probes PodProbes
+}
+
+// PodProbes starts and stops the probe workers of pods; *ProbeManager
+// implements it.
+type PodProbes interface {
+	AddPod(pod *v1.Pod)
+	StopPod(uid types.UID)
+	RemovePod(uid types.UID)
 }
 
 func (s *Syncer) cached(uid types.UID) v1.PodStatus {
@@ -75,6 +86,9 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType UpdateType, pod, _ *v1.
 	if err := s.mayStart(ctx, pod); err != nil {
 		return false, err
 	}
+	if s.Probes != nil {
+		s.Probes.AddPod(pod)
+	}
 	if err := s.Runtime.SyncPod(ctx, pod, status); err != nil {
 		return false, fmt.Errorf("syncing pod %s: %w", PodFullName(pod), err)
 	}
@@ -105,6 +119,9 @@ func (s *Syncer) observe(record func(firstSeen, now time.Time), firstSeen time.T
 // the grace period, checks that nothing runs and reports the stopped
 // status with the exit codes captured.
 func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, status *PodStatus, gracePeriod *int64, statusFn func(*v1.PodStatus)) error {
+	if s.Probes != nil {
+		s.Probes.StopPod(pod.UID)
+	}
 	api := GeneratePodStatus(pod, status, s.cached(pod.UID), false, s.Reasons)
 	if statusFn != nil {
 		statusFn(&api)
@@ -151,6 +168,9 @@ func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, pod *RunningPod)
 // SyncTerminatedPod writes the final status, waits for volumes to be
 // unmounted and marks the status finished.
 func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, status *PodStatus) error {
+	if s.Probes != nil {
+		s.Probes.RemovePod(pod.UID)
+	}
 	s.Status.SetPodStatus(pod, GeneratePodStatus(pod, status, s.cached(pod.UID), true, s.Reasons))
 	if s.Volumes != nil {
 		if err := s.Volumes.UnmountPod(ctx, pod); err != nil {

@@ -1,0 +1,140 @@
+package lifecycle
+
+import (
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// ProbeView tells the status generation whether a running container has
+// started and is ready. The status manager applies it to every status it
+// caches.
+type ProbeView interface {
+	// ContainerProbes returns started and ready for the running instance
+	// containerID of the named container of pod.
+	ContainerProbes(pod *v1.Pod, container, containerID string) (started, ready bool)
+}
+
+type probeKey struct {
+	uid       types.UID
+	container string
+	kind      ProbeKind
+}
+
+type probeEntry struct {
+	containerID string
+	result      ProbeResult
+}
+
+// ProbeResults is the results cache of the probe workers: the last result
+// of each probe for one container instance. It is safe for concurrent use.
+type ProbeResults struct {
+	mu sync.Mutex
+	m  map[probeKey]probeEntry
+}
+
+// NewProbeResults returns an empty cache.
+func NewProbeResults() *ProbeResults { return &ProbeResults{m: map[probeKey]probeEntry{}} }
+
+// Set stores the result of a probe for a container instance and reports
+// whether it changed.
+func (r *ProbeResults) Set(uid types.UID, container string, kind ProbeKind, containerID string, res ProbeResult) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := probeKey{uid, container, kind}
+	e := probeEntry{containerID, res}
+	if r.m[k] == e {
+		return false
+	}
+	r.m[k] = e
+	return true
+}
+
+// Get returns the stored result of a probe of the container instance.
+func (r *ProbeResults) Get(uid types.UID, container string, kind ProbeKind, containerID string) (ProbeResult, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.m[probeKey{uid, container, kind}]
+	if !ok || e.containerID != containerID {
+		return ProbeUnknown, false
+	}
+	return e.result, true
+}
+
+// RemovePod forgets every result of the pod.
+func (r *ProbeResults) RemovePod(uid types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k := range r.m {
+		if k.uid == uid {
+			delete(r.m, k)
+		}
+	}
+}
+
+// ContainerProbes implements ProbeView: a container without a startup
+// probe has started; one with it has started once the probe succeeded for
+// this instance. A container is ready only once started, and then when it
+// has no readiness probe or its readiness probe succeeded.
+func (r *ProbeResults) ContainerProbes(pod *v1.Pod, container, containerID string) (started, ready bool) {
+	spec := specContainer(pod, container)
+	if spec == nil {
+		return true, true
+	}
+	started = r.passed(pod.UID, spec, Startup, containerID)
+	return started, started && r.passed(pod.UID, spec, Readiness, containerID)
+}
+
+// passed is true when the container has no probe of the kind or its
+// result for the instance is success.
+func (r *ProbeResults) passed(uid types.UID, c *v1.Container, k ProbeKind, containerID string) bool {
+	if probeOf(c, k) == nil {
+		return true
+	}
+	res, _ := r.Get(uid, c.Name, k, containerID)
+	return res == ProbeSuccess
+}
+
+// specContainer returns the app container named name, or nil.
+func specContainer(pod *v1.Pod, name string) *v1.Container {
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == name {
+			return &pod.Spec.Containers[i]
+		}
+	}
+	return nil
+}
+
+// applyProbes sets started and ready of every running app container from
+// the view and derives the ContainersReady and Ready conditions again.
+func applyProbes(pod *v1.Pod, s *v1.PodStatus, view ProbeView) {
+	for i := range s.ContainerStatuses {
+		c := &s.ContainerStatuses[i]
+		if c.State.Running == nil {
+			continue
+		}
+		started, ready := view.ContainerProbes(pod, c.Name, c.ContainerID)
+		c.Started, c.Ready = &started, ready
+	}
+	ready := readyCondition(s)
+	for i := range s.Conditions {
+		if t := s.Conditions[i].Type; t == v1.ContainersReady || t == v1.PodReady {
+			s.Conditions[i].Status = ready
+		}
+	}
+}
+
+// readyCondition is True when the pod is not terminal, has containers and
+// every one of them is ready.
+func readyCondition(s *v1.PodStatus) v1.ConditionStatus {
+	if len(s.ContainerStatuses) == 0 || isTerminalPhase(s.Phase) {
+		return v1.ConditionFalse
+	}
+	for _, c := range s.ContainerStatuses {
+		if !c.Ready {
+			return v1.ConditionFalse
+		}
+	}
+	return v1.ConditionTrue
+}
