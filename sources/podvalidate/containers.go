@@ -24,10 +24,14 @@ func validateContainers(spec *v1.PodSpec, volumes sets.Set[string], path *field.
 	}
 	names := sets.New[string]()
 	for i := range spec.InitContainers {
-		allErrs = append(allErrs, validateContainer(&spec.InitContainers[i], names, volumes, path.Child("initContainers").Index(i))...)
+		p := path.Child("initContainers").Index(i)
+		allErrs = append(allErrs, validateContainer(&spec.InitContainers[i], names, volumes, p)...)
+		allErrs = append(allErrs, validateProbesAndHooks(&spec.InitContainers[i], spec.TerminationGracePeriodSeconds, true, p)...)
 	}
 	for i := range spec.Containers {
-		allErrs = append(allErrs, validateContainer(&spec.Containers[i], names, volumes, path.Child("containers").Index(i))...)
+		p := path.Child("containers").Index(i)
+		allErrs = append(allErrs, validateContainer(&spec.Containers[i], names, volumes, p)...)
+		allErrs = append(allErrs, validateProbesAndHooks(&spec.Containers[i], spec.TerminationGracePeriodSeconds, false, p)...)
 	}
 	return allErrs
 }
