@@ -8,6 +8,6 @@ import (
 
 func TestConformance(t *testing.T) {
 	runtimetest.Run(t, func(t *testing.T) runtimetest.Setup {
-		return runtimetest.Setup{Plugin: newPlugin("test")}
+		return runtimetest.Setup{Plugin: newPlugin("test"), ExecSucceeds: []string{"true"}, ExecFails: []string{"false"}}
 	})
 }

@@ -39,12 +39,14 @@ func TestWithContainerd(t *testing.T) {
 	t.Run("conformance", func(t *testing.T) {
 		runtimetest.Run(t, func(t *testing.T) runtimetest.Setup {
 			return runtimetest.Setup{
-				Plugin:      testPlugin(t),
-				Config:      config,
-				Image:       localimages.BusyboxName,
-				Sandbox:     hostNetwork,
-				Container:   func(c *runtimev1.ContainerConfig) { c.Command = runningCommand },
-				CallTimeout: callTimeout,
+				Plugin:       testPlugin(t),
+				Config:       config,
+				Image:        localimages.BusyboxName,
+				Sandbox:      hostNetwork,
+				Container:    func(c *runtimev1.ContainerConfig) { c.Command = runningCommand },
+				ExecSucceeds: []string{"true"},
+				ExecFails:    []string{"sh", "-c", "exit 3"},
+				CallTimeout:  callTimeout,
 			}
 		})
 	})

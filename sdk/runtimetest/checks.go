@@ -41,6 +41,7 @@ var checks = []check{
 	{name: "CreateContainer with an absent image is NOT_FOUND", run: checkCreateWithAbsentImage},
 	{name: "container lifecycle", run: checkContainerLifecycle},
 	{name: "a killed container reports its exit code", run: checkExitCodes},
+	{name: "ExecSync runs commands in running containers only", run: checkExecSync},
 	{name: "ListContainers filters by label, sandbox, id and state", run: checkListContainers},
 	{name: "EnsureImage makes the image present", run: checkEnsureImage},
 	{name: "an absent image", run: checkAbsentImage},

@@ -13,6 +13,7 @@
 // label with their labels unchanged, idempotent stop and remove, the exit
 // code of a killed container (never 0, and never a listed exit code
 // without its finish time), NOT_FOUND for unknown objects, images, the
+// ExecSync in each container state, the
 // Events stream (UNIMPLEMENTED unless the plugin lists "runtime.events"),
 // INVALID_ARGUMENT for missing arguments, and that every error code is one
 // the contract allows. Each subtest gets a
@@ -62,6 +63,10 @@ type Setup struct {
 	// Container adjusts each container config before CreateContainer, e.g.
 	// to set a command. Nil leaves it as the kit made it.
 	Container func(*runtimev1.ContainerConfig)
+	// ExecSucceeds and ExecFails, when set, are commands that exit 0 and
+	// non-zero in a running container of Image; the ExecSync check runs
+	// them. Nil skips that part (the default image has no commands).
+	ExecSucceeds, ExecFails []string
 	// CallTimeout bounds each call and each wait for an event; zero means
 	// 30 seconds. Pulls happen within it.
 	CallTimeout time.Duration

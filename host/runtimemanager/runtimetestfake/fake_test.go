@@ -13,6 +13,6 @@ import (
 // nothing from the plugin side.
 func TestConformance(t *testing.T) {
 	runtimetest.Run(t, func(t *testing.T) runtimetest.Setup {
-		return runtimetest.Setup{Plugin: sdk.Plugin{Name: "runtime-fake", Version: "test", Kind: sdk.KindRuntime, Runtime: New(nil)}}
+		return runtimetest.Setup{Plugin: sdk.Plugin{Name: "runtime-fake", Version: "test", Kind: sdk.KindRuntime, Runtime: New(nil)}, ExecSucceeds: []string{"true"}, ExecFails: []string{"false"}}
 	})
 }

@@ -2576,6 +2576,127 @@ func (*ReopenContainerLogResponse) Descriptor() ([]byte, []int) {
 	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{40}
 }
 
+type ExecSyncRequest struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	ContainerId string                 `protobuf:"bytes,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	// cmd is the command and its arguments; it must not be empty.
+	Cmd            []string `protobuf:"bytes,2,rep,name=cmd,proto3" json:"cmd,omitempty"`
+	TimeoutSeconds int64    `protobuf:"varint,3,opt,name=timeout_seconds,json=timeoutSeconds,proto3" json:"timeout_seconds,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ExecSyncRequest) Reset() {
+	*x = ExecSyncRequest{}
+	mi := &file_runtime_v1_runtime_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecSyncRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecSyncRequest) ProtoMessage() {}
+
+func (x *ExecSyncRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_runtime_v1_runtime_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecSyncRequest.ProtoReflect.Descriptor instead.
+func (*ExecSyncRequest) Descriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *ExecSyncRequest) GetContainerId() string {
+	if x != nil {
+		return x.ContainerId
+	}
+	return ""
+}
+
+func (x *ExecSyncRequest) GetCmd() []string {
+	if x != nil {
+		return x.Cmd
+	}
+	return nil
+}
+
+func (x *ExecSyncRequest) GetTimeoutSeconds() int64 {
+	if x != nil {
+		return x.TimeoutSeconds
+	}
+	return 0
+}
+
+type ExecSyncResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Stdout        []byte                 `protobuf:"bytes,1,opt,name=stdout,proto3" json:"stdout,omitempty"`
+	Stderr        []byte                 `protobuf:"bytes,2,opt,name=stderr,proto3" json:"stderr,omitempty"`
+	ExitCode      int32                  `protobuf:"varint,3,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecSyncResponse) Reset() {
+	*x = ExecSyncResponse{}
+	mi := &file_runtime_v1_runtime_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecSyncResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecSyncResponse) ProtoMessage() {}
+
+func (x *ExecSyncResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_runtime_v1_runtime_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecSyncResponse.ProtoReflect.Descriptor instead.
+func (*ExecSyncResponse) Descriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *ExecSyncResponse) GetStdout() []byte {
+	if x != nil {
+		return x.Stdout
+	}
+	return nil
+}
+
+func (x *ExecSyncResponse) GetStderr() []byte {
+	if x != nil {
+		return x.Stderr
+	}
+	return nil
+}
+
+func (x *ExecSyncResponse) GetExitCode() int32 {
+	if x != nil {
+		return x.ExitCode
+	}
+	return 0
+}
+
 type Image struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Resolved reference (digest or id).
@@ -2589,7 +2710,7 @@ type Image struct {
 
 func (x *Image) Reset() {
 	*x = Image{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[41]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2601,7 +2722,7 @@ func (x *Image) String() string {
 func (*Image) ProtoMessage() {}
 
 func (x *Image) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[41]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2614,7 +2735,7 @@ func (x *Image) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Image.ProtoReflect.Descriptor instead.
 func (*Image) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{41}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *Image) GetId() string {
@@ -2655,7 +2776,7 @@ type EnsureImageRequest struct {
 
 func (x *EnsureImageRequest) Reset() {
 	*x = EnsureImageRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[42]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2667,7 +2788,7 @@ func (x *EnsureImageRequest) String() string {
 func (*EnsureImageRequest) ProtoMessage() {}
 
 func (x *EnsureImageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[42]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2680,7 +2801,7 @@ func (x *EnsureImageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnsureImageRequest.ProtoReflect.Descriptor instead.
 func (*EnsureImageRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{42}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *EnsureImageRequest) GetImage() string {
@@ -2709,7 +2830,7 @@ type EnsureImageResponse struct {
 
 func (x *EnsureImageResponse) Reset() {
 	*x = EnsureImageResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[43]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2721,7 +2842,7 @@ func (x *EnsureImageResponse) String() string {
 func (*EnsureImageResponse) ProtoMessage() {}
 
 func (x *EnsureImageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[43]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2734,7 +2855,7 @@ func (x *EnsureImageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnsureImageResponse.ProtoReflect.Descriptor instead.
 func (*EnsureImageResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{43}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *EnsureImageResponse) GetImageRef() string {
@@ -2760,7 +2881,7 @@ type ImageStatusRequest struct {
 
 func (x *ImageStatusRequest) Reset() {
 	*x = ImageStatusRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[44]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2772,7 +2893,7 @@ func (x *ImageStatusRequest) String() string {
 func (*ImageStatusRequest) ProtoMessage() {}
 
 func (x *ImageStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[44]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2785,7 +2906,7 @@ func (x *ImageStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImageStatusRequest.ProtoReflect.Descriptor instead.
 func (*ImageStatusRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{44}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ImageStatusRequest) GetImage() string {
@@ -2805,7 +2926,7 @@ type ImageStatusResponse struct {
 
 func (x *ImageStatusResponse) Reset() {
 	*x = ImageStatusResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[45]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2817,7 +2938,7 @@ func (x *ImageStatusResponse) String() string {
 func (*ImageStatusResponse) ProtoMessage() {}
 
 func (x *ImageStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[45]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2830,7 +2951,7 @@ func (x *ImageStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImageStatusResponse.ProtoReflect.Descriptor instead.
 func (*ImageStatusResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{45}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ImageStatusResponse) GetPresent() bool {
@@ -2855,7 +2976,7 @@ type ListImagesRequest struct {
 
 func (x *ListImagesRequest) Reset() {
 	*x = ListImagesRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[46]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2867,7 +2988,7 @@ func (x *ListImagesRequest) String() string {
 func (*ListImagesRequest) ProtoMessage() {}
 
 func (x *ListImagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[46]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2880,7 +3001,7 @@ func (x *ListImagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListImagesRequest.ProtoReflect.Descriptor instead.
 func (*ListImagesRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{46}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{48}
 }
 
 type ListImagesResponse struct {
@@ -2892,7 +3013,7 @@ type ListImagesResponse struct {
 
 func (x *ListImagesResponse) Reset() {
 	*x = ListImagesResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[47]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2904,7 +3025,7 @@ func (x *ListImagesResponse) String() string {
 func (*ListImagesResponse) ProtoMessage() {}
 
 func (x *ListImagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[47]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2917,7 +3038,7 @@ func (x *ListImagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListImagesResponse.ProtoReflect.Descriptor instead.
 func (*ListImagesResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{47}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ListImagesResponse) GetImages() []*Image {
@@ -2936,7 +3057,7 @@ type RemoveImageRequest struct {
 
 func (x *RemoveImageRequest) Reset() {
 	*x = RemoveImageRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[48]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2948,7 +3069,7 @@ func (x *RemoveImageRequest) String() string {
 func (*RemoveImageRequest) ProtoMessage() {}
 
 func (x *RemoveImageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[48]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2961,7 +3082,7 @@ func (x *RemoveImageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveImageRequest.ProtoReflect.Descriptor instead.
 func (*RemoveImageRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{48}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *RemoveImageRequest) GetImage() string {
@@ -2979,7 +3100,7 @@ type RemoveImageResponse struct {
 
 func (x *RemoveImageResponse) Reset() {
 	*x = RemoveImageResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[49]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2991,7 +3112,7 @@ func (x *RemoveImageResponse) String() string {
 func (*RemoveImageResponse) ProtoMessage() {}
 
 func (x *RemoveImageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[49]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3004,7 +3125,7 @@ func (x *RemoveImageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveImageResponse.ProtoReflect.Descriptor instead.
 func (*RemoveImageResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{49}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{51}
 }
 
 type EventsRequest struct {
@@ -3015,7 +3136,7 @@ type EventsRequest struct {
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[50]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3027,7 +3148,7 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[50]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3040,7 +3161,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{50}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{52}
 }
 
 type Event struct {
@@ -3059,7 +3180,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[51]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3071,7 +3192,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[51]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3084,7 +3205,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{51}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *Event) GetType() EventType {
@@ -3319,7 +3440,15 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"containers\">\n" +
 	"\x19ReopenContainerLogRequest\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\tR\vcontainerId\"\x1c\n" +
-	"\x1aReopenContainerLogResponse\"v\n" +
+	"\x1aReopenContainerLogResponse\"o\n" +
+	"\x0fExecSyncRequest\x12!\n" +
+	"\fcontainer_id\x18\x01 \x01(\tR\vcontainerId\x12\x10\n" +
+	"\x03cmd\x18\x02 \x03(\tR\x03cmd\x12'\n" +
+	"\x0ftimeout_seconds\x18\x03 \x01(\x03R\x0etimeoutSeconds\"_\n" +
+	"\x10ExecSyncResponse\x12\x16\n" +
+	"\x06stdout\x18\x01 \x01(\fR\x06stdout\x12\x16\n" +
+	"\x06stderr\x18\x02 \x01(\fR\x06stderr\x12\x1b\n" +
+	"\texit_code\x18\x03 \x01(\x05R\bexitCode\"v\n" +
 	"\x05Image\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
 	"\trepo_tags\x18\x02 \x03(\tR\brepoTags\x12!\n" +
@@ -3379,7 +3508,7 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"\x1cEVENT_TYPE_CONTAINER_REMOVED\x10\x04\x12\x1c\n" +
 	"\x18EVENT_TYPE_SANDBOX_READY\x10\x05\x12\x1f\n" +
 	"\x1bEVENT_TYPE_SANDBOX_NOTREADY\x10\x06\x12\x1e\n" +
-	"\x1aEVENT_TYPE_SANDBOX_REMOVED\x10\a2\xd5\x0e\n" +
+	"\x1aEVENT_TYPE_SANDBOX_REMOVED\x10\a2\xac\x0f\n" +
 	"\aRuntime\x12R\n" +
 	"\aVersion\x12\".podhost.runtime.v1.VersionRequest\x1a#.podhost.runtime.v1.VersionResponse\x12O\n" +
 	"\x06Status\x12!.podhost.runtime.v1.StatusRequest\x1a\".podhost.runtime.v1.StatusResponse\x12[\n" +
@@ -3395,7 +3524,8 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"\x0fRemoveContainer\x12*.podhost.runtime.v1.RemoveContainerRequest\x1a+.podhost.runtime.v1.RemoveContainerResponse\x12j\n" +
 	"\x0fContainerStatus\x12*.podhost.runtime.v1.ContainerStatusRequest\x1a+.podhost.runtime.v1.ContainerStatusResponse\x12g\n" +
 	"\x0eListContainers\x12).podhost.runtime.v1.ListContainersRequest\x1a*.podhost.runtime.v1.ListContainersResponse\x12s\n" +
-	"\x12ReopenContainerLog\x12-.podhost.runtime.v1.ReopenContainerLogRequest\x1a..podhost.runtime.v1.ReopenContainerLogResponse\x12^\n" +
+	"\x12ReopenContainerLog\x12-.podhost.runtime.v1.ReopenContainerLogRequest\x1a..podhost.runtime.v1.ReopenContainerLogResponse\x12U\n" +
+	"\bExecSync\x12#.podhost.runtime.v1.ExecSyncRequest\x1a$.podhost.runtime.v1.ExecSyncResponse\x12^\n" +
 	"\vEnsureImage\x12&.podhost.runtime.v1.EnsureImageRequest\x1a'.podhost.runtime.v1.EnsureImageResponse\x12^\n" +
 	"\vImageStatus\x12&.podhost.runtime.v1.ImageStatusRequest\x1a'.podhost.runtime.v1.ImageStatusResponse\x12[\n" +
 	"\n" +
@@ -3416,7 +3546,7 @@ func file_runtime_v1_runtime_proto_rawDescGZIP() []byte {
 }
 
 var file_runtime_v1_runtime_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_runtime_v1_runtime_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
+var file_runtime_v1_runtime_proto_msgTypes = make([]protoimpl.MessageInfo, 65)
 var file_runtime_v1_runtime_proto_goTypes = []any{
 	(SandboxState)(0),                  // 0: podhost.runtime.v1.SandboxState
 	(ContainerState)(0),                // 1: podhost.runtime.v1.ContainerState
@@ -3463,67 +3593,69 @@ var file_runtime_v1_runtime_proto_goTypes = []any{
 	(*ListContainersResponse)(nil),     // 42: podhost.runtime.v1.ListContainersResponse
 	(*ReopenContainerLogRequest)(nil),  // 43: podhost.runtime.v1.ReopenContainerLogRequest
 	(*ReopenContainerLogResponse)(nil), // 44: podhost.runtime.v1.ReopenContainerLogResponse
-	(*Image)(nil),                      // 45: podhost.runtime.v1.Image
-	(*EnsureImageRequest)(nil),         // 46: podhost.runtime.v1.EnsureImageRequest
-	(*EnsureImageResponse)(nil),        // 47: podhost.runtime.v1.EnsureImageResponse
-	(*ImageStatusRequest)(nil),         // 48: podhost.runtime.v1.ImageStatusRequest
-	(*ImageStatusResponse)(nil),        // 49: podhost.runtime.v1.ImageStatusResponse
-	(*ListImagesRequest)(nil),          // 50: podhost.runtime.v1.ListImagesRequest
-	(*ListImagesResponse)(nil),         // 51: podhost.runtime.v1.ListImagesResponse
-	(*RemoveImageRequest)(nil),         // 52: podhost.runtime.v1.RemoveImageRequest
-	(*RemoveImageResponse)(nil),        // 53: podhost.runtime.v1.RemoveImageResponse
-	(*EventsRequest)(nil),              // 54: podhost.runtime.v1.EventsRequest
-	(*Event)(nil),                      // 55: podhost.runtime.v1.Event
-	nil,                                // 56: podhost.runtime.v1.SandboxConfig.LabelsEntry
-	nil,                                // 57: podhost.runtime.v1.SandboxConfig.AnnotationsEntry
-	nil,                                // 58: podhost.runtime.v1.Sandbox.LabelsEntry
-	nil,                                // 59: podhost.runtime.v1.Sandbox.AnnotationsEntry
-	nil,                                // 60: podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
-	nil,                                // 61: podhost.runtime.v1.ContainerConfig.LabelsEntry
-	nil,                                // 62: podhost.runtime.v1.ContainerConfig.AnnotationsEntry
-	nil,                                // 63: podhost.runtime.v1.Container.LabelsEntry
-	nil,                                // 64: podhost.runtime.v1.Container.AnnotationsEntry
-	nil,                                // 65: podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
-	nil,                                // 66: podhost.runtime.v1.Event.LabelsEntry
+	(*ExecSyncRequest)(nil),            // 45: podhost.runtime.v1.ExecSyncRequest
+	(*ExecSyncResponse)(nil),           // 46: podhost.runtime.v1.ExecSyncResponse
+	(*Image)(nil),                      // 47: podhost.runtime.v1.Image
+	(*EnsureImageRequest)(nil),         // 48: podhost.runtime.v1.EnsureImageRequest
+	(*EnsureImageResponse)(nil),        // 49: podhost.runtime.v1.EnsureImageResponse
+	(*ImageStatusRequest)(nil),         // 50: podhost.runtime.v1.ImageStatusRequest
+	(*ImageStatusResponse)(nil),        // 51: podhost.runtime.v1.ImageStatusResponse
+	(*ListImagesRequest)(nil),          // 52: podhost.runtime.v1.ListImagesRequest
+	(*ListImagesResponse)(nil),         // 53: podhost.runtime.v1.ListImagesResponse
+	(*RemoveImageRequest)(nil),         // 54: podhost.runtime.v1.RemoveImageRequest
+	(*RemoveImageResponse)(nil),        // 55: podhost.runtime.v1.RemoveImageResponse
+	(*EventsRequest)(nil),              // 56: podhost.runtime.v1.EventsRequest
+	(*Event)(nil),                      // 57: podhost.runtime.v1.Event
+	nil,                                // 58: podhost.runtime.v1.SandboxConfig.LabelsEntry
+	nil,                                // 59: podhost.runtime.v1.SandboxConfig.AnnotationsEntry
+	nil,                                // 60: podhost.runtime.v1.Sandbox.LabelsEntry
+	nil,                                // 61: podhost.runtime.v1.Sandbox.AnnotationsEntry
+	nil,                                // 62: podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
+	nil,                                // 63: podhost.runtime.v1.ContainerConfig.LabelsEntry
+	nil,                                // 64: podhost.runtime.v1.ContainerConfig.AnnotationsEntry
+	nil,                                // 65: podhost.runtime.v1.Container.LabelsEntry
+	nil,                                // 66: podhost.runtime.v1.Container.AnnotationsEntry
+	nil,                                // 67: podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
+	nil,                                // 68: podhost.runtime.v1.Event.LabelsEntry
 }
 var file_runtime_v1_runtime_proto_depIdxs = []int32{
 	8,  // 0: podhost.runtime.v1.StatusResponse.conditions:type_name -> podhost.runtime.v1.Condition
 	9,  // 1: podhost.runtime.v1.SandboxConfig.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
-	56, // 2: podhost.runtime.v1.SandboxConfig.labels:type_name -> podhost.runtime.v1.SandboxConfig.LabelsEntry
-	57, // 3: podhost.runtime.v1.SandboxConfig.annotations:type_name -> podhost.runtime.v1.SandboxConfig.AnnotationsEntry
+	58, // 2: podhost.runtime.v1.SandboxConfig.labels:type_name -> podhost.runtime.v1.SandboxConfig.LabelsEntry
+	59, // 3: podhost.runtime.v1.SandboxConfig.annotations:type_name -> podhost.runtime.v1.SandboxConfig.AnnotationsEntry
 	11, // 4: podhost.runtime.v1.SandboxConfig.dns:type_name -> podhost.runtime.v1.DNSConfig
 	9,  // 5: podhost.runtime.v1.Sandbox.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
 	0,  // 6: podhost.runtime.v1.Sandbox.state:type_name -> podhost.runtime.v1.SandboxState
-	58, // 7: podhost.runtime.v1.Sandbox.labels:type_name -> podhost.runtime.v1.Sandbox.LabelsEntry
-	59, // 8: podhost.runtime.v1.Sandbox.annotations:type_name -> podhost.runtime.v1.Sandbox.AnnotationsEntry
+	60, // 7: podhost.runtime.v1.Sandbox.labels:type_name -> podhost.runtime.v1.Sandbox.LabelsEntry
+	61, // 8: podhost.runtime.v1.Sandbox.annotations:type_name -> podhost.runtime.v1.Sandbox.AnnotationsEntry
 	10, // 9: podhost.runtime.v1.RunSandboxRequest.config:type_name -> podhost.runtime.v1.SandboxConfig
 	12, // 10: podhost.runtime.v1.SandboxStatusResponse.sandbox:type_name -> podhost.runtime.v1.Sandbox
 	0,  // 11: podhost.runtime.v1.SandboxFilter.state:type_name -> podhost.runtime.v1.SandboxState
-	60, // 12: podhost.runtime.v1.SandboxFilter.label_selector:type_name -> podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
+	62, // 12: podhost.runtime.v1.SandboxFilter.label_selector:type_name -> podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
 	21, // 13: podhost.runtime.v1.ListSandboxesRequest.filter:type_name -> podhost.runtime.v1.SandboxFilter
 	12, // 14: podhost.runtime.v1.ListSandboxesResponse.sandboxes:type_name -> podhost.runtime.v1.Sandbox
 	24, // 15: podhost.runtime.v1.ContainerConfig.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
 	25, // 16: podhost.runtime.v1.ContainerConfig.envs:type_name -> podhost.runtime.v1.KeyValue
 	26, // 17: podhost.runtime.v1.ContainerConfig.mounts:type_name -> podhost.runtime.v1.Mount
-	61, // 18: podhost.runtime.v1.ContainerConfig.labels:type_name -> podhost.runtime.v1.ContainerConfig.LabelsEntry
-	62, // 19: podhost.runtime.v1.ContainerConfig.annotations:type_name -> podhost.runtime.v1.ContainerConfig.AnnotationsEntry
+	63, // 18: podhost.runtime.v1.ContainerConfig.labels:type_name -> podhost.runtime.v1.ContainerConfig.LabelsEntry
+	64, // 19: podhost.runtime.v1.ContainerConfig.annotations:type_name -> podhost.runtime.v1.ContainerConfig.AnnotationsEntry
 	27, // 20: podhost.runtime.v1.ContainerConfig.resources:type_name -> podhost.runtime.v1.Resources
 	28, // 21: podhost.runtime.v1.CreateContainerRequest.config:type_name -> podhost.runtime.v1.ContainerConfig
 	10, // 22: podhost.runtime.v1.CreateContainerRequest.sandbox_config:type_name -> podhost.runtime.v1.SandboxConfig
 	24, // 23: podhost.runtime.v1.Container.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
 	1,  // 24: podhost.runtime.v1.Container.state:type_name -> podhost.runtime.v1.ContainerState
-	63, // 25: podhost.runtime.v1.Container.labels:type_name -> podhost.runtime.v1.Container.LabelsEntry
-	64, // 26: podhost.runtime.v1.Container.annotations:type_name -> podhost.runtime.v1.Container.AnnotationsEntry
+	65, // 25: podhost.runtime.v1.Container.labels:type_name -> podhost.runtime.v1.Container.LabelsEntry
+	66, // 26: podhost.runtime.v1.Container.annotations:type_name -> podhost.runtime.v1.Container.AnnotationsEntry
 	37, // 27: podhost.runtime.v1.ContainerStatusResponse.container:type_name -> podhost.runtime.v1.Container
 	1,  // 28: podhost.runtime.v1.ContainerFilter.state:type_name -> podhost.runtime.v1.ContainerState
-	65, // 29: podhost.runtime.v1.ContainerFilter.label_selector:type_name -> podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
+	67, // 29: podhost.runtime.v1.ContainerFilter.label_selector:type_name -> podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
 	40, // 30: podhost.runtime.v1.ListContainersRequest.filter:type_name -> podhost.runtime.v1.ContainerFilter
 	37, // 31: podhost.runtime.v1.ListContainersResponse.containers:type_name -> podhost.runtime.v1.Container
 	2,  // 32: podhost.runtime.v1.EnsureImageRequest.pull_policy:type_name -> podhost.runtime.v1.PullPolicy
-	45, // 33: podhost.runtime.v1.ImageStatusResponse.image:type_name -> podhost.runtime.v1.Image
-	45, // 34: podhost.runtime.v1.ListImagesResponse.images:type_name -> podhost.runtime.v1.Image
+	47, // 33: podhost.runtime.v1.ImageStatusResponse.image:type_name -> podhost.runtime.v1.Image
+	47, // 34: podhost.runtime.v1.ListImagesResponse.images:type_name -> podhost.runtime.v1.Image
 	3,  // 35: podhost.runtime.v1.Event.type:type_name -> podhost.runtime.v1.EventType
-	66, // 36: podhost.runtime.v1.Event.labels:type_name -> podhost.runtime.v1.Event.LabelsEntry
+	68, // 36: podhost.runtime.v1.Event.labels:type_name -> podhost.runtime.v1.Event.LabelsEntry
 	4,  // 37: podhost.runtime.v1.Runtime.Version:input_type -> podhost.runtime.v1.VersionRequest
 	6,  // 38: podhost.runtime.v1.Runtime.Status:input_type -> podhost.runtime.v1.StatusRequest
 	13, // 39: podhost.runtime.v1.Runtime.RunSandbox:input_type -> podhost.runtime.v1.RunSandboxRequest
@@ -3538,32 +3670,34 @@ var file_runtime_v1_runtime_proto_depIdxs = []int32{
 	38, // 48: podhost.runtime.v1.Runtime.ContainerStatus:input_type -> podhost.runtime.v1.ContainerStatusRequest
 	41, // 49: podhost.runtime.v1.Runtime.ListContainers:input_type -> podhost.runtime.v1.ListContainersRequest
 	43, // 50: podhost.runtime.v1.Runtime.ReopenContainerLog:input_type -> podhost.runtime.v1.ReopenContainerLogRequest
-	46, // 51: podhost.runtime.v1.Runtime.EnsureImage:input_type -> podhost.runtime.v1.EnsureImageRequest
-	48, // 52: podhost.runtime.v1.Runtime.ImageStatus:input_type -> podhost.runtime.v1.ImageStatusRequest
-	50, // 53: podhost.runtime.v1.Runtime.ListImages:input_type -> podhost.runtime.v1.ListImagesRequest
-	52, // 54: podhost.runtime.v1.Runtime.RemoveImage:input_type -> podhost.runtime.v1.RemoveImageRequest
-	54, // 55: podhost.runtime.v1.Runtime.Events:input_type -> podhost.runtime.v1.EventsRequest
-	5,  // 56: podhost.runtime.v1.Runtime.Version:output_type -> podhost.runtime.v1.VersionResponse
-	7,  // 57: podhost.runtime.v1.Runtime.Status:output_type -> podhost.runtime.v1.StatusResponse
-	14, // 58: podhost.runtime.v1.Runtime.RunSandbox:output_type -> podhost.runtime.v1.RunSandboxResponse
-	16, // 59: podhost.runtime.v1.Runtime.StopSandbox:output_type -> podhost.runtime.v1.StopSandboxResponse
-	18, // 60: podhost.runtime.v1.Runtime.RemoveSandbox:output_type -> podhost.runtime.v1.RemoveSandboxResponse
-	20, // 61: podhost.runtime.v1.Runtime.SandboxStatus:output_type -> podhost.runtime.v1.SandboxStatusResponse
-	23, // 62: podhost.runtime.v1.Runtime.ListSandboxes:output_type -> podhost.runtime.v1.ListSandboxesResponse
-	30, // 63: podhost.runtime.v1.Runtime.CreateContainer:output_type -> podhost.runtime.v1.CreateContainerResponse
-	32, // 64: podhost.runtime.v1.Runtime.StartContainer:output_type -> podhost.runtime.v1.StartContainerResponse
-	34, // 65: podhost.runtime.v1.Runtime.StopContainer:output_type -> podhost.runtime.v1.StopContainerResponse
-	36, // 66: podhost.runtime.v1.Runtime.RemoveContainer:output_type -> podhost.runtime.v1.RemoveContainerResponse
-	39, // 67: podhost.runtime.v1.Runtime.ContainerStatus:output_type -> podhost.runtime.v1.ContainerStatusResponse
-	42, // 68: podhost.runtime.v1.Runtime.ListContainers:output_type -> podhost.runtime.v1.ListContainersResponse
-	44, // 69: podhost.runtime.v1.Runtime.ReopenContainerLog:output_type -> podhost.runtime.v1.ReopenContainerLogResponse
-	47, // 70: podhost.runtime.v1.Runtime.EnsureImage:output_type -> podhost.runtime.v1.EnsureImageResponse
-	49, // 71: podhost.runtime.v1.Runtime.ImageStatus:output_type -> podhost.runtime.v1.ImageStatusResponse
-	51, // 72: podhost.runtime.v1.Runtime.ListImages:output_type -> podhost.runtime.v1.ListImagesResponse
-	53, // 73: podhost.runtime.v1.Runtime.RemoveImage:output_type -> podhost.runtime.v1.RemoveImageResponse
-	55, // 74: podhost.runtime.v1.Runtime.Events:output_type -> podhost.runtime.v1.Event
-	56, // [56:75] is the sub-list for method output_type
-	37, // [37:56] is the sub-list for method input_type
+	45, // 51: podhost.runtime.v1.Runtime.ExecSync:input_type -> podhost.runtime.v1.ExecSyncRequest
+	48, // 52: podhost.runtime.v1.Runtime.EnsureImage:input_type -> podhost.runtime.v1.EnsureImageRequest
+	50, // 53: podhost.runtime.v1.Runtime.ImageStatus:input_type -> podhost.runtime.v1.ImageStatusRequest
+	52, // 54: podhost.runtime.v1.Runtime.ListImages:input_type -> podhost.runtime.v1.ListImagesRequest
+	54, // 55: podhost.runtime.v1.Runtime.RemoveImage:input_type -> podhost.runtime.v1.RemoveImageRequest
+	56, // 56: podhost.runtime.v1.Runtime.Events:input_type -> podhost.runtime.v1.EventsRequest
+	5,  // 57: podhost.runtime.v1.Runtime.Version:output_type -> podhost.runtime.v1.VersionResponse
+	7,  // 58: podhost.runtime.v1.Runtime.Status:output_type -> podhost.runtime.v1.StatusResponse
+	14, // 59: podhost.runtime.v1.Runtime.RunSandbox:output_type -> podhost.runtime.v1.RunSandboxResponse
+	16, // 60: podhost.runtime.v1.Runtime.StopSandbox:output_type -> podhost.runtime.v1.StopSandboxResponse
+	18, // 61: podhost.runtime.v1.Runtime.RemoveSandbox:output_type -> podhost.runtime.v1.RemoveSandboxResponse
+	20, // 62: podhost.runtime.v1.Runtime.SandboxStatus:output_type -> podhost.runtime.v1.SandboxStatusResponse
+	23, // 63: podhost.runtime.v1.Runtime.ListSandboxes:output_type -> podhost.runtime.v1.ListSandboxesResponse
+	30, // 64: podhost.runtime.v1.Runtime.CreateContainer:output_type -> podhost.runtime.v1.CreateContainerResponse
+	32, // 65: podhost.runtime.v1.Runtime.StartContainer:output_type -> podhost.runtime.v1.StartContainerResponse
+	34, // 66: podhost.runtime.v1.Runtime.StopContainer:output_type -> podhost.runtime.v1.StopContainerResponse
+	36, // 67: podhost.runtime.v1.Runtime.RemoveContainer:output_type -> podhost.runtime.v1.RemoveContainerResponse
+	39, // 68: podhost.runtime.v1.Runtime.ContainerStatus:output_type -> podhost.runtime.v1.ContainerStatusResponse
+	42, // 69: podhost.runtime.v1.Runtime.ListContainers:output_type -> podhost.runtime.v1.ListContainersResponse
+	44, // 70: podhost.runtime.v1.Runtime.ReopenContainerLog:output_type -> podhost.runtime.v1.ReopenContainerLogResponse
+	46, // 71: podhost.runtime.v1.Runtime.ExecSync:output_type -> podhost.runtime.v1.ExecSyncResponse
+	49, // 72: podhost.runtime.v1.Runtime.EnsureImage:output_type -> podhost.runtime.v1.EnsureImageResponse
+	51, // 73: podhost.runtime.v1.Runtime.ImageStatus:output_type -> podhost.runtime.v1.ImageStatusResponse
+	53, // 74: podhost.runtime.v1.Runtime.ListImages:output_type -> podhost.runtime.v1.ListImagesResponse
+	55, // 75: podhost.runtime.v1.Runtime.RemoveImage:output_type -> podhost.runtime.v1.RemoveImageResponse
+	57, // 76: podhost.runtime.v1.Runtime.Events:output_type -> podhost.runtime.v1.Event
+	57, // [57:77] is the sub-list for method output_type
+	37, // [37:57] is the sub-list for method input_type
 	37, // [37:37] is the sub-list for extension type_name
 	37, // [37:37] is the sub-list for extension extendee
 	0,  // [0:37] is the sub-list for field type_name
@@ -3580,7 +3714,7 @@ func file_runtime_v1_runtime_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_runtime_v1_runtime_proto_rawDesc), len(file_runtime_v1_runtime_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   63,
+			NumMessages:   65,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

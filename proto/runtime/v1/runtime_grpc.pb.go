@@ -58,6 +58,7 @@ const (
 	Runtime_ContainerStatus_FullMethodName    = "/podhost.runtime.v1.Runtime/ContainerStatus"
 	Runtime_ListContainers_FullMethodName     = "/podhost.runtime.v1.Runtime/ListContainers"
 	Runtime_ReopenContainerLog_FullMethodName = "/podhost.runtime.v1.Runtime/ReopenContainerLog"
+	Runtime_ExecSync_FullMethodName           = "/podhost.runtime.v1.Runtime/ExecSync"
 	Runtime_EnsureImage_FullMethodName        = "/podhost.runtime.v1.Runtime/EnsureImage"
 	Runtime_ImageStatus_FullMethodName        = "/podhost.runtime.v1.Runtime/ImageStatus"
 	Runtime_ListImages_FullMethodName         = "/podhost.runtime.v1.Runtime/ListImages"
@@ -125,6 +126,14 @@ type RuntimeClient interface {
 	// (the host then renames the file back); NOT_FOUND when it is unknown. A
 	// call that fails creates no file.
 	ReopenContainerLog(ctx context.Context, in *ReopenContainerLogRequest, opts ...grpc.CallOption) (*ReopenContainerLogResponse, error)
+	// ExecSync runs cmd inside a running container and returns its output
+	// and exit code once it exits. timeout_seconds > 0 bounds the run: a
+	// command still running then is killed and the call answers
+	// DEADLINE_EXCEEDED; 0 means no bound beyond the call's deadline. A
+	// non-zero exit code is a result, not an error. NOT_FOUND when the
+	// container is unknown; FAILED_PRECONDITION when it is not running.
+	// The host runs exec probes and exec lifecycle hooks with it.
+	ExecSync(ctx context.Context, in *ExecSyncRequest, opts ...grpc.CallOption) (*ExecSyncResponse, error)
 	// EnsureImage makes an image present according to the pull policy and
 	// returns its resolved reference. Idempotent. NOT_FOUND when the image is
 	// absent and the policy (or the backend) forbids pulling it.
@@ -296,6 +305,16 @@ func (c *runtimeClient) ReopenContainerLog(ctx context.Context, in *ReopenContai
 	return out, nil
 }
 
+func (c *runtimeClient) ExecSync(ctx context.Context, in *ExecSyncRequest, opts ...grpc.CallOption) (*ExecSyncResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ExecSyncResponse)
+	err := c.cc.Invoke(ctx, Runtime_ExecSync_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *runtimeClient) EnsureImage(ctx context.Context, in *EnsureImageRequest, opts ...grpc.CallOption) (*EnsureImageResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(EnsureImageResponse)
@@ -415,6 +434,14 @@ type RuntimeServer interface {
 	// (the host then renames the file back); NOT_FOUND when it is unknown. A
 	// call that fails creates no file.
 	ReopenContainerLog(context.Context, *ReopenContainerLogRequest) (*ReopenContainerLogResponse, error)
+	// ExecSync runs cmd inside a running container and returns its output
+	// and exit code once it exits. timeout_seconds > 0 bounds the run: a
+	// command still running then is killed and the call answers
+	// DEADLINE_EXCEEDED; 0 means no bound beyond the call's deadline. A
+	// non-zero exit code is a result, not an error. NOT_FOUND when the
+	// container is unknown; FAILED_PRECONDITION when it is not running.
+	// The host runs exec probes and exec lifecycle hooks with it.
+	ExecSync(context.Context, *ExecSyncRequest) (*ExecSyncResponse, error)
 	// EnsureImage makes an image present according to the pull policy and
 	// returns its resolved reference. Idempotent. NOT_FOUND when the image is
 	// absent and the policy (or the backend) forbids pulling it.
@@ -487,6 +514,9 @@ func (UnimplementedRuntimeServer) ListContainers(context.Context, *ListContainer
 }
 func (UnimplementedRuntimeServer) ReopenContainerLog(context.Context, *ReopenContainerLogRequest) (*ReopenContainerLogResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ReopenContainerLog not implemented")
+}
+func (UnimplementedRuntimeServer) ExecSync(context.Context, *ExecSyncRequest) (*ExecSyncResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ExecSync not implemented")
 }
 func (UnimplementedRuntimeServer) EnsureImage(context.Context, *EnsureImageRequest) (*EnsureImageResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method EnsureImage not implemented")
@@ -776,6 +806,24 @@ func _Runtime_ReopenContainerLog_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Runtime_ExecSync_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ExecSyncRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RuntimeServer).ExecSync(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Runtime_ExecSync_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RuntimeServer).ExecSync(ctx, req.(*ExecSyncRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Runtime_EnsureImage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(EnsureImageRequest)
 	if err := dec(in); err != nil {
@@ -921,6 +969,10 @@ var Runtime_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ReopenContainerLog",
 			Handler:    _Runtime_ReopenContainerLog_Handler,
+		},
+		{
+			MethodName: "ExecSync",
+			Handler:    _Runtime_ExecSync_Handler,
 		},
 		{
 			MethodName: "EnsureImage",
