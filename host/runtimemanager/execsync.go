@@ -40,12 +40,16 @@ func (m *Manager) ExecSync(ctx context.Context, id string, cmd []string, timeout
 }
 
 // KillContainer stops one container of the pod within grace seconds, for
-// a failed liveness or startup probe; what follows is the restart
-// policy's. An unknown or exited container is already stopped. message is
+// a failed liveness or startup probe, its preStop hook first; what
+// follows is the restart policy's. An unknown or exited container is already stopped. message is
 // logged; the prober records the event.
 func (m *Manager) KillContainer(ctx context.Context, pod *v1.Pod, name, id string, grace int64, message string) error {
 	m.log.Info("killing container", "pod", pod.Namespace+"/"+pod.Name, "uid", string(pod.UID), "container", name, "grace", grace, "reason", message)
-	if err := m.stopContainer(ctx, id, max(grace, 0)); err != nil {
+	st, err := m.podState(ctx, pod.UID)
+	if err != nil {
+		return fmt.Errorf("killing container %s of %s/%s: %w", name, pod.Namespace, pod.Name, err)
+	}
+	if err := m.stopWithPreStop(ctx, pod, name, id, podIPOf(st), max(grace, 0)); err != nil {
 		return fmt.Errorf("killing container %s of %s/%s: %w", name, pod.Namespace, pod.Name, err)
 	}
 	return nil

@@ -75,7 +75,7 @@ func (m *Manager) killState(ctx context.Context, pod *v1.Pod, st *podState, grac
 		}
 		m.event(evPod, lifecycle.EventNormal, EventKilling, "Stopping container %s", c.name)
 		wg.Go(func() {
-			if err := m.stopContainer(ctx, c.id, grace); err != nil {
+			if err := m.stopWithPreStop(ctx, pod, c.name, c.id, podIPOf(st), grace); err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("container %q: %w", c.name, err))
 				mu.Unlock()
@@ -92,6 +92,14 @@ func (m *Manager) killState(ctx context.Context, pod *v1.Pod, st *podState, grac
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// podIPOf is the IP of the pod's newest sandbox, for httpGet hooks.
+func podIPOf(st *podState) string {
+	if sb := st.newestSandbox(); sb != nil {
+		return sb.ip
+	}
+	return ""
 }
 
 // stopContainer stops one container; an unknown one is already stopped.

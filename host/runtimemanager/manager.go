@@ -48,6 +48,9 @@ type Options struct {
 	// Pulled, Created, Started, Killing, BackOff and Failed. Nil records
 	// none.
 	Recorder lifecycle.Recorder
+	// Hooks, when set, runs the containers' postStart and preStop hooks
+	// (hooks.go). Nil runs none.
+	Hooks HookRunner
 }
 
 // Manager implements lifecycle.Runtime over a runtime plugin. It keeps no

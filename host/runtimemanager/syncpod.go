@@ -234,7 +234,7 @@ func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, sandboxID str
 	if m.opts.Reasons != nil {
 		m.opts.Reasons.Remove(pod.UID, name)
 	}
-	return nil
+	return m.postStart(ctx, pod, s.spec, id, podIP)
 }
 
 func (m *Manager) setReason(pod *v1.Pod, container, reason, message string) {
