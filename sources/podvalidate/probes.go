@@ -76,15 +76,8 @@ func validateProbe(c *v1.Container, p *v1.Probe, readiness bool, path *field.Pat
 		}
 	}
 	h := p.ProbeHandler
-	n := 0
-	if h.Exec != nil {
-		n++
-		allErrs = append(allErrs, validateExec(h.Exec, path.Child("exec"))...)
-	}
-	if h.HTTPGet != nil {
-		n++
-		allErrs = append(allErrs, validateHTTPGet(c, h.HTTPGet, path.Child("httpGet"))...)
-	}
+	n, errs := validateExecOrHTTP(c, h.Exec, h.HTTPGet, path)
+	allErrs = append(allErrs, errs...)
 	if h.TCPSocket != nil {
 		n++
 		allErrs = append(allErrs, validatePort(c, h.TCPSocket.Port, path.Child("tcpSocket", "port"))...)
@@ -99,16 +92,7 @@ func validateProbe(c *v1.Container, p *v1.Probe, readiness bool, path *field.Pat
 }
 
 func validateHook(c *v1.Container, h *v1.LifecycleHandler, grace int64, path *field.Path) field.ErrorList {
-	var allErrs field.ErrorList
-	n := 0
-	if h.Exec != nil {
-		n++
-		allErrs = append(allErrs, validateExec(h.Exec, path.Child("exec"))...)
-	}
-	if h.HTTPGet != nil {
-		n++
-		allErrs = append(allErrs, validateHTTPGet(c, h.HTTPGet, path.Child("httpGet"))...)
-	}
+	n, allErrs := validateExecOrHTTP(c, h.Exec, h.HTTPGet, path)
 	if h.Sleep != nil {
 		n++
 		if s := h.Sleep.Seconds; s < 0 || s > grace {
@@ -120,6 +104,22 @@ func validateHook(c *v1.Container, h *v1.LifecycleHandler, grace int64, path *fi
 		allErrs = append(allErrs, field.Forbidden(path.Child("tcpSocket"), "a tcpSocket hook is never run; use exec, httpGet or sleep"))
 	}
 	return append(allErrs, exactlyOne(n, "exec, httpGet, sleep", path)...)
+}
+
+// validateExecOrHTTP checks the two handlers probes and hooks share and
+// counts those set.
+func validateExecOrHTTP(c *v1.Container, exec *v1.ExecAction, get *v1.HTTPGetAction, path *field.Path) (int, field.ErrorList) {
+	var allErrs field.ErrorList
+	n := 0
+	if exec != nil {
+		n++
+		allErrs = append(allErrs, validateExec(exec, path.Child("exec"))...)
+	}
+	if get != nil {
+		n++
+		allErrs = append(allErrs, validateHTTPGet(c, get, path.Child("httpGet"))...)
+	}
+	return n, allErrs
 }
 
 func exactlyOne(n int, kinds string, path *field.Path) field.ErrorList {

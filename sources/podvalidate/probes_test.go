@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 )
 
@@ -95,10 +96,16 @@ func TestValidateProbesAndHooks(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			pod := validPod()
 			tt.mutate(pod)
-			got := summarize(ValidatePod(pod, knownClaims))
-			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
-				t.Errorf("ValidatePod errors:\n got %q\nwant %q", got, tt.want)
-			}
+			wantErrors(t, ValidatePod(pod, knownClaims), tt.want)
 		})
+	}
+}
+
+// wantErrors compares validation errors, as "path: type" in order, with
+// want.
+func wantErrors(t *testing.T, errs field.ErrorList, want []string) {
+	t.Helper()
+	if got := summarize(errs); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("ValidatePod errors:\n got %q\nwant %q", got, want)
 	}
 }
