@@ -1,0 +1,25 @@
+package volumemanager
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// AddPod adds pod to the desired state without waiting for its volumes:
+// the host calls it, after a restart, for every pod that may still run,
+// before MarkDesiredPopulated, so that the volumes such a pod uses are
+// never unpublished before its pod worker calls WaitForAttachAndMount.
+// A malformed volume spec gives a FieldError and adds nothing.
+func (m *Manager) AddPod(ctx context.Context, pod *v1.Pod) error {
+	vols, err := DesiredVolumes(ctx, pod, m.cfg.Resolver)
+	if err != nil {
+		return fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	m.mu.Lock()
+	m.r.SetPod(pod.UID, vols)
+	m.mu.Unlock()
+	m.poke()
+	return nil
+}
