@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/host/events"
+	"github.com/podhost/podhost/host/state"
 	"github.com/podhost/podhost/host/volumemanager"
 	"github.com/podhost/podhost/host/volumemanager/hostvolumes"
 	"github.com/podhost/podhost/lifecycle"
@@ -94,6 +96,28 @@ func (e volumeEvents) Event(uid types.UID, eventType, reason, message string) {
 	e.ring.Record(events.Object{Kind: events.KindPod, UID: uid}, eventType, reason, message)
 }
 
+// volumeStore keeps the volume manager's state in the state database. A
+// corrupt record is logged and left out, so that the rest is restored:
+// the volumes it held are rebuilt from their directories, or stay in use
+// as placeholders.
+type volumeStore struct {
+	store *state.Store
+	log   hclog.Logger
+}
+
+func (s volumeStore) Save(ctx context.Context, recs []volumemanager.Record) error {
+	return s.store.SaveVolumes(ctx, recs)
+}
+
+func (s volumeStore) Load(ctx context.Context) ([]volumemanager.Record, error) {
+	recs, err := s.store.LoadVolumes(ctx)
+	if errors.Is(err, state.ErrCorruptRecord) {
+		s.log.Error("volume state records left out; their volumes are rebuilt from disk or stay in use", "err", err)
+		return recs, nil
+	}
+	return recs, err
+}
+
 // podVolumes is the volume manager as the lifecycle's Volumes, with the
 // kubelet's bound on one wait for the mounts.
 type podVolumes struct{ m *volumemanager.Manager }
@@ -116,7 +140,7 @@ func (n *Node) newVolumeManager() {
 	n.volumes = volumemanager.NewManager(volumemanager.Config{
 		Plugins:    volumePlugins{host: n.hostVolumes},
 		Classifier: volumemanager.ClassifierFunc(classifyVolumeError),
-		Store:      &volumemanager.MemoryStore{},
+		Store:      volumeStore{n.store, n.log.Named("volumes")},
 		Clock:      n.clock,
 		Events:     volumeEvents{desired: n.desired, ring: n.events},
 	})
