@@ -18,6 +18,7 @@ TEST_TIMEOUT ?= 30m
 all: build
 
 build: host plugins
+	$(GOBUILD) -o bin/csi-loopdriver ./cmd/csi-loopdriver
 
 host:
 	$(GOBUILD) -o bin/podhost ./cmd/host

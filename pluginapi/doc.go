@@ -8,5 +8,7 @@
 // import it. Plugins and examples do not: sdk re-exports the kinds, the
 // capability names and the contract version, so a plugin imports only sdk
 // and its proto package. It holds no logic beyond the declarations, so a
-// change here is a change of the wire contract.
+// change here is a change of the wire contract. Its package volumeerr is
+// the volume contract's error rule (Classify), for the host and, through
+// sdk, for plugins.
 package pluginapi

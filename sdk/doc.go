@@ -9,12 +9,15 @@
 //
 // Kind, the Kind* and Cap* constants and ContractVersion are the contract's
 // (package pluginapi), re-exported so that a plugin imports sdk, its
-// proto/<kind>/v1 package and nothing else of podhost. DecodeConfig decodes
+// proto/<kind>/v1 package and nothing else of podhost; so is
+// ClassifyVolumeError, the volume contract's error rule. DecodeConfig decodes
 // a plugin's JSON config strictly and reports every problem with its field
 // path ("drivers[1].endpoint: unknown field"); FieldErrors, Duration and
 // UnixSocketPath help with the plugin's own checks.
 //
-// The conformance kits sdk/runtimetest and sdk/volumetest check an
+// sdk/mount has the idempotent mount steps of a volume plugin (bind once,
+// format and mount, unmount and remove, metrics of a mount). The
+// conformance kits sdk/runtimetest and sdk/volumetest check an
 // implementation against the contract from `go test`. docs/plugin-authors.md
 // is the guide; examples/volume-scratch and examples/runtime-memory are
 // complete plugins that pass the kits.

@@ -1,175 +1,99 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/podhost/podhost/sdk/mount"
 )
 
-// Errors of the scratch logic; server.go maps them to gRPC codes.
+// Errors of the scratch logic; server.go maps them (and mount.ErrNotMounted).
 var (
-	errInvalid      = errors.New("invalid argument")
-	errNotStaged    = errors.New("volume is not staged")
-	errOtherVolume  = errors.New("path holds something else")
-	errNotPublished = errors.New("not a published volume")
+	errInvalid     = errors.New("invalid argument")
+	errNotStaged   = errors.New("volume is not staged")
+	errOtherVolume = errors.New("path holds another volume")
 )
 
-// Usage is the space and inode usage of a filesystem.
-type Usage struct {
-	TotalBytes, UsedBytes, AvailableBytes    int64
-	TotalInodes, UsedInodes, AvailableInodes int64
-}
-
-// scratch keeps volumes as directories. It holds no state of its own: all of
-// it is on disk, so a restarted plugin carries on where it stopped.
+// scratch keeps each volume as a directory under root, bind-mounted on the
+// staging path and from there on target paths; its state is the mount table.
 type scratch struct {
-	// statfs reports the usage of the filesystem holding a path.
-	statfs func(path string) (Usage, error)
+	root   func() string             // the configured root
+	midway func(ctx context.Context) // test hook (volumetest.Setup.Midway); a no-op in production
 }
 
-// The layout of a staged volume: <staging>/scratch/volume-id holds the ID.
-const (
-	stagedDir  = "scratch"
-	markerFile = "volume-id"
-)
-
-// Stage creates the volume's directory under stagingPath and marks it as
-// id's. Staging the same volume again changes nothing; another volume's
-// staging path is errOtherVolume.
-func (s *scratch) Stage(_ context.Context, id, stagingPath string) error {
-	if err := required("volume id", id, "staging path", stagingPath); err != nil {
+// Stage mounts the volume's directory, created if needed, on stagingPath.
+func (s *scratch) Stage(ctx context.Context, id, stagingPath string) error {
+	dir, err := s.dir(id, "staging path", stagingPath)
+	if err != nil {
 		return err
 	}
-	switch staged, err := stagedID(stagingPath); {
-	case err != nil:
+	if mounted, ours, err := mount.MountedFrom(stagingPath, dir); err != nil || ours {
 		return err
-	case staged == id:
-		return nil
-	case staged != "":
-		return fmt.Errorf("staging path %s holds volume %q: %w", stagingPath, staged, errOtherVolume)
+	} else if mounted {
+		return fmt.Errorf("staging path %s: %w", stagingPath, errOtherVolume)
 	}
-	dir := filepath.Join(stagingPath, stagedDir)
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return fmt.Errorf("creating volume directory: %w", err)
 	}
-	// The marker is written last and atomically: until it exists, the
-	// volume is not staged and Stage can simply be retried.
-	tmp := filepath.Join(dir, markerFile+".tmp")
-	if err := os.WriteFile(tmp, []byte(id), 0o640); err != nil {
-		return fmt.Errorf("writing volume marker: %w", err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, markerFile)); err != nil {
-		return fmt.Errorf("writing volume marker: %w", err)
-	}
-	return nil
+	err = mount.BindOnce(dir, stagingPath, false)
+	s.midway(ctx)
+	return errors.Join(err, ctx.Err()) // a gone caller makes the call uncertain
 }
 
-// Unstage removes the volume's directory. It succeeds when there is nothing
-// to remove, and leaves another volume's directory alone.
+// Unstage unmounts stagingPath, unless another volume's, and deletes the volume.
 func (s *scratch) Unstage(_ context.Context, id, stagingPath string) error {
-	if err := required("volume id", id, "staging path", stagingPath); err != nil {
+	dir, err := s.dir(id, "staging path", stagingPath)
+	if mounted, ours, _ := mount.MountedFrom(stagingPath, dir); err != nil || mounted && !ours {
 		return err
 	}
-	staged, err := stagedID(stagingPath)
-	if err != nil || staged != id {
+	if err := mount.Unmount(stagingPath); err != nil {
 		return err
 	}
-	// Remove the marker first, so an interrupted Unstage is "not staged".
-	if err := os.Remove(filepath.Join(stagingPath, stagedDir, markerFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("removing volume marker: %w", err)
-	}
-	if err := os.RemoveAll(filepath.Join(stagingPath, stagedDir)); err != nil {
-		return fmt.Errorf("removing volume directory: %w", err)
-	}
-	return nil
+	return os.RemoveAll(dir)
 }
 
-// Publish creates targetPath as a directory for one pod once the volume is
-// staged at stagingPath. Publishing again changes nothing.
-func (s *scratch) Publish(_ context.Context, id, stagingPath, targetPath string, readonly bool) error {
-	if err := required("volume id", id, "staging path", stagingPath, "target path", targetPath); err != nil {
-		return err
-	}
-	staged, err := stagedID(stagingPath)
+// Publish mounts the staged volume on targetPath, read-only if asked.
+func (s *scratch) Publish(ctx context.Context, id, stagingPath, targetPath string, readonly bool) error {
+	dir, err := s.dir(id, "staging path", stagingPath, "target path", targetPath)
 	if err != nil {
 		return err
 	}
-	if staged != id {
-		return fmt.Errorf("volume %q at %s: %w", id, stagingPath, errNotStaged)
+	if _, ours, err := mount.MountedFrom(stagingPath, dir); err != nil || !ours {
+		return errors.Join(err, fmt.Errorf("volume %q at %s: %w", id, stagingPath, errNotStaged))
 	}
-	mode := fs.FileMode(0o750)
-	if readonly {
-		mode = 0o550
-	}
-	err = os.Mkdir(targetPath, mode)
-	if errors.Is(err, fs.ErrExist) {
-		if fi, serr := os.Lstat(targetPath); serr == nil && fi.IsDir() {
-			return nil
-		}
-		return fmt.Errorf("target path %s is not a directory: %w", targetPath, errOtherVolume)
-	}
-	if err != nil {
-		return fmt.Errorf("creating target path: %w", err)
-	}
-	return nil
+	err = mount.BindOnce(stagingPath, targetPath, readonly)
+	s.midway(ctx)
+	return errors.Join(err, ctx.Err())
 }
 
-// Unpublish removes targetPath and what the pod wrote there. It succeeds
-// when targetPath does not exist.
+// Unpublish unmounts and removes targetPath.
 func (s *scratch) Unpublish(_ context.Context, id, targetPath string) error {
-	if err := required("volume id", id, "target path", targetPath); err != nil {
+	if _, err := s.dir(id, "target path", targetPath); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(targetPath); err != nil {
-		return fmt.Errorf("removing target path: %w", err)
-	}
-	return nil
+	return mount.UnmountAndRemove(targetPath)
 }
 
-// Metrics reports the usage of the filesystem holding the published
-// directory volumePath.
-func (s *scratch) Metrics(_ context.Context, id, volumePath string) (Usage, error) {
-	if err := required("volume id", id, "volume path", volumePath); err != nil {
-		return Usage{}, err
+// Metrics reports the usage of the filesystem under the published volumePath.
+func (s *scratch) Metrics(_ context.Context, id, volumePath string) (mount.Usage, error) {
+	if _, err := s.dir(id, "volume path", volumePath); err != nil {
+		return mount.Usage{}, err
 	}
-	fi, err := os.Lstat(volumePath)
-	if errors.Is(err, fs.ErrNotExist) || err == nil && !fi.IsDir() {
-		return Usage{}, fmt.Errorf("%s: %w", volumePath, errNotPublished)
-	}
-	if err != nil {
-		return Usage{}, fmt.Errorf("inspecting volume path: %w", err)
-	}
-	u, err := s.statfs(volumePath)
-	if err != nil {
-		return Usage{}, fmt.Errorf("reading filesystem usage of %s: %w", volumePath, err)
-	}
-	return u, nil
+	return mount.MountUsage(volumePath) // mount.ErrNotMounted when not published
 }
 
-// stagedID returns the ID of the volume staged at stagingPath, or "" when
-// none is.
-func stagedID(stagingPath string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(stagingPath, stagedDir, markerFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
+// dir returns volume id's directory; id must be a plain name, the named paths set.
+func (s *scratch) dir(id string, paths ...string) (string, error) {
+	if id == "" || id == "." || id == ".." || filepath.Base(id) != id {
+		return "", fmt.Errorf("volume id %q is not a plain name: %w", id, errInvalid)
 	}
-	if err != nil {
-		return "", fmt.Errorf("reading volume marker: %w", err)
-	}
-	return string(bytes.TrimSpace(b)), nil
-}
-
-// required returns errInvalid naming the first empty value of name/value
-// pairs.
-func required(pairs ...string) error {
-	for i := 0; i+1 < len(pairs); i += 2 {
-		if pairs[i+1] == "" {
-			return fmt.Errorf("%s is empty: %w", pairs[i], errInvalid)
+	for i := 0; i+1 < len(paths); i += 2 {
+		if paths[i+1] == "" {
+			return "", fmt.Errorf("%s is empty: %w", paths[i], errInvalid)
 		}
 	}
-	return nil
+	return filepath.Join(s.root(), id), nil
 }

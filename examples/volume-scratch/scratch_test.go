@@ -5,8 +5,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+
+	"github.com/podhost/podhost/sdk/mount"
 )
+
+// These tests mount for real, as the plugin does: they need root.
 
 // step is one call of a scenario; want is the error it must match (nil for
 // success).
@@ -27,7 +32,7 @@ func TestScratch(t *testing.T) {
 			{call: "publish", id: "v1", path: "target"},
 			{call: "metrics", id: "v1", path: "target"},
 			{call: "unpublish", id: "v1", path: "target"},
-			{call: "metrics", id: "v1", path: "target", want: errNotPublished},
+			{call: "metrics", id: "v1", path: "target", want: mount.ErrNotMounted},
 			{call: "unstage", id: "v1", path: "staging"},
 			{call: "publish", id: "v1", path: "target", want: errNotStaged},
 		}},
@@ -52,15 +57,17 @@ func TestScratch(t *testing.T) {
 			{call: "publish", id: "v2", path: "target", want: errNotStaged},
 			{call: "unstage", id: "v2", path: "staging"},
 			{call: "publish", id: "v1", path: "target"},
+			{call: "unpublish", id: "v1", path: "target"},
+			{call: "unstage", id: "v1", path: "staging"},
 		}},
-		{name: "target path is a file", steps: []step{
-			{call: "stage", id: "v1", path: "staging"},
-			{call: "publish", id: "v1", path: "file", want: errOtherVolume},
-			{call: "metrics", id: "v1", path: "file", want: errNotPublished},
+		{name: "metrics of a plain directory", steps: []step{
+			{call: "metrics", id: "v1", path: "dir", want: mount.ErrNotMounted},
 		}},
-		{name: "empty arguments", steps: []step{
+		{name: "bad arguments", steps: []step{
 			{call: "stage", id: "", path: "staging", want: errInvalid},
 			{call: "stage", id: "v1", path: "", want: errInvalid},
+			{call: "stage", id: "../v1", path: "staging", want: errInvalid},
+			{call: "stage", id: "..", path: "staging", want: errInvalid},
 			{call: "unstage", id: "", path: "staging", want: errInvalid},
 			{call: "publish", id: "v1", path: "", want: errInvalid},
 			{call: "unpublish", id: "", path: "target", want: errInvalid},
@@ -70,21 +77,23 @@ func TestScratch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			for _, sub := range []string{"staging", "pod"} {
+			for _, sub := range []string{"root", "staging", "pod", "pod/dir"} {
 				if err := os.Mkdir(filepath.Join(dir, sub), 0o750); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if err := os.WriteFile(filepath.Join(dir, "pod", "file"), nil, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			s := &scratch{statfs: func(string) (Usage, error) { return Usage{TotalBytes: 1}, nil }}
 			abs := func(p, parent string) string {
 				if p == "" {
 					return ""
 				}
 				return filepath.Join(dir, parent, p)
 			}
+			t.Cleanup(func() { // a failed step may leave mounts behind
+				for _, p := range []string{abs("target", "pod"), abs("staging", "")} {
+					_ = syscall.Unmount(p, syscall.MNT_DETACH)
+				}
+			})
+			s := &scratch{root: func() string { return filepath.Join(dir, "root") }, midway: func(context.Context) {}}
 			ctx := context.Background()
 			for i, st := range tt.steps {
 				var err error
@@ -106,34 +115,8 @@ func TestScratch(t *testing.T) {
 					t.Fatalf("step %d %s %s %s: got %v; want %v", i, st.call, st.id, st.path, err, st.want)
 				}
 			}
-		})
-	}
-}
-
-func TestUsageOf(t *testing.T) {
-	tests := []struct {
-		name                                string
-		blocks, bfree, bavail, files, ffree uint64
-		frsize, bsize                       int64
-		want                                Usage
-	}{
-		{
-			name: "ext4 with reserved blocks", blocks: 100, bfree: 40, bavail: 30, files: 50, ffree: 20, frsize: 4096, bsize: 4096,
-			want: Usage{TotalBytes: 409600, UsedBytes: 245760, AvailableBytes: 122880, TotalInodes: 50, UsedInodes: 30, AvailableInodes: 20},
-		},
-		{
-			name: "no fragment size", blocks: 10, bfree: 10, bavail: 10, frsize: 0, bsize: 512,
-			want: Usage{TotalBytes: 5120, AvailableBytes: 5120},
-		},
-		{
-			name: "inconsistent counts are clamped", blocks: 10, bfree: 20, bavail: 30, files: 5, ffree: 9, frsize: 1,
-			want: Usage{TotalBytes: 10, AvailableBytes: 10, TotalInodes: 5, AvailableInodes: 5},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := usageOf(tt.blocks, tt.bfree, tt.bavail, tt.files, tt.ffree, tt.frsize, tt.bsize); got != tt.want {
-				t.Errorf("got %+v; want %+v", got, tt.want)
+			if mounted, err := mount.IsMounted(abs("staging", "")); err != nil || mounted {
+				t.Errorf("staging path after the scenario: mounted %v, %v; want it unmounted", mounted, err)
 			}
 		})
 	}
@@ -141,17 +124,24 @@ func TestUsageOf(t *testing.T) {
 
 func TestConfigure(t *testing.T) {
 	tests := []struct {
-		name   string
-		config string
-		want   int
+		name     string
+		config   string
+		want     int
+		wantRoot string
 	}{
-		{name: "empty", config: "{}", want: 0},
-		{name: "unknown field", config: `{"size":"1Gi"}`, want: 1},
+		{name: "empty", config: "{}", wantRoot: defaultRoot},
+		{name: "root", config: `{"root":"/srv/scratch"}`, wantRoot: "/srv/scratch"},
+		{name: "relative root", config: `{"root":"scratch"}`, want: 1, wantRoot: defaultRoot},
+		{name: "unknown field", config: `{"size":"1Gi"}`, want: 1, wantRoot: defaultRoot},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := configure(context.Background(), []byte(tt.config)); len(got) != tt.want {
+			s := newServer()
+			if got := s.configure(context.Background(), []byte(tt.config)); len(got) != tt.want {
 				t.Errorf("configure(%s): got %v; want %d errors", tt.config, got, tt.want)
+			}
+			if got := s.scratch.root(); got != tt.wantRoot {
+				t.Errorf("root after configure(%s): got %q; want %q", tt.config, got, tt.wantRoot)
 			}
 		})
 	}

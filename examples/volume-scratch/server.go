@@ -4,37 +4,66 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"path/filepath"
+	"sync/atomic"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	volumev1 "github.com/podhost/podhost/proto/volume/v1"
 	"github.com/podhost/podhost/sdk"
+	"github.com/podhost/podhost/sdk/mount"
 )
 
 // newPlugin describes volume-scratch to the SDK.
 func newPlugin(version string) sdk.Plugin {
+	s := newServer()
 	return sdk.Plugin{
 		Name:         "volume-scratch",
 		Version:      version,
 		Kind:         sdk.KindVolume,
 		Capabilities: []string{sdk.CapVolumeMetrics},
-		Volume:       &server{scratch: &scratch{statfs: statfs}},
-		Configure:    configure,
+		Volume:       s,
+		Configure:    s.configure,
 	}
 }
 
-// config is volume-scratch's config: it has no settings, and refuses any.
-type config struct{}
+// newServer returns a server whose volumes live under defaultRoot until
+// Configure says otherwise.
+func newServer() *server {
+	s := &server{}
+	s.config.Store(&config{Root: defaultRoot})
+	s.scratch = &scratch{root: func() string { return s.config.Load().Root }, midway: func(context.Context) {}}
+	return s
+}
 
-func configure(_ context.Context, raw json.RawMessage) []sdk.FieldError {
-	var c config
-	return sdk.DecodeConfig(raw, &c)
+// defaultRoot is where volumes live when the config names no root.
+const defaultRoot = "/var/lib/volume-scratch"
+
+// config is volume-scratch's config.
+type config struct {
+	// Root is the directory that holds the volumes, one directory each.
+	Root string `json:"root"`
+}
+
+// configure decodes the config into a fresh value and swaps it in only
+// when it is valid.
+func (s *server) configure(_ context.Context, raw json.RawMessage) []sdk.FieldError {
+	c := config{Root: defaultRoot}
+	errs := sdk.FieldErrors(sdk.DecodeConfig(raw, &c))
+	if len(errs) == 0 && !filepath.IsAbs(c.Root) {
+		errs.Addf("root", "want an absolute path, got %q", c.Root)
+	}
+	if len(errs) == 0 {
+		s.config.Store(&c)
+	}
+	return errs
 }
 
 // server translates the Volume service to scratch calls and maps errors.
 type server struct {
 	volumev1.UnimplementedVolumeServer
+	config  atomic.Pointer[config]
 	scratch *scratch
 }
 
@@ -90,10 +119,10 @@ func reply[T any](resp *T, err error) (*T, error) {
 }
 
 // toStatus maps scratch errors to the contract's codes. Anything unexpected
-// (a failed write, a full disk) is INTERNAL: the call may have taken effect
+// (a failed write, a full disk) is ABORTED: the call may have taken effect
 // in part, and the host treats it as uncertain.
 func toStatus(err error) error {
-	code := codes.Internal
+	code := codes.Aborted
 	switch {
 	case errors.Is(err, errInvalid):
 		code = codes.InvalidArgument
@@ -101,7 +130,7 @@ func toStatus(err error) error {
 		code = codes.FailedPrecondition
 	case errors.Is(err, errOtherVolume):
 		code = codes.AlreadyExists
-	case errors.Is(err, errNotPublished):
+	case errors.Is(err, mount.ErrNotMounted):
 		code = codes.NotFound
 	case errors.Is(err, context.Canceled):
 		code = codes.Canceled

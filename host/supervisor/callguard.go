@@ -50,6 +50,12 @@ func (g *callGuard) exited(err error) error {
 	return fmt.Errorf("plugin %q: %w: %w", g.plugin, ErrPluginExited, err)
 }
 
+// notSent is the error of a call refused because the instance had
+// already died: it never reached the plugin.
+func (g *callGuard) notSent() error {
+	return fmt.Errorf("plugin %q: %w (%w)", g.plugin, ErrPluginExited, ErrNotSent)
+}
+
 // mapErr turns the error of a call made with ctx into ErrPluginExited when
 // the plugin died under it. A transport error (Unavailable, Canceled) may
 // arrive a moment before go-plugin notices the exit, so it waits up to
@@ -82,7 +88,7 @@ func (g *callGuard) mapErr(ctx context.Context, err error) error {
 
 func (g *callGuard) unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	if g.died.Err() != nil {
-		return g.exited(nil)
+		return g.notSent()
 	}
 	joined, release := g.join(ctx)
 	defer release()
@@ -91,7 +97,7 @@ func (g *callGuard) unary(ctx context.Context, method string, req, reply any, cc
 
 func (g *callGuard) stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 	if g.died.Err() != nil {
-		return nil, g.exited(nil)
+		return nil, g.notSent()
 	}
 	joined, release := g.join(ctx)
 	cs, err := streamer(joined, desc, cc, method, opts...)

@@ -27,6 +27,14 @@ var (
 
 	// ErrManagerStopped: the Manager was stopped or has not been started.
 	ErrManagerStopped = errors.New("plugin manager is not running")
+
+	// ErrNotSent is wrapped, next to one of the sentinels above, by every
+	// error of a call that never reached a plugin process: no instance was
+	// running (down, starting, refused, stopped) or the instance had
+	// already died when the call was made. Such a call had no effect, so a
+	// caller may treat it as transient; a call cut short in flight does not
+	// wrap it (its outcome is unknown).
+	ErrNotSent = errors.New("call not sent")
 )
 
 // RefusedError says why a plugin was refused at launch. It matches

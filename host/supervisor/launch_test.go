@@ -83,8 +83,8 @@ func TestCallGuardMapsErrors(t *testing.T) {
 		t.Error("a call on a dead instance was sent")
 		return nil
 	})
-	if !errors.Is(err, ErrPluginExited) {
-		t.Errorf("call on dead instance: %v", err)
+	if !errors.Is(err, ErrPluginExited) || !errors.Is(err, ErrNotSent) {
+		t.Errorf("call on dead instance: %v; want ErrPluginExited and ErrNotSent", err)
 	}
 }
 
@@ -103,7 +103,7 @@ func TestCallGuardCutsInFlightCall(t *testing.T) {
 	}()
 	<-entered
 	markDied()
-	if err := <-errc; !errors.Is(err, ErrPluginExited) {
-		t.Errorf("in-flight call = %v, want ErrPluginExited", err)
+	if err := <-errc; !errors.Is(err, ErrPluginExited) || errors.Is(err, ErrNotSent) {
+		t.Errorf("in-flight call = %v, want ErrPluginExited and not ErrNotSent (it was sent)", err)
 	}
 }

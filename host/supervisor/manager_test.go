@@ -256,8 +256,8 @@ func TestStopKillsPluginsAndFailsCalls(t *testing.T) {
 		}
 	}
 	id, _ := h.Identity("a")
-	if _, err := id.GetInfo(t.Context(), &pluginv1.GetInfoRequest{}); !errors.Is(err, ErrPluginExited) {
-		t.Errorf("call after Stop = %v, want ErrPluginExited", err)
+	if _, err := id.GetInfo(t.Context(), &pluginv1.GetInfoRequest{}); !errors.Is(err, ErrPluginExited) || !errors.Is(err, ErrNotSent) {
+		t.Errorf("call after Stop = %v, want ErrPluginExited and ErrNotSent", err)
 	}
 	<-ev.done // Stop closes subscriptions
 	if got := ev.typesOf("a"); got[len(got)-1] != EventStopped {

@@ -82,13 +82,13 @@ func (s *supervisor) current() (*instance, error) {
 	case s.inst != nil && st.State.callable():
 		return s.inst, nil
 	case st.State == StateStarting:
-		return nil, fmt.Errorf("plugin %q is starting: %w", s.spec.Name, ErrPluginNotReady)
+		return nil, fmt.Errorf("plugin %q is starting: %w (%w)", s.spec.Name, ErrPluginNotReady, ErrNotSent)
 	case st.State == StateRefused:
-		return nil, fmt.Errorf("plugin %q: %w: %s", s.spec.Name, ErrPluginRefused, st.LastError)
+		return nil, fmt.Errorf("plugin %q: %w: %s (%w)", s.spec.Name, ErrPluginRefused, st.LastError, ErrNotSent)
 	case st.State == StateStopped:
-		return nil, fmt.Errorf("plugin %q is stopped: %w", s.spec.Name, ErrPluginExited)
+		return nil, fmt.Errorf("plugin %q is stopped: %w (%w)", s.spec.Name, ErrPluginExited, ErrNotSent)
 	default:
-		return nil, fmt.Errorf("plugin %q is down (%s): %w", s.spec.Name, st.State, ErrPluginExited)
+		return nil, fmt.Errorf("plugin %q is down (%s): %w (%w)", s.spec.Name, st.State, ErrPluginExited, ErrNotSent)
 	}
 }
 

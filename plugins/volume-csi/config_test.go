@@ -2,16 +2,21 @@ package main
 
 import (
 	"testing"
+	"time"
 
 	"github.com/podhost/podhost/plugins/internal/plugintest"
+	"github.com/podhost/podhost/sdk"
 )
 
 func TestParseConfig(t *testing.T) {
 	plugintest.RunConfigCases(t, parseConfig, []plugintest.ConfigCase[config]{
 		{
 			Name:   "two drivers",
-			Config: `{"drivers":[{"name":"a.csi","endpoint":"unix:///a.sock"},{"name":"b.csi","endpoint":"unix:///b.sock"}]}`,
-			Want:   config{Drivers: []driver{{Name: "a.csi", Endpoint: "unix:///a.sock"}, {Name: "b.csi", Endpoint: "unix:///b.sock"}}},
+			Config: `{"drivers":[{"name":"a.csi","endpoint":"unix:///a.sock"},{"name":"b.csi","endpoint":"unix:///b.sock","timeout":"30s"}],"stateDir":"/var/lib/x"}`,
+			Want: config{
+				Drivers:  []driver{{Name: "a.csi", Endpoint: "unix:///a.sock"}, {Name: "b.csi", Endpoint: "unix:///b.sock", Timeout: sdk.Duration(30 * time.Second)}},
+				StateDir: "/var/lib/x",
+			},
 		},
 		{Name: "empty", Config: `{}`, WantErrs: []string{"drivers: needs at least one driver"}},
 		{Name: "empty list", Config: `{"drivers":[]}`, WantErrs: []string{"drivers: needs at least one driver"}},
@@ -23,12 +28,34 @@ func TestParseConfig(t *testing.T) {
 		},
 		{
 			Name:   "bad drivers",
-			Config: `{"drivers":[{"name":"a","endpoint":"unix:///a.sock"},{"endpoint":"/b.sock"},{"name":"a","endpoint":"unix:///c.sock"}]}`,
+			Config: `{"drivers":[{"name":"a","endpoint":"unix:///a.sock"},{"endpoint":"/b.sock"},{"name":"a","endpoint":"unix:///c.sock","timeout":"-1s"}],"stateDir":"rel"}`,
 			WantErrs: []string{
 				"drivers[1].name: is required",
 				`drivers[1].endpoint: must be a unix:// address, such as "unix:///run/plugin.sock"`,
 				`drivers[2].name: "a" is already the name of drivers[0]`,
+				"drivers[2].timeout: must not be negative, got -1s",
+				`stateDir: must be an absolute path, got "rel"`,
 			},
 		},
+		{
+			Name:     "timeout not a duration",
+			Config:   `{"drivers":[{"name":"a","endpoint":"unix:///a.sock","timeout":30}]}`,
+			WantErrs: []string{`drivers[0].timeout: want a duration string such as "30s", got number`},
+		},
 	})
+}
+
+func TestDriverTimeout(t *testing.T) {
+	tests := []struct {
+		set  sdk.Duration
+		want time.Duration
+	}{
+		{0, 2 * time.Minute},
+		{sdk.Duration(time.Second), time.Second},
+	}
+	for _, tt := range tests {
+		if got := (driver{Timeout: tt.set}).timeout(); got != tt.want {
+			t.Errorf("timeout with %v set: got %v; want %v", tt.set, got, tt.want)
+		}
+	}
 }

@@ -29,6 +29,7 @@ type published struct {
 	pubContext map[string]string
 	staging    string // empty when the plugin does not stage
 	target     string
+	readonly   bool
 }
 
 func (k *kit) capability(v Volume) *volumev1.Capability {
@@ -66,7 +67,7 @@ func (k *kit) stageReq(v Volume, pubContext map[string]string, staging string) *
 }
 
 func (k *kit) publishReq(p *published) *volumev1.PublishRequest {
-	return &volumev1.PublishRequest{VolumeId: p.vol.ID, PublishContext: p.pubContext, StagingPath: p.staging, TargetPath: p.target, Capability: k.capability(p.vol), Secrets: p.vol.Secrets, VolumeContext: p.vol.Context}
+	return &volumev1.PublishRequest{VolumeId: p.vol.ID, PublishContext: p.pubContext, StagingPath: p.staging, TargetPath: p.target, Readonly: p.readonly, Capability: k.capability(p.vol), Secrets: p.vol.Secrets, VolumeContext: p.vol.Context}
 }
 
 // stage attaches and stages a new volume, as far as the plugin needs.
@@ -95,15 +96,23 @@ func (k *kit) publish() *published {
 	return p
 }
 
-// tearDown undoes publish and checks that the target path is gone.
-func (k *kit) tearDown(p *published) {
+// unpublish undoes Publish and checks that the target path is gone.
+func (k *kit) unpublish(p *published) {
 	k.Helper()
 	_, err := k.vol.Unpublish(k.ctx(), &volumev1.UnpublishRequest{VolumeId: p.vol.ID, TargetPath: p.target})
 	k.mustOK("Unpublish", err)
 	k.wantAbsent("after Unpublish, target path", p.target)
+}
+
+// tearDown undoes publish and checks that the target path is gone and
+// nothing is left mounted on the staging path.
+func (k *kit) tearDown(p *published) {
+	k.Helper()
+	k.unpublish(p)
 	if k.caps.GetStageUnstage() {
 		_, err := k.vol.Unstage(k.ctx(), &volumev1.UnstageRequest{VolumeId: p.vol.ID, StagingPath: p.staging})
 		k.mustOK("Unstage", err)
+		k.wantUnmounted("after Unstage, staging path", p.staging)
 	}
 	if k.caps.GetRequiresAttach() {
 		_, err := k.vol.Detach(k.ctx(), k.detachReq(p.vol))
@@ -116,6 +125,17 @@ func (k *kit) wantAbsent(what, path string) {
 	k.Helper()
 	if fi, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
 		k.Errorf("%s %s: got %v; want it absent", what, path, describe(fi, err))
+	}
+}
+
+// wantUnmounted fails the check when anything is mounted at path or below.
+func (k *kit) wantUnmounted(what, path string) {
+	k.Helper()
+	left, err := mountsUnder(path)
+	if err != nil {
+		k.Errorf("listing mounts under %s: %v", path, err)
+	} else if len(left) > 0 {
+		k.Errorf("%s %s: got mounts on %v; want nothing mounted", what, path, left)
 	}
 }
 

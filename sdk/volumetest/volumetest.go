@@ -12,6 +12,13 @@
 // identity calls, idempotent set-up and teardown, FAILED_PRECONDITION for a
 // publish before stage, INVALID_ARGUMENT for missing arguments, metrics, and
 // that every error code is one of the contract's final or uncertain classes.
+// It writes through a target path and reads the data back through the next
+// one (the volume must be mounted there, not an empty directory), checks
+// that a read-only target refuses writes, and interrupts Stage and Publish
+// (see Setup.Midway) to check that Unpublish and Unstage then leave nothing
+// mounted. Before a check's directories are removed, the kit unmounts
+// whatever is still mounted under them, so that a failed check cannot
+// delete through a live mount into a volume.
 // GetCapabilities decides which rules apply. Each subtest gets a fresh plugin
 // from the factory, so checks do not depend on one another.
 //
@@ -58,6 +65,16 @@ type Setup struct {
 	Dir string
 	// CallTimeout bounds each call; zero means 30 seconds.
 	CallTimeout time.Duration
+	// Midway, when set, points at a hook of the plugin under test: a func
+	// field the plugin calls in the middle of Stage and of Publish, after
+	// it changed the node (mounted something), and after which it returns
+	// an uncertain error when its ctx has ended. In production the hook is
+	// nil or a no-op. Before any call the kit sets it to a function that,
+	// when the kit interrupts the call, ends the caller's context and waits
+	// until the plugin's ctx is done; otherwise it returns at once. With
+	// Midway nil the kit interrupts Stage and Publish only after they
+	// answered (as when the answer is lost), not midway.
+	Midway *func(ctx context.Context)
 }
 
 // Volume is one volume to exercise, as the host would describe it.
@@ -103,6 +120,7 @@ type kit struct {
 	vol   volumev1.VolumeClient
 	caps  *volumev1.GetCapabilitiesResponse
 	dir   string
+	irq   *interrupter
 }
 
 var volumeSeq atomic.Int64
@@ -134,8 +152,17 @@ func start(t *testing.T, newPlugin func(t *testing.T) Setup) *kit {
 		}
 		t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	}
+	// Registered after the directory's removal, so it runs before it.
+	t.Cleanup(func() { unmountUnder(t, dir) })
+	irq := &interrupter{VolumeServer: s.Plugin.Volume, timeout: s.CallTimeout}
+	if s.Plugin.Volume != nil {
+		s.Plugin.Volume = irq
+	}
+	if s.Midway != nil {
+		*s.Midway = irq.midway
+	}
 	conn := inprocess.Dial(t, s.Plugin, allowed)
-	k := &kit{T: t, setup: s, id: pluginv1.NewIdentityClient(conn), vol: volumev1.NewVolumeClient(conn), dir: dir}
+	k := &kit{T: t, setup: s, id: pluginv1.NewIdentityClient(conn), vol: volumev1.NewVolumeClient(conn), dir: dir, irq: irq}
 
 	ctx := k.ctx()
 	kitcheck.Configure(t, ctx, k.id, s.Config, "volumetest")

@@ -74,9 +74,9 @@ spec:
 
 // TestStateDeletedTerminalPodAcrossRestart deletes a finished pod and kills
 // the host before it has removed it, then removes the pod's containers from
-// containerd: the new host finishes the deletion with the container
-// statuses the pod had, never exit 137 for a container it merely cannot
-// find any more.
+// containerd: the new host finishes the deletion, and every status it
+// serves meanwhile has the container statuses the pod had, never exit 137
+// for a container it merely cannot find any more.
 func TestStateDeletedTerminalPodAcrossRestart(t *testing.T) {
 	h := startPodHost(t)
 	h.apply(busyPod("done", v1.RestartPolicyNever, sh("app", "echo done")))
@@ -112,8 +112,9 @@ func TestStateDeletedTerminalPodAcrossRestart(t *testing.T) {
 		}
 		break
 	}
-	if seen == 0 {
-		t.Fatalf("the watch saw no status of the pod after the restart\n%s", h.logTail())
-	}
-	t.Logf("%d changes of the pod seen", seen)
+	// The new host may finish the deletion before the watch is connected
+	// (it has no container to stop): then there is nothing served to
+	// check, which is no failure. TestFinishedSyncer (host/node) checks
+	// the statuses reported for such a pod without that race.
+	t.Logf("%d changes of the pod seen after the restart", seen)
 }

@@ -1,10 +1,10 @@
 //go:build !linux
 
-package main
+package mount
 
 import "errors"
 
-// statfs is implemented on Linux only.
-func statfs(string) (Usage, error) {
+// FilesystemUsage is implemented on Linux only.
+func FilesystemUsage(string) (Usage, error) {
 	return Usage{}, errors.New("filesystem usage is only read on linux")
 }

@@ -1,12 +1,12 @@
-package main
+package mount
 
 import (
 	"fmt"
 	"syscall"
 )
 
-// statfs reads the usage of the filesystem holding path.
-func statfs(path string) (Usage, error) {
+// FilesystemUsage reads the usage of the filesystem holding path.
+func FilesystemUsage(path string) (Usage, error) {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(path, &st); err != nil {
 		return Usage{}, fmt.Errorf("statfs %s: %w", path, err)
