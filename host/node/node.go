@@ -56,6 +56,9 @@ type Config struct {
 	// runtime plugin in it.
 	Plugins       *supervisor.Manager
 	RuntimePlugin string
+	// PluginSpecs are the plugins the supervisor runs: a CSI volume goes
+	// to the volume plugin whose config lists its driver (drivers[].name).
+	PluginSpecs []supervisor.PluginSpec
 	// Registry receives the lifecycle metrics; nil uses a private one.
 	Registry prometheus.Registerer
 	Logger   hclog.Logger
@@ -97,6 +100,7 @@ type Node struct {
 	hostVolumes      *hostvolumes.Host
 	volumesReady     chan struct{}
 	volumesPopulated bool
+	claims           staticClaims
 	relist           chan struct{}
 	removing         sync.WaitGroup
 	shutdown         shutdownState
@@ -175,7 +179,9 @@ func (n *Node) build() error {
 		return fmt.Errorf("runtime plugin: %w", err)
 	}
 	reasons := lifecycle.NewReasonCache()
-	n.newVolumeManager()
+	if err := n.newVolumeManager(); err != nil {
+		return fmt.Errorf("volume plugins: %w", err)
+	}
 	n.runtime, err = runtimemanager.New(runtimemanager.Options{
 		Runtime: rtClient, Plugin: n.cfg.RuntimePlugin, Clock: n.clock, LogRoot: n.cfg.RootDir,
 		Logger: n.log.Named("runtime"), Reasons: reasons,
@@ -308,6 +314,7 @@ func (n *Node) apply(ctx context.Context, d sources.Desired) {
 	}
 	updates, commit := n.desired.apply(n.finished.restore(d), n.clock.Now())
 	n.leaving.record(updates)
+	n.claims.set(d)
 	n.populateVolumes(ctx, updates)
 	for _, u := range updates {
 		if u.UpdateType != lifecycle.UpdateCreate {

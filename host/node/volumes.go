@@ -28,30 +28,44 @@ const mountTimeout = 2*time.Minute + 3*time.Second
 var ErrNoVolumePlugin = errors.New("no volume plugin serves the volume")
 
 // volumePlugins is the volume manager's Plugins: the host serves emptyDir
-// and hostPath itself; a volume of another plugin fails with
+// and hostPath itself, CSI volumes go to the volume plugin serving their
+// driver, and a volume of another plugin (FC, iSCSI, block) fails with
 // ErrNoVolumePlugin.
 type volumePlugins struct {
 	host *hostvolumes.Host
+	csi  *csiVolumes
 }
 
-func (p volumePlugins) Stage(_ context.Context, v volumemanager.Volume) error {
+func (p volumePlugins) Stage(ctx context.Context, v volumemanager.Volume) error {
+	if v.Plugin == volumemanager.PluginCSI && !v.Block {
+		return p.csi.Stage(ctx, v)
+	}
 	return noPlugin(v)
 }
 
-func (p volumePlugins) Unstage(_ context.Context, v volumemanager.Volume) error {
+func (p volumePlugins) Unstage(ctx context.Context, v volumemanager.Volume) error {
+	if v.Plugin == volumemanager.PluginCSI && !v.Block {
+		return p.csi.Unstage(ctx, v)
+	}
 	return noPlugin(v)
 }
 
 func (p volumePlugins) Publish(ctx context.Context, pv volumemanager.PodVolume) error {
-	if hostvolumes.Serves(pv.Volume.Plugin) {
+	switch {
+	case hostvolumes.Serves(pv.Volume.Plugin):
 		return p.host.Publish(ctx, pv)
+	case pv.Volume.Plugin == volumemanager.PluginCSI:
+		return p.csi.Publish(ctx, pv)
 	}
 	return noPlugin(pv.Volume)
 }
 
 func (p volumePlugins) Unpublish(ctx context.Context, pv volumemanager.PodVolume) error {
-	if hostvolumes.Serves(pv.Volume.Plugin) {
+	switch {
+	case hostvolumes.Serves(pv.Volume.Plugin):
 		return p.host.Unpublish(ctx, pv)
+	case pv.Volume.Plugin == volumemanager.PluginCSI:
+		return p.csi.Unpublish(ctx, pv)
 	}
 	return noPlugin(pv.Volume)
 }
@@ -67,18 +81,12 @@ func (p volumePlugins) Unmap(_ context.Context, pv volumemanager.PodVolume) erro
 func noPlugin(v volumemanager.Volume) error {
 	what := v.Plugin
 	if v.CSI != nil {
-		what += " driver " + v.CSI.Driver
+		what = fmt.Sprintf("csi driver %q", v.CSI.Driver)
 	}
 	if v.Block {
 		what += " (block)"
 	}
 	return fmt.Errorf("%w: %s", ErrNoVolumePlugin, what)
-}
-
-// classifyVolumeError is the volume manager's Classifier. The host's own
-// volumes and a missing plugin fail finally: the call left nothing behind.
-func classifyVolumeError(err error) volumemanager.Class {
-	return volumemanager.Final
 }
 
 // volumeEvents records the volume manager's events on the pod in the
@@ -134,16 +142,24 @@ func (v podVolumes) UnmountPod(ctx context.Context, pod *v1.Pod) error {
 
 var _ lifecycle.Volumes = podVolumes{}
 
-// newVolumeManager builds the volume manager over the host's volumes.
-func (n *Node) newVolumeManager() {
+// newVolumeManager builds the volume manager over the host's volumes and
+// the volume plugins.
+func (n *Node) newVolumeManager() error {
+	routes, err := csiDriverRoutes(n.cfg.PluginSpecs)
+	if err != nil {
+		return err
+	}
 	n.hostVolumes = hostvolumes.New(n.cfg.RootDir, hostvolumes.SystemMounter{})
+	csi := &csiVolumes{root: n.cfg.RootDir, host: n.hostVolumes, clients: supervisorVolumes{n.cfg.Plugins}, routes: routes}
 	n.volumes = volumemanager.NewManager(volumemanager.Config{
-		Plugins:    volumePlugins{host: n.hostVolumes},
+		Plugins:    volumePlugins{host: n.hostVolumes, csi: csi},
 		Classifier: volumemanager.ClassifierFunc(classifyVolumeError),
 		Store:      volumeStore{n.store, n.log.Named("volumes")},
 		Clock:      n.clock,
+		Resolver:   &n.claims,
 		Events:     volumeEvents{desired: n.desired, ring: n.events},
 	})
+	return nil
 }
 
 // runVolumes rebuilds the volume manager's state from what the last run
@@ -185,5 +201,7 @@ func (n *Node) populateVolumes(ctx context.Context, updates []lifecycle.UpdatePo
 
 // containerMounts are the runtime mounts of a container's volumeMounts.
 func (n *Node) containerMounts(pod *v1.Pod, c *v1.Container) ([]*runtimev1.Mount, error) {
-	return n.hostVolumes.ContainerMounts(pod, c)
+	return n.hostVolumes.ContainerMounts(pod, c, func(name string) (volumemanager.PodVolume, bool) {
+		return n.volumes.DesiredVolume(pod.UID, name)
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // AddPod adds pod to the desired state without waiting for its volumes:
@@ -22,4 +23,14 @@ func (m *Manager) AddPod(ctx context.Context, pod *v1.Pod) error {
 	m.mu.Unlock()
 	m.poke()
 	return nil
+}
+
+// DesiredVolume is the volume name of pod uid as the desired state holds
+// it (its plugin and source resolved, a claim's volume included); ok is
+// false when the pod or the volume is not desired.
+func (m *Manager) DesiredVolume(uid types.UID, name string) (pv PodVolume, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	pv, ok = m.r.desired[uid][name]
+	return pv, ok
 }

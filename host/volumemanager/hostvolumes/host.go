@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/host/volumemanager"
 )
@@ -128,12 +130,32 @@ func (h *Host) tearDownEmptyDir(pv volumemanager.PodVolume) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("removing emptyDir %s: %w", dir, err)
 	}
-	// The plugin's, volumes and pod directories go once empty; a
-	// non-empty one stays (os.Remove fails) and that is fine.
-	for d, stop := filepath.Dir(dir), filepath.Dir(PodDir(h.root, pv.Pod)); d != stop; d = filepath.Dir(d) {
+	removeEmptyParents(h.root, pv.Pod, dir)
+	return nil
+}
+
+// RemovePodVolumeDir removes the pod volume directory of a plugin's
+// volume once the plugin has unpublished it: its "mount" target and the
+// directory itself, which must then be empty (anything left stays, and
+// is an error), and the pod directories it leaves empty. A missing
+// directory is success.
+func RemovePodVolumeDir(root string, uid types.UID, plugin, name string) error {
+	dir := PodVolumeDir(root, uid, plugin, name)
+	for _, d := range []string{filepath.Join(dir, "mount"), dir} {
+		if err := os.Remove(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing pod volume directory: %w", err)
+		}
+	}
+	removeEmptyParents(root, uid, dir)
+	return nil
+}
+
+// removeEmptyParents removes the plugin's, volumes and pod directories
+// above dir once empty; a non-empty one stays (os.Remove fails).
+func removeEmptyParents(root string, uid types.UID, dir string) {
+	for d, stop := filepath.Dir(dir), filepath.Dir(PodDir(root, uid)); d != stop; d = filepath.Dir(d) {
 		if os.Remove(d) != nil {
 			break
 		}
 	}
-	return nil
 }

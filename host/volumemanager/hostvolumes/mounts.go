@@ -29,12 +29,13 @@ func (h *Host) TargetPath(pv volumemanager.PodVolume) string {
 }
 
 // ContainerMounts are the runtime mounts of container c of pod: one per
-// volumeMount, at its mountPath, from the volume's target path (joined
-// with subPath, which is created when missing and must stay inside the
-// volume). A mount naming no volume of the pod, a volumeDevice, a
-// subPathExpr or a subPath leaving the volume is an error naming the
-// field.
-func (h *Host) ContainerMounts(pod *v1.Pod, c *v1.Container) ([]*runtimev1.Mount, error) {
+// volumeMount, at its mountPath, from the target path of the volume that
+// desired returns for its name (the volume manager's desired state),
+// joined with subPath, which is created when missing and must stay
+// inside the volume. A mount naming no volume of the pod, or one not
+// desired, a volumeDevice, a subPathExpr or a subPath leaving the volume
+// is an error naming the field.
+func (h *Host) ContainerMounts(pod *v1.Pod, c *v1.Container, desired func(name string) (volumemanager.PodVolume, bool)) ([]*runtimev1.Mount, error) {
 	if len(c.VolumeDevices) > 0 {
 		return nil, &volumemanager.FieldError{Field: fmt.Sprintf("container %q volumeDevices", c.Name), Detail: "block volumes are not supported"}
 	}
@@ -51,8 +52,10 @@ func (h *Host) ContainerMounts(pod *v1.Pod, c *v1.Container) ([]*runtimev1.Mount
 		if vm.SubPathExpr != "" {
 			return nil, &volumemanager.FieldError{Field: field + ".subPathExpr", Detail: "not supported"}
 		}
-		sv := &pod.Spec.Volumes[j]
-		pv := volumemanager.PodVolume{Pod: pod.UID, Name: sv.Name, Volume: volumemanager.Volume{Plugin: specPlugin(sv), HostPath: sv.HostPath}}
+		pv, ok := desired(vm.Name)
+		if !ok {
+			return nil, &volumemanager.FieldError{Field: field + ".name", Detail: fmt.Sprintf("volume %q is not mounted", vm.Name)}
+		}
 		path := h.TargetPath(pv)
 		if vm.SubPath != "" {
 			var err error
@@ -60,23 +63,10 @@ func (h *Host) ContainerMounts(pod *v1.Pod, c *v1.Container) ([]*runtimev1.Mount
 				return nil, &volumemanager.FieldError{Field: field + ".subPath", Detail: err.Error()}
 			}
 		}
-		ro := vm.ReadOnly || (sv.CSI != nil && sv.CSI.ReadOnly != nil && *sv.CSI.ReadOnly)
+		ro := vm.ReadOnly || pv.Volume.ReadOnly
 		out = append(out, &runtimev1.Mount{ContainerPath: vm.MountPath, HostPath: path, Readonly: ro})
 	}
 	return out, nil
-}
-
-// specPlugin is the plugin of a pod's volume spec.
-func specPlugin(sv *v1.Volume) string {
-	switch {
-	case sv.EmptyDir != nil:
-		return volumemanager.PluginEmptyDir
-	case sv.HostPath != nil:
-		return volumemanager.PluginHostPath
-	case sv.CSI != nil:
-		return volumemanager.PluginCSI
-	}
-	return ""
 }
 
 // subPath is sub inside the volume at root, created as a directory when

@@ -14,6 +14,8 @@ import (
 	"github.com/podhost/podhost/host/volumemanager"
 )
 
+var readOnly = true
+
 func mountsPod() *v1.Pod {
 	return &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "uid-1"},
@@ -21,6 +23,8 @@ func mountsPod() *v1.Pod {
 			{Name: "cache", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}},
 			{Name: "etc", VolumeSource: v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/etc"}}},
 			{Name: "data", VolumeSource: v1.VolumeSource{CSI: &v1.CSIVolumeSource{Driver: "drv"}}},
+			{Name: "ro", VolumeSource: v1.VolumeSource{CSI: &v1.CSIVolumeSource{Driver: "drv", ReadOnly: &readOnly}}},
+			{Name: "undesired", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}},
 		}},
 	}
 }
@@ -34,6 +38,18 @@ func TestContainerMounts(t *testing.T) {
 	cache := volumemanager.PodVolume{Pod: pod.UID, Name: "cache", Volume: volumemanager.Volume{Plugin: volumemanager.PluginEmptyDir}}
 	if err := h.Publish(context.Background(), cache); err != nil {
 		t.Fatal(err)
+	}
+	vols, err := volumemanager.DesiredVolumes(context.Background(), pod, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desired := func(name string) (volumemanager.PodVolume, bool) {
+		for _, pv := range vols {
+			if pv.Name == name && name != "undesired" {
+				return pv, true
+			}
+		}
+		return volumemanager.PodVolume{}, false
 	}
 	cacheDir := PodVolumeDir(root, pod.UID, volumemanager.PluginEmptyDir, "cache")
 	if err := os.Symlink("/", filepath.Join(cacheDir, "escape")); err != nil {
@@ -50,6 +66,8 @@ func TestContainerMounts(t *testing.T) {
 		{"subPath is created", []v1.VolumeMount{{Name: "cache", MountPath: "/logs", SubPath: "a/b"}}, nil, fmt.Sprintf("/logs=%s/a/b", cacheDir)},
 		{"csi target", []v1.VolumeMount{{Name: "data", MountPath: "/data"}}, nil, "/data=" + root + "/pods/uid-1/volumes/kubernetes.io~csi/data/mount"},
 		{"unknown volume", []v1.VolumeMount{{Name: "nope", MountPath: "/x"}}, nil, `container "c" volumeMounts[0].name: no volume "nope" in spec.volumes`},
+		{"not desired", []v1.VolumeMount{{Name: "undesired", MountPath: "/x"}}, nil, `volumeMounts[0].name: volume "undesired" is not mounted`},
+		{"read-only csi", []v1.VolumeMount{{Name: "ro", MountPath: "/ro"}}, nil, "/ro=" + root + "/pods/uid-1/volumes/kubernetes.io~csi/ro/mount:ro"},
 		{"no mountPath", []v1.VolumeMount{{Name: "cache"}}, nil, "volumeMounts[0].mountPath: required"},
 		{"subPath with ..", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPath: "../x"}}, nil, `volumeMounts[0].subPath: "../x" must be a relative path`},
 		{"absolute subPath", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPath: "/etc"}}, nil, "must be a relative path"},
@@ -61,7 +79,7 @@ func TestContainerMounts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := &v1.Container{Name: "c", VolumeMounts: tt.mounts, VolumeDevices: tt.devices}
-			got, err := h.ContainerMounts(pod, c)
+			got, err := h.ContainerMounts(pod, c, desired)
 			if err != nil {
 				if !strings.Contains(err.Error(), tt.want) {
 					t.Fatalf("err %v, want %q", err, tt.want)
