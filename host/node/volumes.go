@@ -51,23 +51,33 @@ func (p volumePlugins) Unstage(ctx context.Context, v volumemanager.Volume) erro
 }
 
 func (p volumePlugins) Publish(ctx context.Context, pv volumemanager.PodVolume) error {
-	switch {
-	case hostvolumes.Serves(pv.Volume.Plugin):
-		return p.host.Publish(ctx, pv)
-	case pv.Volume.Plugin == volumemanager.PluginCSI:
-		return p.csi.Publish(ctx, pv)
+	ops, err := p.podOps(pv.Volume)
+	if err != nil {
+		return err
 	}
-	return noPlugin(pv.Volume)
+	return ops.Publish(ctx, pv)
 }
 
 func (p volumePlugins) Unpublish(ctx context.Context, pv volumemanager.PodVolume) error {
-	switch {
-	case hostvolumes.Serves(pv.Volume.Plugin):
-		return p.host.Unpublish(ctx, pv)
-	case pv.Volume.Plugin == volumemanager.PluginCSI:
-		return p.csi.Unpublish(ctx, pv)
+	ops, err := p.podOps(pv.Volume)
+	if err != nil {
+		return err
 	}
-	return noPlugin(pv.Volume)
+	return ops.Unpublish(ctx, pv)
+}
+
+// podOps is what publishes and unpublishes v.
+func (p volumePlugins) podOps(v volumemanager.Volume) (interface {
+	Publish(context.Context, volumemanager.PodVolume) error
+	Unpublish(context.Context, volumemanager.PodVolume) error
+}, error) {
+	switch {
+	case hostvolumes.Serves(v.Plugin):
+		return p.host, nil
+	case v.Plugin == volumemanager.PluginCSI && !v.Block:
+		return p.csi, nil
+	}
+	return nil, noPlugin(v)
 }
 
 func (p volumePlugins) Map(_ context.Context, pv volumemanager.PodVolume) error {

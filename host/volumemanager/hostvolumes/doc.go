@@ -10,7 +10,7 @@
 // the plugin's name with "/" written "~" (kubernetes.io~empty-dir).
 //
 // Mounting is behind the small Mounter interface; the Linux one uses
-// mount(2) and reads /proc/self/mountinfo.
+// mount(2) and the mount table (moby/sys/mountinfo).
 //
 // Who may import it: host/node.
 package hostvolumes

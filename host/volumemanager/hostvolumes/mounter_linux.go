@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
+	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
 )
 
@@ -34,8 +34,8 @@ func (SystemMounter) Unmount(target string) error {
 	return nil
 }
 
-// IsMountPoint looks path, with its symbolic links resolved, up in
-// /proc/self/mountinfo.
+// IsMountPoint reports whether path, with its symbolic links resolved,
+// is a mount point of this mount namespace.
 func (SystemMounter) IsMountPoint(path string) (bool, error) {
 	real, err := filepath.EvalSymlinks(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -44,13 +44,9 @@ func (SystemMounter) IsMountPoint(path string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("resolving %s: %w", path, err)
 	}
-	table, err := os.ReadFile("/proc/self/mountinfo")
+	mounted, err := mountinfo.Mounted(real)
 	if err != nil {
-		return false, fmt.Errorf("reading the mount table: %w", err)
+		return false, fmt.Errorf("mount table: %w", err)
 	}
-	points, err := mountPoints(table)
-	if err != nil {
-		return false, err
-	}
-	return points[real], nil
+	return mounted, nil
 }

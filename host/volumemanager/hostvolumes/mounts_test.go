@@ -101,23 +101,6 @@ func TestContainerMounts(t *testing.T) {
 	}
 }
 
-func TestMountPoints(t *testing.T) {
-	table := []byte(`22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw
-35 22 0:30 / /var/lib/with\040space rw - tmpfs tmpfs rw
-
-`)
-	got, err := mountPoints(table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 2 || !got["/"] || !got["/var/lib/with space"] {
-		t.Errorf("mount points %v", got)
-	}
-	if _, err := mountPoints([]byte("22 1 8:1\n")); err == nil || !strings.Contains(err.Error(), "line 1") {
-		t.Errorf("short line: err %v", err)
-	}
-}
-
 // TestReconstructEmptyDir lists the pod volume directories (not the log
 // directories next to them) and rebuilds the emptyDirs among them.
 func TestReconstructEmptyDir(t *testing.T) {
