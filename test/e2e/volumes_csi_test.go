@@ -144,7 +144,8 @@ func (d *loopDriverProc) calls(t *testing.T) []string {
 // plugin: a pod writes a file into a CSI volume (a static
 // PersistentVolume and claim), is deleted (unpublished, unstaged), and a
 // second pod reads the file. A pod whose CSI driver no plugin serves
-// stays Pending with FailedMount naming the driver.
+// stays Pending with FailedMount naming the driver. A host killed under a
+// pod with a CSI volume neither stages nor publishes it again.
 func TestVolumesCSI(t *testing.T) {
 	d := startLoopDriver(t)
 	id := d.createVolume(t, "e2e-data")
@@ -211,6 +212,28 @@ spec:
 		want := "NodeStageVolume OK,NodePublishVolume OK,NodeUnpublishVolume OK,NodeUnstageVolume OK"
 		poll(t, 30*time.Second, func() bool { return strings.Join(d.calls(t), ",") == want+","+want },
 			func() string { return fmt.Sprintf("driver calls %q; want %s twice", d.calls(t), want) })
+	})
+
+	t.Run("a host restart keeps the mounts", func(t *testing.T) {
+		seen := len(d.calls(t))
+		h.apply(claimPod("csi-kept", `echo alive; exec sleep 3600`))
+		before := h.waitPod("csi-kept", 90*time.Second, "running", running)
+		h.kill()
+		h.start()
+		after := h.waitPod("csi-kept", 60*time.Second, "running", running)
+		if a, b := containerStatus(after, "main"), containerStatus(before, "main"); a == nil || b == nil || a.ContainerID != b.ContainerID {
+			t.Errorf("container after the restart %+v; want the one from before", a)
+		}
+		// A few seconds for a wrong re-stage or teardown to show.
+		time.Sleep(3 * time.Second)
+		if got := strings.Join(d.calls(t)[seen:], ","); got != "NodeStageVolume OK,NodePublishVolume OK" {
+			t.Errorf("driver calls over the restart %s; want one stage and one publish", got)
+		}
+		h.delete("csi-kept", &zero)
+		h.waitGone("csi-kept", 60*time.Second)
+		want := "NodeStageVolume OK,NodePublishVolume OK,NodeUnpublishVolume OK,NodeUnstageVolume OK"
+		poll(t, 30*time.Second, func() bool { return strings.Join(d.calls(t)[seen:], ",") == want },
+			func() string { return fmt.Sprintf("driver calls %q; want %s", d.calls(t)[seen:], want) })
 	})
 
 	t.Run("a driver no plugin serves", func(t *testing.T) {
