@@ -121,6 +121,7 @@ func runHost(ctx context.Context, cfg *config.HostConfig, logger hclog.Logger) e
 		ManifestDir:   cfg.ManifestDir,
 		Plugins:       mgr,
 		RuntimePlugin: runtimePlugin(specs),
+		PluginSpecs:   specs,
 		Registry:      registry,
 		Logger:        logger,
 		HostVersion:   version,

@@ -18,6 +18,8 @@ import (
 	"github.com/podhost/podhost/host/runtimemanager"
 	"github.com/podhost/podhost/host/state"
 	"github.com/podhost/podhost/host/supervisor"
+	"github.com/podhost/podhost/host/volumemanager"
+	"github.com/podhost/podhost/host/volumemanager/hostvolumes"
 	"github.com/podhost/podhost/lifecycle"
 	"github.com/podhost/podhost/sources"
 	"github.com/podhost/podhost/sources/apisource"
@@ -54,6 +56,9 @@ type Config struct {
 	// runtime plugin in it.
 	Plugins       *supervisor.Manager
 	RuntimePlugin string
+	// PluginSpecs are the plugins the supervisor runs: a CSI volume goes
+	// to the volume plugin whose config lists its driver (drivers[].name).
+	PluginSpecs []supervisor.PluginSpec
 	// Registry receives the lifecycle metrics; nil uses a private one.
 	Registry prometheus.Registerer
 	Logger   hclog.Logger
@@ -81,17 +86,24 @@ type Node struct {
 	// leaving are the pods that left the desired set and still stop.
 	leaving leavingPods
 
-	core     *lifecycle.PodWorkers
-	workers  *lifecycle.Workers
-	cache    *lifecycle.Cache
-	status   *lifecycle.StatusManager
-	pleg     *lifecycle.PLEG
-	loop     *lifecycle.SyncLoop
-	runtime  *runtimemanager.Manager
-	updates  chan lifecycle.ConfigChange
-	relist   chan struct{}
-	removing sync.WaitGroup
-	shutdown shutdownState
+	core    *lifecycle.PodWorkers
+	workers *lifecycle.Workers
+	cache   *lifecycle.Cache
+	status  *lifecycle.StatusManager
+	pleg    *lifecycle.PLEG
+	loop    *lifecycle.SyncLoop
+	runtime *runtimemanager.Manager
+	updates chan lifecycle.ConfigChange
+	// The volume manager and the volumes the host serves itself;
+	// volumesReady is closed once its state is rebuilt.
+	volumes          *volumemanager.Manager
+	hostVolumes      *hostvolumes.Host
+	volumesReady     chan struct{}
+	volumesPopulated bool
+	claims           staticClaims
+	relist           chan struct{}
+	removing         sync.WaitGroup
+	shutdown         shutdownState
 }
 
 // New opens the state database, loads the pods applied through the local
@@ -121,6 +133,8 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 		updates: make(chan lifecycle.ConfigChange),
 		relist:  make(chan struct{}, 1),
 		started: time.Now(),
+
+		volumesReady: make(chan struct{}),
 	}
 	n.api = apisource.New(apisource.Options{Persister: apiPersister{store}, NodeName: cfg.NodeName})
 	if err := n.api.Load(ctx); err != nil {
@@ -165,10 +179,13 @@ func (n *Node) build() error {
 		return fmt.Errorf("runtime plugin: %w", err)
 	}
 	reasons := lifecycle.NewReasonCache()
+	if err := n.newVolumeManager(); err != nil {
+		return fmt.Errorf("volume plugins: %w", err)
+	}
 	n.runtime, err = runtimemanager.New(runtimemanager.Options{
 		Runtime: rtClient, Plugin: n.cfg.RuntimePlugin, Clock: n.clock, LogRoot: n.cfg.RootDir,
 		Logger: n.log.Named("runtime"), Reasons: reasons,
-		NodeResolvConf: nodeResolvConf(n.log), Recorder: n.events,
+		NodeResolvConf: nodeResolvConf(n.log), Recorder: n.events, Mounts: n.containerMounts,
 	})
 	if err != nil {
 		return fmt.Errorf("runtime manager: %w", err)
@@ -181,7 +198,7 @@ func (n *Node) build() error {
 		Clock: n.clock, Sink: statusSink{n.store, n.api, n.desired}, Pods: n.core, Lookup: n.desired, Metrics: metrics, Logger: slogger,
 	})
 	syncer := &lifecycle.Syncer{
-		Runtime: n.runtime, Status: n.status, Pods: n.core, Reasons: reasons,
+		Runtime: n.runtime, Volumes: podVolumes{n.volumes}, Status: n.status, Pods: n.core, Reasons: reasons,
 		Recorder: n.events, Metrics: metrics, Clock: n.clock,
 	}
 	finished := &finishedSyncer{PodSyncer: syncer, finished: n.finished, status: n.status, runtime: n.runtime}
@@ -222,6 +239,7 @@ func (n *Node) Run(ctx context.Context) error {
 			}
 		})
 	}
+	run("volumes", n.runVolumes)
 	run("merge", n.mergeSources)
 	run("pleg", func(ctx context.Context) { n.pleg.Run(ctx, plegPeriod, n.relist) })
 	run("workers", n.workers.Run)
@@ -296,6 +314,8 @@ func (n *Node) apply(ctx context.Context, d sources.Desired) {
 	}
 	updates, commit := n.desired.apply(n.finished.restore(d), n.clock.Now())
 	n.leaving.record(updates)
+	n.claims.set(d)
+	n.populateVolumes(ctx, updates)
 	for _, u := range updates {
 		if u.UpdateType != lifecycle.UpdateCreate {
 			continue

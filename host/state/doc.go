@@ -10,7 +10,10 @@
 //     pod stays terminal after a restart, even once its containers are gone)
 //     and the last restart count of each container;
 //   - the pods applied through the local API (apipods), and the record of a
-//     graceful node shutdown (which pods it stopped, to start them again).
+//     graceful node shutdown (which pods it stopped, to start them again);
+//   - the volume manager's actual state (volumes), keyed by volume ID:
+//     what is or may be staged and published, so that a restart cleans up
+//     what was in flight (SaveVolumes, LoadVolumes).
 //
 // Store implements lifecycle.StatusSink, so the status manager writes to it
 // like to any other sink; a pod must be registered with Track before the

@@ -43,6 +43,7 @@ var (
 	bucketPods    = []byte("pods")
 	bucketHistory = []byte("history")
 	bucketAPIPods = []byte("apipods")
+	bucketVolumes = []byte("volumes")
 	keySchema     = []byte("schema")
 )
 
@@ -218,7 +219,7 @@ func (s *Store) initSchema() error {
 					s.db.Path(), n, SchemaVersion, ErrSchemaTooNew)
 			}
 		}
-		for _, b := range [][]byte{bucketPods, bucketHistory, bucketAPIPods} {
+		for _, b := range [][]byte{bucketPods, bucketHistory, bucketAPIPods, bucketVolumes} {
 			_, err := tx.CreateBucketIfNotExists(b)
 			if errors.Is(err, berrors.ErrIncompatibleValue) {
 				return fmt.Errorf("%w: %s is not a bucket", errBadMeta, b)

@@ -34,9 +34,10 @@
 //     uncertain, so a restart cleans up what was in flight.
 //
 // Persistence: Store is an interface; MemoryStore serves the tests. The
-// bbolt-backed store in host/state comes later, as does the wiring into
-// host/node and the lifecycle Volumes contract, node status
-// (volumesInUse), ReadWriteOncePod checks, expansion and metrics. A
+// host wires Manager into host/node as the lifecycle's Volumes (AddPod
+// fills the desired state after a restart before MarkDesiredPopulated);
+// the subpackage hostvolumes serves emptyDir and hostPath. Still to come:
+// node status (volumesInUse), ReadWriteOncePod checks, expansion and metrics. A
 // placeholder of a failed reconstruction leaves the volumes in use once
 // its pod is unpublished: the device it stood for is not known, so it is
 // not unstaged (the anchor's stricter rule for FC and iSCSI, 2.8, needs

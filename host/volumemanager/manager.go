@@ -179,14 +179,9 @@ func (m *Manager) waitFor(ctx context.Context, cond func() bool, failed func() e
 // ctx is done, for every volume of it to be mounted. A malformed volume
 // spec fails at once with a FieldError.
 func (m *Manager) WaitForAttachAndMount(ctx context.Context, pod *v1.Pod) error {
-	vols, err := DesiredVolumes(ctx, pod, m.cfg.Resolver)
-	if err != nil {
-		return fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	if err := m.AddPod(ctx, pod); err != nil {
+		return err
 	}
-	m.mu.Lock()
-	m.r.SetPod(pod.UID, vols)
-	m.mu.Unlock()
-	m.poke()
 	return m.waitFor(ctx, func() bool { return m.r.PodMounted(pod.UID) }, func() error {
 		err := fmt.Errorf("unmounted volumes=%v of pod %s/%s: %w", m.r.UnmountedVolumes(pod.UID), pod.Namespace, pod.Name, ctx.Err())
 		if last := m.r.LastError(pod.UID); last != nil {

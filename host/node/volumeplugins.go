@@ -1,0 +1,223 @@
+package node
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/podhost/podhost/host/supervisor"
+	"github.com/podhost/podhost/host/volumemanager"
+	"github.com/podhost/podhost/host/volumemanager/hostvolumes"
+	"github.com/podhost/podhost/pluginapi"
+	"github.com/podhost/podhost/pluginapi/volumeerr"
+	volumev1 "github.com/podhost/podhost/proto/volume/v1"
+)
+
+// csiDriverRoutes maps each CSI driver to the volume plugin that serves
+// it: the drivers a volume plugin's config lists under drivers[].name
+// (volume-csi's config). A driver listed by two plugins is an error
+// naming both; a config without a drivers list serves none.
+func csiDriverRoutes(specs []supervisor.PluginSpec) (map[string]string, error) {
+	routes := map[string]string{}
+	for _, s := range specs {
+		if s.Kind != pluginapi.KindVolume || len(s.Config) == 0 {
+			continue
+		}
+		var cfg struct {
+			Drivers []struct {
+				Name string `json:"name"`
+			} `json:"drivers"`
+		}
+		if err := json.Unmarshal(s.Config, &cfg); err != nil {
+			continue // not a CSI plugin's config; the plugin judges its own
+		}
+		for _, d := range cfg.Drivers {
+			if other, dup := routes[d.Name]; dup && d.Name != "" {
+				return nil, fmt.Errorf("plugins %q and %q both list csi driver %q in config.drivers", other, s.Name, d.Name)
+			}
+			if d.Name != "" {
+				routes[d.Name] = s.Name
+			}
+		}
+	}
+	return routes, nil
+}
+
+// volumeClients gives the volume client of a plugin by name.
+type volumeClients interface {
+	Volume(name string) (volumev1.VolumeClient, error)
+}
+
+// supervisorVolumes adapts the supervisor to volumeClients.
+type supervisorVolumes struct{ m *supervisor.Manager }
+
+func (s supervisorVolumes) Volume(name string) (volumev1.VolumeClient, error) {
+	cc, err := s.m.Client(name)
+	if err != nil {
+		return nil, err
+	}
+	return volumev1.NewVolumeClient(cc), nil
+}
+
+// classifiedError is a volume plugin call's error with the class the
+// contract's rule gives it, decided once at the gRPC edge.
+type classifiedError struct {
+	class volumemanager.Class
+	err   error
+}
+
+func (e *classifiedError) Error() string { return e.err.Error() }
+func (e *classifiedError) Unwrap() error { return e.err }
+
+// edgeError classifies the error of a plugin call: a call the supervisor
+// did not send is transient, then the contract's rule (volumeerr).
+func edgeError(plugin, call string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, supervisor.ErrNotSent) {
+		err = fmt.Errorf("%w: %w", volumeerr.ErrNotSent, err)
+	}
+	class := map[volumeerr.Class]volumemanager.Class{
+		volumeerr.Final: volumemanager.Final, volumeerr.Uncertain: volumemanager.UncertainError, volumeerr.Transient: volumemanager.Transient,
+	}[volumeerr.Classify(err)]
+	return &classifiedError{class: class, err: fmt.Errorf("plugin %s: %s: %w", plugin, call, err)}
+}
+
+// classifyVolumeError is the volume manager's Classifier: a plugin call's
+// error has its class from the edge; the host's own volumes and a volume
+// no plugin serves fail finally (nothing was done).
+func classifyVolumeError(err error) volumemanager.Class {
+	var ce *classifiedError
+	if errors.As(err, &ce) {
+		return ce.class
+	}
+	return volumemanager.Final
+}
+
+// csiVolumes runs the operations of CSI volumes on the volume plugin that
+// serves each driver.
+type csiVolumes struct {
+	root    string
+	host    *hostvolumes.Host
+	clients volumeClients
+	routes  map[string]string // csi driver → plugin
+}
+
+// client is the plugin serving v's driver.
+func (c *csiVolumes) client(v volumemanager.Volume) (string, volumev1.VolumeClient, error) {
+	if v.CSI == nil {
+		return "", nil, noPlugin(v)
+	}
+	name, ok := c.routes[v.CSI.Driver]
+	if !ok {
+		return "", nil, noPlugin(v)
+	}
+	cl, err := c.clients.Volume(name)
+	if err != nil {
+		return "", nil, fmt.Errorf("%w: plugin %s: %w", ErrNoVolumePlugin, name, err)
+	}
+	return name, cl, nil
+}
+
+// stagingPath is the node-wide staging directory of a shared CSI volume:
+// <root>/plugins/kubernetes.io~csi/<driver>/<sha256 of the handle>/globalmount.
+func (c *csiVolumes) stagingPath(v volumemanager.Volume) string {
+	if !v.Shared || v.CSI == nil {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(v.CSI.VolumeHandle))
+	return filepath.Join(c.root, "plugins", "kubernetes.io~csi", v.CSI.Driver, hex.EncodeToString(sum[:]), "globalmount")
+}
+
+func capability(v volumemanager.Volume) *volumev1.Capability {
+	mode := volumev1.AccessMode_ACCESS_MODE_SINGLE_NODE_WRITER
+	if v.ReadOnly {
+		mode = volumev1.AccessMode_ACCESS_MODE_SINGLE_NODE_READER_ONLY
+	}
+	c := &volumev1.Capability{AccessMode: mode}
+	if v.Block {
+		c.AccessType = &volumev1.Capability_Block{Block: &volumev1.Capability_BlockVolume{}}
+	} else {
+		c.AccessType = &volumev1.Capability_Mount{Mount: &volumev1.Capability_MountVolume{FsType: v.CSI.FSType}}
+	}
+	return c
+}
+
+// volumeContext is the CSI volume context; an inline volume also says it
+// is ephemeral and whose it is, as the kubelet does.
+func volumeContext(pv volumemanager.PodVolume) map[string]string {
+	out := map[string]string{}
+	for k, val := range pv.Volume.CSI.VolumeAttributes {
+		out[k] = val
+	}
+	if pv.Volume.PV == "" && pv.Pod != "" {
+		out["csi.storage.k8s.io/ephemeral"] = "true"
+		out["csi.storage.k8s.io/pod.uid"] = string(pv.Pod)
+	}
+	return out
+}
+
+func (c *csiVolumes) Stage(ctx context.Context, v volumemanager.Volume) error {
+	name, cl, err := c.client(v)
+	if err != nil {
+		return err
+	}
+	path := c.stagingPath(v)
+	if err := os.MkdirAll(path, 0o750); err != nil {
+		return fmt.Errorf("creating staging path: %w", err)
+	}
+	_, err = cl.Stage(ctx, &volumev1.StageRequest{
+		VolumeId: v.CSI.VolumeHandle, StagingPath: path, Capability: capability(v),
+		VolumeContext: volumeContext(volumemanager.PodVolume{Volume: v}), Driver: v.CSI.Driver,
+	})
+	return edgeError(name, "Stage", err)
+}
+
+func (c *csiVolumes) Unstage(ctx context.Context, v volumemanager.Volume) error {
+	name, cl, err := c.client(v)
+	if err != nil {
+		return err
+	}
+	path := c.stagingPath(v)
+	_, err = cl.Unstage(ctx, &volumev1.UnstageRequest{VolumeId: v.CSI.VolumeHandle, StagingPath: path, Driver: v.CSI.Driver})
+	if err = edgeError(name, "Unstage", err); err != nil {
+		return err
+	}
+	_ = os.Remove(filepath.Dir(path)) // <sha>/ once its globalmount is gone
+	return nil
+}
+
+func (c *csiVolumes) Publish(ctx context.Context, pv volumemanager.PodVolume) error {
+	name, cl, err := c.client(pv.Volume)
+	if err != nil {
+		return err
+	}
+	target := c.host.TargetPath(pv)
+	if err := os.MkdirAll(filepath.Dir(target), 0o750); err != nil {
+		return fmt.Errorf("creating the target's directory: %w", err)
+	}
+	_, err = cl.Publish(ctx, &volumev1.PublishRequest{
+		VolumeId: pv.Volume.CSI.VolumeHandle, StagingPath: c.stagingPath(pv.Volume), TargetPath: target,
+		Capability: capability(pv.Volume), Readonly: pv.Volume.ReadOnly, VolumeContext: volumeContext(pv), Driver: pv.Volume.CSI.Driver,
+	})
+	return edgeError(name, "Publish", err)
+}
+
+func (c *csiVolumes) Unpublish(ctx context.Context, pv volumemanager.PodVolume) error {
+	name, cl, err := c.client(pv.Volume)
+	if err != nil {
+		return err
+	}
+	target := c.host.TargetPath(pv)
+	_, err = cl.Unpublish(ctx, &volumev1.UnpublishRequest{VolumeId: pv.Volume.CSI.VolumeHandle, TargetPath: target, Driver: pv.Volume.CSI.Driver})
+	if err = edgeError(name, "Unpublish", err); err != nil {
+		return err
+	}
+	return hostvolumes.RemovePodVolumeDir(c.root, pv.Pod, pv.Volume.Plugin, pv.Name)
+}

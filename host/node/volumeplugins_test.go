@@ -1,0 +1,146 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/host/supervisor"
+	"github.com/podhost/podhost/host/volumemanager"
+	"github.com/podhost/podhost/host/volumemanager/hostvolumes"
+	"github.com/podhost/podhost/pluginapi"
+	volumev1 "github.com/podhost/podhost/proto/volume/v1"
+)
+
+func TestCSIDriverRoutes(t *testing.T) {
+	vol := func(name, cfg string) supervisor.PluginSpec {
+		return supervisor.PluginSpec{Name: name, Kind: pluginapi.KindVolume, Config: []byte(cfg)}
+	}
+	tests := []struct {
+		name    string
+		specs   []supervisor.PluginSpec
+		want    string // driver=plugin, sorted by the map's print
+		wantErr string
+	}{
+		{"one plugin, two drivers", []supervisor.PluginSpec{vol("csi", `{"drivers":[{"name":"a"},{"name":"b"}]}`)}, "map[a:csi b:csi]", ""},
+		{"plugins without drivers", []supervisor.PluginSpec{vol("fc", ``), vol("odd", `{"drivers":"x"}`), {Name: "rt", Kind: pluginapi.KindRuntime, Config: []byte(`{"drivers":[{"name":"a"}]}`)}}, "map[]", ""},
+		{"a driver listed twice", []supervisor.PluginSpec{vol("csi1", `{"drivers":[{"name":"a"}]}`), vol("csi2", `{"drivers":[{"name":"a"}]}`)}, "", `plugins "csi1" and "csi2" both list csi driver "a"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := csiDriverRoutes(tt.specs)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || fmt.Sprint(got) != tt.want {
+				t.Fatalf("routes %v, %v; want %s", got, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestEdgeErrorClasses checks the one translation of plugin call errors:
+// a call the supervisor did not send is transient, then the contract's rule.
+func TestEdgeErrorClasses(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want volumemanager.Class
+	}{
+		{"final status", status.Error(codes.FailedPrecondition, "x"), volumemanager.Final},
+		{"uncertain status", status.Error(codes.DeadlineExceeded, "x"), volumemanager.UncertainError},
+		{"no status", errors.New("connection reset"), volumemanager.UncertainError},
+		{"died mid-call", fmt.Errorf("plugin %q: %w", "csi", supervisor.ErrPluginExited), volumemanager.UncertainError},
+		{"not sent", fmt.Errorf("plugin %q: %w (%w)", "csi", supervisor.ErrPluginExited, supervisor.ErrNotSent), volumemanager.Transient},
+		{"host's own error", errors.New("hostPath.type: File: /x is not a file"), volumemanager.Final},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.err
+			if tt.name != "host's own error" {
+				err = fmt.Errorf("wrapped by the manager: %w", edgeError("csi", "Stage", tt.err))
+			}
+			if got := classifyVolumeError(err); got != tt.want {
+				t.Errorf("class %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// fakeVolumeClient records the requests of a volume plugin.
+type fakeVolumeClient struct {
+	volumev1.VolumeClient
+	calls []string
+	err   error
+}
+
+func (f *fakeVolumeClient) Stage(_ context.Context, r *volumev1.StageRequest, _ ...grpc.CallOption) (*volumev1.StageResponse, error) {
+	f.calls = append(f.calls, fmt.Sprintf("stage %s %s %v", r.GetDriver(), r.GetVolumeId(), r.GetStagingPath() != ""))
+	return &volumev1.StageResponse{}, f.err
+}
+
+func (f *fakeVolumeClient) Publish(_ context.Context, r *volumev1.PublishRequest, _ ...grpc.CallOption) (*volumev1.PublishResponse, error) {
+	f.calls = append(f.calls, fmt.Sprintf("publish %s %s staged=%v target=%s ephemeral=%s", r.GetDriver(), r.GetVolumeId(),
+		r.GetStagingPath() != "", r.GetTargetPath(), r.GetVolumeContext()["csi.storage.k8s.io/ephemeral"]))
+	return &volumev1.PublishResponse{}, f.err
+}
+
+type fakeClients map[string]volumev1.VolumeClient
+
+func (f fakeClients) Volume(name string) (volumev1.VolumeClient, error) {
+	if c, ok := f[name]; ok {
+		return c, nil
+	}
+	return nil, supervisor.ErrUnknownPlugin
+}
+
+// TestCSIVolumesRouteByDriver sends a CSI volume to the plugin serving
+// its driver, with the paths and context the contract asks for, and fails
+// a driver no plugin serves with an error naming the driver.
+func TestCSIVolumesRouteByDriver(t *testing.T) {
+	root := t.TempDir()
+	fc := &fakeVolumeClient{}
+	c := &csiVolumes{root: root, host: hostvolumes.New(root, nil), clients: fakeClients{"csi": fc}, routes: map[string]string{"loop": "csi"}}
+	p := volumePlugins{host: hostvolumes.New(root, nil), csi: c}
+	shared := volumemanager.Volume{ID: "kubernetes.io/csi/loop^h1", Plugin: volumemanager.PluginCSI, Shared: true, PV: "pv1",
+		CSI: &v1.CSIPersistentVolumeSource{Driver: "loop", VolumeHandle: "h1"}}
+	inline := volumemanager.Volume{ID: "kubernetes.io/csi/u1-scratch", Plugin: volumemanager.PluginCSI,
+		CSI: &v1.CSIPersistentVolumeSource{Driver: "loop", VolumeHandle: "u1-scratch"}}
+	ctx := context.Background()
+	if err := p.Stage(ctx, shared); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Publish(ctx, volumemanager.PodVolume{Pod: "u1", Name: "data", Volume: shared}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Publish(ctx, volumemanager.PodVolume{Pod: "u1", Name: "scratch", Volume: inline}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"stage loop h1 true",
+		"publish loop h1 staged=true target=" + root + "/pods/u1/volumes/kubernetes.io~csi/data/mount ephemeral=",
+		"publish loop u1-scratch staged=false target=" + root + "/pods/u1/volumes/kubernetes.io~csi/scratch/mount ephemeral=true",
+	}
+	if strings.Join(fc.calls, "\n") != strings.Join(want, "\n") {
+		t.Errorf("calls\n%s\nwant\n%s", strings.Join(fc.calls, "\n"), strings.Join(want, "\n"))
+	}
+	other := shared
+	other.CSI = &v1.CSIPersistentVolumeSource{Driver: "nfs.example.com", VolumeHandle: "h"}
+	err := p.Stage(ctx, other)
+	if !errors.Is(err, ErrNoVolumePlugin) || !strings.Contains(err.Error(), `csi driver "nfs.example.com"`) {
+		t.Errorf("unserved driver: %v", err)
+	}
+	if classifyVolumeError(err) != volumemanager.Final {
+		t.Errorf("unserved driver is %v, want final", classifyVolumeError(err))
+	}
+}

@@ -1,0 +1,57 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/podhost/podhost/host/state"
+	"github.com/podhost/podhost/host/volumemanager"
+)
+
+// TestVolumeStoreLeavesOutCorruptRecords checks that a corrupt volume
+// record is logged and left out while the others are restored, instead
+// of failing the whole reconstruction.
+func TestVolumeStoreLeavesOutCorruptRecords(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), state.FileName)
+	store, err := state.Open(path, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := volumemanager.Record{
+		Volume: volumemanager.Volume{ID: "kubernetes.io/empty-dir/u1-a", Plugin: volumemanager.PluginEmptyDir},
+		Pods:   []volumemanager.PodRecord{{Pod: "u1", Name: "a", State: volumemanager.Mounted}},
+	}
+	if err := store.SaveVolumes(ctx, []volumemanager.Record{good}); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte("volumes")).Put([]byte("kubernetes.io/csi/drv^x"), []byte("{garbage"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if store, err = state.Open(path, hclog.NewNullLogger()); err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var logs bytes.Buffer
+	recs, err := volumeStore{store, hclog.New(&hclog.LoggerOptions{Output: &logs})}.Load(ctx)
+	if err != nil || len(recs) != 1 || recs[0].Volume.ID != good.Volume.ID {
+		t.Fatalf("Load: %v, %v; want the good record and no error", recs, err)
+	}
+	if !strings.Contains(logs.String(), "kubernetes.io/csi/drv^x") {
+		t.Errorf("log %q; want the corrupt record named", logs.String())
+	}
+}

@@ -1,0 +1,16 @@
+// Package hostvolumes owns the volumes the host serves itself, without a
+// plugin: emptyDir (a directory under the pod's directory, a tmpfs for
+// medium Memory) and hostPath (a path of the host, checked against its
+// type as the kubelet checks it). Host implements the publish half of
+// volumemanager.Plugins for them, lists the pod volume directories for
+// reconstruction, rebuilds emptyDir volumes from them, and says where on
+// the host each volume of a pod is, for the container mounts.
+//
+// Pod volume directories are <root>/pods/<uid>/volumes/<plugin>/<name>,
+// the plugin's name with "/" written "~" (kubernetes.io~empty-dir).
+//
+// Mounting is behind the small Mounter interface; the Linux one uses
+// mount(2) and the mount table (moby/sys/mountinfo).
+//
+// Who may import it: host/node.
+package hostvolumes

@@ -1,0 +1,52 @@
+package hostvolumes
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/moby/sys/mountinfo"
+	"golang.org/x/sys/unix"
+)
+
+// SystemMounter is the Mounter of this machine's mount namespace.
+type SystemMounter struct{}
+
+// MountTmpfs mounts a tmpfs on target (nodev, nosuid), of size bytes
+// when size > 0.
+func (SystemMounter) MountTmpfs(target string, size int64) error {
+	opts := "mode=0777"
+	if size > 0 {
+		opts += fmt.Sprintf(",size=%d", size)
+	}
+	if err := unix.Mount("tmpfs", target, "tmpfs", unix.MS_NODEV|unix.MS_NOSUID, opts); err != nil {
+		return fmt.Errorf("mount tmpfs on %s: %w", target, err)
+	}
+	return nil
+}
+
+// Unmount unmounts target; a target that is no mount point is success.
+func (SystemMounter) Unmount(target string) error {
+	if err := unix.Unmount(target, 0); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("unmount %s: %w", target, err)
+	}
+	return nil
+}
+
+// IsMountPoint reports whether path, with its symbolic links resolved,
+// is a mount point of this mount namespace.
+func (SystemMounter) IsMountPoint(path string) (bool, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("resolving %s: %w", path, err)
+	}
+	mounted, err := mountinfo.Mounted(real)
+	if err != nil {
+		return false, fmt.Errorf("mount table: %w", err)
+	}
+	return mounted, nil
+}

@@ -1,0 +1,111 @@
+package hostvolumes
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/host/volumemanager"
+	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
+)
+
+// TargetPath is where on the host the volume name of pod uid is published:
+// the emptyDir's directory, the hostPath's path, and for a plugin's
+// volume <pod volume dir>/mount (the target the plugin publishes to).
+func (h *Host) TargetPath(pv volumemanager.PodVolume) string {
+	switch pv.Volume.Plugin {
+	case volumemanager.PluginEmptyDir:
+		return PodVolumeDir(h.root, pv.Pod, pv.Volume.Plugin, pv.Name)
+	case volumemanager.PluginHostPath:
+		if pv.Volume.HostPath != nil {
+			return pv.Volume.HostPath.Path
+		}
+	}
+	return filepath.Join(PodVolumeDir(h.root, pv.Pod, pv.Volume.Plugin, pv.Name), "mount")
+}
+
+// ContainerMounts are the runtime mounts of container c of pod: one per
+// volumeMount, at its mountPath, from the target path of the volume that
+// desired returns for its name (the volume manager's desired state),
+// joined with subPath, which is created when missing and must stay
+// inside the volume. A mount naming no volume of the pod, or one not
+// desired, a volumeDevice, a subPathExpr or a subPath leaving the volume
+// is an error naming the field.
+func (h *Host) ContainerMounts(pod *v1.Pod, c *v1.Container, desired func(name string) (volumemanager.PodVolume, bool)) ([]*runtimev1.Mount, error) {
+	if len(c.VolumeDevices) > 0 {
+		return nil, &volumemanager.FieldError{Field: fmt.Sprintf("container %q volumeDevices", c.Name), Detail: "block volumes are not supported"}
+	}
+	out := make([]*runtimev1.Mount, 0, len(c.VolumeMounts))
+	for i, vm := range c.VolumeMounts {
+		field := fmt.Sprintf("container %q volumeMounts[%d]", c.Name, i)
+		j := slices.IndexFunc(pod.Spec.Volumes, func(v v1.Volume) bool { return v.Name == vm.Name })
+		if j < 0 {
+			return nil, &volumemanager.FieldError{Field: field + ".name", Detail: fmt.Sprintf("no volume %q in spec.volumes", vm.Name)}
+		}
+		if vm.MountPath == "" {
+			return nil, &volumemanager.FieldError{Field: field + ".mountPath", Detail: "required"}
+		}
+		if vm.SubPathExpr != "" {
+			return nil, &volumemanager.FieldError{Field: field + ".subPathExpr", Detail: "not supported"}
+		}
+		pv, ok := desired(vm.Name)
+		if !ok {
+			return nil, &volumemanager.FieldError{Field: field + ".name", Detail: fmt.Sprintf("volume %q is not mounted", vm.Name)}
+		}
+		path := h.TargetPath(pv)
+		if vm.SubPath != "" {
+			var err error
+			if path, err = subPath(path, vm.SubPath); err != nil {
+				return nil, &volumemanager.FieldError{Field: field + ".subPath", Detail: err.Error()}
+			}
+		}
+		ro := vm.ReadOnly || pv.Volume.ReadOnly
+		out = append(out, &runtimev1.Mount{ContainerPath: vm.MountPath, HostPath: path, Readonly: ro})
+	}
+	return out, nil
+}
+
+// subPath is sub inside the volume at root, created as a directory when
+// missing. sub must be relative, without "..", and must not leave root
+// through a symbolic link; the part that exists is checked before
+// anything is created.
+func subPath(root, sub string) (string, error) {
+	if filepath.IsAbs(sub) || slices.Contains(strings.Split(filepath.ToSlash(sub), "/"), "..") {
+		return "", fmt.Errorf("%q must be a relative path without \"..\"", sub)
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", fmt.Errorf("resolving the volume: %w", err)
+	}
+	inside := func(p string) bool {
+		return p == realRoot || strings.HasPrefix(p, realRoot+string(filepath.Separator))
+	}
+	path := filepath.Join(root, sub)
+	existing := path
+	for {
+		if _, err := os.Lstat(existing); err == nil {
+			break
+		}
+		existing = filepath.Dir(existing)
+	}
+	real, err := filepath.EvalSymlinks(existing)
+	if err != nil {
+		return "", fmt.Errorf("resolving %q: %w", sub, err)
+	}
+	if !inside(real) {
+		return "", fmt.Errorf("%q leaves the volume", sub)
+	}
+	if existing == path {
+		return real, nil // a file or a directory: mounted as it is
+	}
+	rest, _ := filepath.Rel(existing, path)
+	real = filepath.Join(real, rest)
+	if err := os.MkdirAll(real, 0o755); err != nil {
+		return "", fmt.Errorf("creating %q: %w", sub, err)
+	}
+	return real, nil
+}

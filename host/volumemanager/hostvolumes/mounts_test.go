@@ -1,0 +1,144 @@
+package hostvolumes
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podhost/podhost/host/volumemanager"
+)
+
+var readOnly = true
+
+func mountsPod() *v1.Pod {
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "uid-1"},
+		Spec: v1.PodSpec{Volumes: []v1.Volume{
+			{Name: "cache", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}},
+			{Name: "etc", VolumeSource: v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/etc"}}},
+			{Name: "data", VolumeSource: v1.VolumeSource{CSI: &v1.CSIVolumeSource{Driver: "drv"}}},
+			{Name: "ro", VolumeSource: v1.VolumeSource{CSI: &v1.CSIVolumeSource{Driver: "drv", ReadOnly: &readOnly}}},
+			{Name: "undesired", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}},
+		}},
+	}
+}
+
+// TestContainerMounts maps volumeMounts to host paths and rejects the
+// mounts it cannot serve, naming the field.
+func TestContainerMounts(t *testing.T) {
+	root := t.TempDir()
+	h := New(root, newFakeMounter())
+	pod := mountsPod()
+	cache := volumemanager.PodVolume{Pod: pod.UID, Name: "cache", Volume: volumemanager.Volume{Plugin: volumemanager.PluginEmptyDir}}
+	if err := h.Publish(context.Background(), cache); err != nil {
+		t.Fatal(err)
+	}
+	vols, err := volumemanager.DesiredVolumes(context.Background(), pod, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desired := func(name string) (volumemanager.PodVolume, bool) {
+		for _, pv := range vols {
+			if pv.Name == name && name != "undesired" {
+				return pv, true
+			}
+		}
+		return volumemanager.PodVolume{}, false
+	}
+	cacheDir := PodVolumeDir(root, pod.UID, volumemanager.PluginEmptyDir, "cache")
+	if err := os.Symlink("/", filepath.Join(cacheDir, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		mounts  []v1.VolumeMount
+		devices []v1.VolumeDevice
+		want    string // the mounts as "container=host[:ro]"; or the error's substring
+	}{
+		{"emptyDir and hostPath", []v1.VolumeMount{{Name: "cache", MountPath: "/cache"}, {Name: "etc", MountPath: "/host-etc", ReadOnly: true}},
+			nil, fmt.Sprintf("/cache=%s /host-etc=/etc:ro", cacheDir)},
+		{"subPath is created", []v1.VolumeMount{{Name: "cache", MountPath: "/logs", SubPath: "a/b"}}, nil, fmt.Sprintf("/logs=%s/a/b", cacheDir)},
+		{"csi target", []v1.VolumeMount{{Name: "data", MountPath: "/data"}}, nil, "/data=" + root + "/pods/uid-1/volumes/kubernetes.io~csi/data/mount"},
+		{"unknown volume", []v1.VolumeMount{{Name: "nope", MountPath: "/x"}}, nil, `container "c" volumeMounts[0].name: no volume "nope" in spec.volumes`},
+		{"not desired", []v1.VolumeMount{{Name: "undesired", MountPath: "/x"}}, nil, `volumeMounts[0].name: volume "undesired" is not mounted`},
+		{"read-only csi", []v1.VolumeMount{{Name: "ro", MountPath: "/ro"}}, nil, "/ro=" + root + "/pods/uid-1/volumes/kubernetes.io~csi/ro/mount:ro"},
+		{"no mountPath", []v1.VolumeMount{{Name: "cache"}}, nil, "volumeMounts[0].mountPath: required"},
+		{"subPath with ..", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPath: "../x"}}, nil, `volumeMounts[0].subPath: "../x" must be a relative path`},
+		{"absolute subPath", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPath: "/etc"}}, nil, "must be a relative path"},
+		{"subPath through a link out", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPath: "escape/etc"}}, nil, `"escape/etc" leaves the volume`},
+		{"subPath through a link to create outside", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPath: "escape/podhost-must-not-exist"}}, nil, "leaves the volume"},
+		{"subPathExpr", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(POD)"}}, nil, "subPathExpr: not supported"},
+		{"volumeDevices", nil, []v1.VolumeDevice{{Name: "data", DevicePath: "/dev/x"}}, "volumeDevices: block volumes are not supported"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &v1.Container{Name: "c", VolumeMounts: tt.mounts, VolumeDevices: tt.devices}
+			got, err := h.ContainerMounts(pod, c, desired)
+			if err != nil {
+				if !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("err %v, want %q", err, tt.want)
+				}
+				return
+			}
+			var parts []string
+			for _, m := range got {
+				s := m.GetContainerPath() + "=" + m.GetHostPath()
+				if m.GetReadonly() {
+					s += ":ro"
+				}
+				parts = append(parts, s)
+			}
+			if s := strings.Join(parts, " "); s != tt.want {
+				t.Fatalf("mounts %q, want %q", s, tt.want)
+			}
+		})
+	}
+}
+
+// TestReconstructEmptyDir lists the pod volume directories (not the log
+// directories next to them) and rebuilds the emptyDirs among them.
+func TestReconstructEmptyDir(t *testing.T) {
+	root := t.TempDir()
+	m := newFakeMounter()
+	h := New(root, m)
+	for _, d := range []string{
+		PodVolumeDir(root, "u1", volumemanager.PluginEmptyDir, "disk"),
+		PodVolumeDir(root, "u1", volumemanager.PluginEmptyDir, "mem"),
+		PodVolumeDir(root, "u2", volumemanager.PluginCSI, "data"),
+		filepath.Join(root, "pods", "ns_name_u3", "volumes", "0.log"),
+	} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.points[PodVolumeDir(root, "u1", volumemanager.PluginEmptyDir, "mem")] = true
+	dirs, err := h.PodVolumeDirs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range dirs {
+		ans, err := h.Reconstruct(context.Background(), d)
+		line := fmt.Sprintf("%s %s %s: ", d.Pod, d.Plugin, d.Name)
+		if err != nil {
+			line += err.Error()
+		} else {
+			line += fmt.Sprintf("%s medium=%q published=%v", ans.Volume.ID, ans.Volume.EmptyDir.Medium, ans.Published)
+		}
+		got = append(got, line)
+	}
+	want := []string{
+		`u1 kubernetes.io/empty-dir disk: kubernetes.io/empty-dir/u1-disk medium="" published=true`,
+		`u1 kubernetes.io/empty-dir mem: kubernetes.io/empty-dir/u1-mem medium="Memory" published=true`,
+		`u2 kubernetes.io/csi data: not a host volume: plugin kubernetes.io/csi`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("reconstructed\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -1,0 +1,254 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	v1 "k8s.io/api/core/v1"
+)
+
+const loopDriver = "loop.csi.podhost.dev"
+
+// loopDriverProc is csi-loopdriver run as a real process on a socket.
+type loopDriverProc struct {
+	endpoint, stateDir, callLog string
+}
+
+// startLoopDriver builds and starts csi-loopdriver in dir; it is stopped,
+// and the loop devices of its images detached, at cleanup.
+func startLoopDriver(t *testing.T) *loopDriverProc {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "loopdrv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, _ := filepath.Abs("../..")
+	bin := filepath.Join(dir, "csi-loopdriver")
+	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "./cmd/csi-loopdriver")
+	build.Dir, build.Env = repo, append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build csi-loopdriver: %v\n%s", err, out)
+	}
+	d := &loopDriverProc{endpoint: filepath.Join(dir, "csi.sock"), stateDir: filepath.Join(dir, "state"), callLog: filepath.Join(dir, "calls.jsonl")}
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("endpoint: unix://%s\nstateDir: %s\nnodeID: node-1\ncallLog: %s\ndefaultVolumeSize: 64Mi\n",
+		d.endpoint, d.stateDir, d.callLog)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logf, err := os.Create(filepath.Join(dir, "driver.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-config", cfg)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+		logf.Close()
+		// What the host failed to unstage (a failed test) must not stay.
+		files, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
+		for _, f := range files {
+			if b, err := os.ReadFile(f); err == nil && strings.HasPrefix(string(b), d.stateDir+"/") {
+				_ = exec.Command("losetup", "-d", "/dev/"+filepath.Base(filepath.Dir(filepath.Dir(f)))).Run()
+			}
+		}
+		if t.Failed() {
+			b, _ := os.ReadFile(logf.Name())
+			t.Logf("driver log:\n%s", b)
+		} else {
+			os.RemoveAll(dir)
+		}
+	})
+	poll(t, 30*time.Second, func() bool { _, err := os.Stat(d.endpoint); return err == nil }, func() string { return "the driver's socket" })
+	return d
+}
+
+// unmountBelow detaches every mount below dir, deepest first.
+func unmountBelow(t *testing.T, dir string) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	var points []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
+			points = append(points, f[4])
+		}
+	}
+	slices.SortFunc(points, func(a, b string) int { return len(b) - len(a) })
+	for _, p := range points {
+		if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil {
+			t.Errorf("cleanup: unmount %s: %v", p, err)
+		}
+	}
+}
+
+// createVolume makes a 64 MiB volume through the driver's controller and
+// returns its ID, as a provisioner would.
+func (d *loopDriverProc) createVolume(t *testing.T, name string) string {
+	t.Helper()
+	conn, err := grpc.NewClient("unix://"+d.endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	resp, err := csi.NewControllerClient(conn).CreateVolume(t.Context(), &csi.CreateVolumeRequest{
+		Name: name, CapacityRange: &csi.CapacityRange{RequiredBytes: 64 << 20},
+		VolumeCapabilities: []*csi.VolumeCapability{{
+			AccessMode: &csi.VolumeCapability_AccessMode{Mode: csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
+			AccessType: &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{}},
+		}},
+	})
+	if err != nil {
+		t.Fatalf("CreateVolume: %v", err)
+	}
+	return resp.GetVolume().GetVolumeId()
+}
+
+// calls are the RPCs of the driver's call log, with their codes.
+func (d *loopDriverProc) calls(t *testing.T) []string {
+	t.Helper()
+	f, err := os.Open(d.callLog)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var c struct{ RPC, Code string }
+		if json.Unmarshal(sc.Bytes(), &c) == nil && strings.HasPrefix(c.RPC, "Node") && !strings.HasPrefix(c.RPC, "NodeGet") {
+			out = append(out, c.RPC+" "+c.Code)
+		}
+	}
+	return out
+}
+
+// TestVolumesCSI runs the real loop driver behind the real volume-csi
+// plugin: a pod writes a file into a CSI volume (a static
+// PersistentVolume and claim), is deleted (unpublished, unstaged), and a
+// second pod reads the file. A pod whose CSI driver no plugin serves
+// stays Pending with FailedMount naming the driver. A host killed under a
+// pod with a CSI volume neither stages nor publishes it again.
+func TestVolumesCSI(t *testing.T) {
+	d := startLoopDriver(t)
+	id := d.createVolume(t, "e2e-data")
+	h := startPodHostWith(t, fmt.Sprintf(`  - name: csi
+    kind: volume
+    path: volume-csi
+    config: {drivers: [{name: %s, endpoint: "unix://%s"}], stateDir: "%s"}
+`, loopDriver, d.endpoint, filepath.Join(t.TempDir(), "volume-csi")))
+	// Runs before the root dir is removed: what a failed test left mounted
+	// must not keep it busy.
+	t.Cleanup(func() { unmountBelow(t, h.root) })
+	h.writeManifest("data-pv.yaml", fmt.Sprintf(`apiVersion: v1
+kind: PersistentVolume
+metadata: {name: data-pv}
+spec:
+  capacity: {storage: 64Mi}
+  accessModes: [ReadWriteOnce]
+  csi: {driver: %s, volumeHandle: %s, fsType: ext4}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data, namespace: default}
+spec:
+  accessModes: [ReadWriteOnce]
+  volumeName: data-pv
+  resources: {requests: {storage: 64Mi}}
+`, loopDriver, id))
+	zero := int64(0)
+	claimPod := func(name, script string) *v1.Pod {
+		pod := busyPod(name, v1.RestartPolicyAlways, sh("main", script))
+		pod.Spec.Volumes = []v1.Volume{volume("data", v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}})}
+		pod.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{{Name: "data", MountPath: "/data"}}
+		pod.Spec.TerminationGracePeriodSeconds = &zero
+		return pod
+	}
+
+	t.Run("a file outlives its pod", func(t *testing.T) {
+		h.apply(claimPod("csi-writer", `echo written-into-csi > /data/file && sync && echo done; exec sleep 3600`))
+		w := h.waitPod("csi-writer", 90*time.Second, "running", running)
+		h.waitLog("csi-writer", "main", "done")
+		target := filepath.Join(h.root, "pods", string(w.UID), "volumes", "kubernetes.io~csi", "data", "mount")
+		if mountInfo(t, target) == nil {
+			t.Errorf("the target %s is not a mount point", target)
+		}
+		h.delete("csi-writer", &zero)
+		h.waitGone("csi-writer", 60*time.Second)
+		poll(t, 30*time.Second, func() bool {
+			c := strings.Join(d.calls(t), ",")
+			return strings.Contains(c, "NodeUnpublishVolume OK") && strings.Contains(c, "NodeUnstageVolume OK")
+		}, func() string { return fmt.Sprintf("driver calls %q; want unpublish and unstage", d.calls(t)) })
+		if mountInfo(t, target) != nil {
+			t.Errorf("the target %s is still mounted", target)
+		}
+		if _, err := os.Stat(filepath.Join(h.root, "pods", string(w.UID))); !os.IsNotExist(err) {
+			t.Errorf("pod directory after delete: %v; want it gone", err)
+		}
+
+		h.apply(claimPod("csi-reader", `cat /data/file; exec sleep 3600`))
+		h.waitPod("csi-reader", 90*time.Second, "running", running)
+		h.waitLog("csi-reader", "main", "written-into-csi")
+		h.delete("csi-reader", &zero)
+		h.waitGone("csi-reader", 60*time.Second)
+		// The device is unstaged once no pod uses it, after the pod is gone.
+		want := "NodeStageVolume OK,NodePublishVolume OK,NodeUnpublishVolume OK,NodeUnstageVolume OK"
+		poll(t, 30*time.Second, func() bool { return strings.Join(d.calls(t), ",") == want+","+want },
+			func() string { return fmt.Sprintf("driver calls %q; want %s twice", d.calls(t), want) })
+	})
+
+	t.Run("a host restart keeps the mounts", func(t *testing.T) {
+		seen := len(d.calls(t))
+		h.apply(claimPod("csi-kept", `echo alive; exec sleep 3600`))
+		before := h.waitPod("csi-kept", 90*time.Second, "running", running)
+		h.kill()
+		h.start()
+		after := h.waitPod("csi-kept", 60*time.Second, "running", running)
+		if a, b := containerStatus(after, "main"), containerStatus(before, "main"); a == nil || b == nil || a.ContainerID != b.ContainerID {
+			t.Errorf("container after the restart %+v; want the one from before", a)
+		}
+		// A few seconds for a wrong re-stage or teardown to show.
+		time.Sleep(3 * time.Second)
+		if got := strings.Join(d.calls(t)[seen:], ","); got != "NodeStageVolume OK,NodePublishVolume OK" {
+			t.Errorf("driver calls over the restart %s; want one stage and one publish", got)
+		}
+		h.delete("csi-kept", &zero)
+		h.waitGone("csi-kept", 60*time.Second)
+		want := "NodeStageVolume OK,NodePublishVolume OK,NodeUnpublishVolume OK,NodeUnstageVolume OK"
+		poll(t, 30*time.Second, func() bool { return strings.Join(d.calls(t)[seen:], ",") == want },
+			func() string { return fmt.Sprintf("driver calls %q; want %s", d.calls(t)[seen:], want) })
+	})
+
+	t.Run("a driver no plugin serves", func(t *testing.T) {
+		pod := busyPod("csi-nodriver", v1.RestartPolicyAlways, sh("main", "exec sleep 3600"))
+		pod.Spec.Volumes = []v1.Volume{volume("scratch", v1.VolumeSource{CSI: &v1.CSIVolumeSource{Driver: "nfs.example.com"}})}
+		pod.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}
+		pod.Spec.TerminationGracePeriodSeconds = &zero
+		h.apply(pod)
+		poll(t, 30*time.Second, func() bool {
+			return hasEvent(h.events("csi-nodriver"), "FailedMount", `csi driver "nfs.example.com"`)
+		}, func() string { return "events:\n" + eventsString(h.events("csi-nodriver")) + h.logTail() })
+		if p, ok := h.get("csi-nodriver"); !ok || p.Status.Phase != v1.PodPending {
+			t.Errorf("pod %s; want Pending", podStatusString(p))
+		}
+		h.delete("csi-nodriver", &zero)
+		h.waitGone("csi-nodriver", 60*time.Second)
+	})
+}
