@@ -295,3 +295,34 @@ func TestProbeManagerStopPodLeavesNoWorker(t *testing.T) {
 		// synctest.Test fails if a goroutine of the bubble is left.
 	})
 }
+
+// neverReady is a probe view that says no container ever started.
+type neverReady struct{}
+
+func (neverReady) ContainerProbes(*v1.Pod, string, string) (bool, bool) { return false, false }
+
+// TestStatusManagerLeavesPodsWithoutProbes checks that a pod without a
+// readiness or startup probe gets exactly the generated status, whatever
+// the probe view says, and that one with a readiness probe gets the view's.
+func TestStatusManagerLeavesPodsWithoutProbes(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		container v1.Container
+		wantReady bool
+	}{
+		{"no probes", v1.Container{}, true},
+		{"liveness only", v1.Container{LivenessProbe: &v1.Probe{}}, true},
+		{"readiness probe", v1.Container{ReadinessProbe: &v1.Probe{}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newProbeFixture(tc.container)
+			sm := lifecycle.NewStatusManager(lifecycle.StatusManagerConfig{Clock: f.clock, Probes: neverReady{}})
+			rs, _ := f.cache.Get(f.pod.UID)
+			sm.SetPodStatus(f.pod, lifecycle.GeneratePodStatus(f.pod, rs, v1.PodStatus{}, false, nil))
+			st, _ := sm.PodStatus(f.pod.UID)
+			if got := st.ContainerStatuses[0].Ready; got != tc.wantReady {
+				t.Fatalf("ready %v; want %v", got, tc.wantReady)
+			}
+		})
+	}
+}

@@ -106,6 +106,18 @@ func specContainer(pod *v1.Pod, name string) *v1.Container {
 	return nil
 }
 
+// hasProbes reports whether an app container of the pod has a probe that
+// decides its started or ready. Pods without one keep the status as
+// generated.
+func hasProbes(pod *v1.Pod) bool {
+	for i := range pod.Spec.Containers {
+		if c := &pod.Spec.Containers[i]; c.ReadinessProbe != nil || c.StartupProbe != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // applyProbes sets started and ready of every running app container from
 // the view and derives the ContainersReady and Ready conditions again.
 func applyProbes(pod *v1.Pod, s *v1.PodStatus, view ProbeView) {

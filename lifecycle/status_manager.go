@@ -207,7 +207,7 @@ func (m *StatusManager) updateLocked(pod *v1.Pod, status v1.PodStatus, force, po
 			"from", old.Phase, "to", status.Phase)
 		status.Phase, status.Reason, status.Message = old.Phase, old.Reason, old.Message
 	}
-	if m.probes != nil {
+	if m.probes != nil && hasProbes(pod) {
 		applyProbes(pod, &status, m.probes)
 	}
 	if pod.DeletionTimestamp != nil || (m.pods != nil && m.pods.IsPodTerminationRequested(pod.UID)) {
