@@ -57,7 +57,7 @@ func (r *Runner) RunProbe(ctx context.Context, t lifecycle.ProbeTarget) (lifecyc
 	timeout := time.Duration(t.Probe.TimeoutSeconds) * time.Second
 	switch {
 	case h.Exec != nil:
-		return r.execProbe(ctx, t.ContainerID, h.Exec.Command, timeout)
+		return r.execProbe(ctx, t.ContainerID, runtimemanager.ExpandStatic(t.Container, h.Exec.Command), timeout)
 	case h.HTTPGet != nil:
 		host, port, err := address(t.Pod, t.Container, t.PodIP, h.HTTPGet.Host, h.HTTPGet.Port)
 		if err != nil {

@@ -243,6 +243,27 @@ func TestExecProbe(t *testing.T) {
 	}
 }
 
+// recordingExec keeps the last command it was asked to run.
+type recordingExec struct{ cmd []string }
+
+func (r *recordingExec) ExecSync(_ context.Context, _ string, cmd []string, _ time.Duration) (runtimemanager.ExecResult, error) {
+	r.cmd = cmd
+	return runtimemanager.ExecResult{}, nil
+}
+
+func TestExecProbeExpandsStaticEnv(t *testing.T) {
+	ex := &recordingExec{}
+	tg := target("", 0, v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"check", "$(MODE)", "$(FROM_FIELD)", "$$(MODE)"}}})
+	tg.Container.Env = []v1.EnvVar{{Name: "MODE", Value: "deep"},
+		{Name: "FROM_FIELD", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}
+	if _, _, err := New(Options{Exec: ex}).RunProbe(context.Background(), tg); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"check", "deep", "$(FROM_FIELD)", "$(MODE)"}; strings.Join(ex.cmd, " ") != strings.Join(want, " ") {
+		t.Fatalf("command run: %q; want %q", ex.cmd, want)
+	}
+}
+
 func TestRunHook(t *testing.T) {
 	hits := make(chan string, 4)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits <- r.URL.Path }))
