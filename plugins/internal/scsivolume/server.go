@@ -16,15 +16,18 @@ import (
 type Server struct {
 	volumev1.UnimplementedVolumeServer
 	Volumes *Volumes
+	// RequiresAttach makes the host call Attach and Detach (FC); without
+	// it Stage attaches and Unstage releases (iSCSI, whose login needs the
+	// secrets Stage is given).
+	RequiresAttach bool
 }
 
-// Capabilities are what both plugins serve.
-var Capabilities = &volumev1.GetCapabilitiesResponse{
-	RequiresAttach: true, StageUnstage: true, Block: true, SupportsMetrics: true, Reconstruction: true,
-}
-
+// GetCapabilities declares every step both plugins serve, metrics for
+// block volumes included (SupportsMetrics), explicitly.
 func (s *Server) GetCapabilities(context.Context, *volumev1.GetCapabilitiesRequest) (*volumev1.GetCapabilitiesResponse, error) {
-	return Capabilities, nil
+	return &volumev1.GetCapabilitiesResponse{
+		RequiresAttach: s.RequiresAttach, StageUnstage: true, Block: true, SupportsMetrics: true, Reconstruction: true,
+	}, nil
 }
 
 func (s *Server) Attach(ctx context.Context, req *volumev1.AttachRequest) (*volumev1.AttachResponse, error) {
@@ -40,7 +43,7 @@ func (s *Server) Stage(ctx context.Context, req *volumev1.StageRequest) (*volume
 	c := req.GetCapability()
 	err := s.Volumes.Stage(ctx, StageArgs{
 		ID: req.GetVolumeId(), StagingPath: req.GetStagingPath(),
-		PublishContext: req.GetPublishContext(), Context: req.GetVolumeContext(), Secrets: req.GetSecrets(),
+		PublishContext: req.GetPublishContext(), Context: req.GetVolumeContext(), Secrets: req.GetSecrets(), SecretsDir: req.GetSecretsDir(),
 		Block: c.GetBlock() != nil, FsType: c.GetMount().GetFsType(), MountFlags: c.GetMount().GetMountFlags(),
 	})
 	return reply(&volumev1.StageResponse{}, err)
@@ -109,7 +112,7 @@ func toStatus(err error) error {
 	switch {
 	case errors.Is(err, ErrInvalid):
 		code = codes.InvalidArgument
-	case errors.Is(err, errNotStaged):
+	case errors.Is(err, errNotStaged), errors.Is(err, errSecretsDir):
 		code = codes.FailedPrecondition
 	case errors.Is(err, errOtherVolume):
 		code = codes.AlreadyExists

@@ -106,6 +106,7 @@ type StageArgs struct {
 	ID, StagingPath         string
 	PublishContext, Context map[string]string
 	Secrets                 map[string]string
+	SecretsDir              string
 	Block                   bool
 	FsType                  string
 	MountFlags              []string
@@ -137,7 +138,11 @@ func (v *Volumes) Stage(ctx context.Context, a StageArgs) error {
 	if rec == nil {
 		d, ok := v.diskFrom(a.PublishContext)
 		if !ok {
-			if d, err = v.Transport.Attach(ctx, a.Context, a.Secrets); err != nil {
+			secrets, err := withSecretsDir(a.Secrets, a.SecretsDir)
+			if err != nil {
+				return err
+			}
+			if d, err = v.Transport.Attach(ctx, a.Context, secrets); err != nil {
 				return err
 			}
 		}
