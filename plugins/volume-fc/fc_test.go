@@ -164,6 +164,14 @@ func TestUnstageRetriesCleanup(t *testing.T) {
 				if f.Deleted("sdb") {
 					t.Errorf("sdb deleted by a failed cleanup")
 				}
+				// The host marks the device uncertain and the next pod
+				// stages it again, on the disk the record names.
+				if err := s.Volumes.Stage(context.Background(), scsivolume.StageArgs{ID: "v", StagingPath: staging}); err != nil {
+					t.Fatalf("Stage after the failed Unstage: %v", err)
+				}
+				if mounted, _ := mount.IsMounted(staging); !mounted {
+					t.Errorf("staging path not mounted by the Stage after the failed Unstage")
+				}
 				f.AddRule(scsitest.Rule{Tool: "multipath", Args: []string{"-f"}, Exit: 0, Times: 0}) // flushing works now, without effect
 				if err := s.Volumes.Unstage(context.Background(), "v", staging); err != nil {
 					t.Fatalf("second Unstage: %v", err)
