@@ -3,6 +3,7 @@ package scsivolume
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -44,7 +45,7 @@ func (s *Server) Stage(ctx context.Context, req *volumev1.StageRequest) (*volume
 	err := s.Volumes.Stage(ctx, StageArgs{
 		ID: req.GetVolumeId(), StagingPath: req.GetStagingPath(),
 		PublishContext: req.GetPublishContext(), Context: req.GetVolumeContext(), Secrets: req.GetSecrets(), SecretsDir: req.GetSecretsDir(),
-		Block: c.GetBlock() != nil, FsType: c.GetMount().GetFsType(), MountFlags: c.GetMount().GetMountFlags(),
+		Block: c.GetBlock() != nil, FsType: c.GetMount().GetFsType(), MountFlags: mountFlags(c),
 	})
 	return reply(&volumev1.StageResponse{}, err)
 }
@@ -94,6 +95,19 @@ func (s *Server) Reconstruct(ctx context.Context, req *volumev1.ReconstructReque
 		c.AccessType = &volumev1.Capability_Mount{Mount: &volumev1.Capability_MountVolume{FsType: r.FsType}}
 	}
 	return &volumev1.ReconstructResponse{Found: true, VolumeId: r.VolumeID, StagingPath: r.StagingPath, Capability: c, VolumeContext: r.Context}, nil
+}
+
+// mountFlags are the capability's flags, with ro added for a reader-only
+// access mode.
+func mountFlags(c *volumev1.Capability) []string {
+	flags := slices.Clone(c.GetMount().GetMountFlags())
+	switch c.GetAccessMode() {
+	case volumev1.AccessMode_ACCESS_MODE_SINGLE_NODE_READER_ONLY, volumev1.AccessMode_ACCESS_MODE_MULTI_NODE_READER_ONLY:
+		if !slices.Contains(flags, "ro") {
+			flags = append(flags, "ro")
+		}
+	}
+	return flags
 }
 
 // reply returns resp, or the gRPC status for err.
