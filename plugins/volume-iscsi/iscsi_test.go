@@ -94,6 +94,10 @@ func TestISCSIScenarios(t *testing.T) {
 				ifaceShow, discNew, discover, scanManual, login, "-m node -p 10.0.0.1:3260 -I default -T " + iqn + " -o delete"}},
 			{volume: "v0", want: nil},
 		}},
+		{name: "session exists on login: the node record is kept", steps: []step{
+			{stage: true, volume: "v0", context: vc("0"), rules: []scsitest.Rule{{Tool: "iscsiadm", Args: strings.Fields(login), Exit: 15, Times: 1}},
+				wantErr: true, want: []string{ifaceShow, discNew, discover, scanManual, login, startup}},
+		}},
 		{name: "discovery fails", target: scsitest.Target{Portal: "10.0.0.9:3260"}, steps: []step{
 			{stage: true, volume: "v0", context: vc("0"), wantErr: true, want: []string{
 				ifaceShow, discNew, discover, "-m discoverydb -t sendtargets -p 10.0.0.1:3260 -I default -o delete"}},

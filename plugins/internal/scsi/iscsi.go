@@ -15,6 +15,7 @@ import (
 // The iscsiadm exit codes the plugin acts on.
 const (
 	exitSessionNotFound = 2
+	exitSessionExists   = 15
 	exitNoRecords       = 21
 	exitAuthFailed      = 24
 )
@@ -146,7 +147,7 @@ func (a ISCSI) login(ctx context.Context, t ISCSITarget, portal string) error {
 			return err
 		}
 	}
-	if _, err := a.adm(ctx, append(node, "--login")...); err != nil {
+	if _, err := a.adm(ctx, append(node, "--login")...); err != nil && ExitCode(err) != exitSessionExists {
 		_, _ = a.adm(ctx, "-m", "node", "-p", portal, "-I", t.Iface, "-T", t.IQN, "-o", "delete")
 		if ExitCode(err) == exitAuthFailed {
 			err = fmt.Errorf("%w: %w", ErrAuth, err)
