@@ -47,6 +47,7 @@ const (
 	startup    = "-m node -p 10.0.0.1:3260 -T " + iqn + " -o update -n node.startup -v manual"
 	logout     = "-m node -p 10.0.0.1:3260 -T " + iqn + " --logout -I default"
 	nodeDelete = "-m node -p 10.0.0.1:3260 -T " + iqn + " -o delete -I default"
+	discUpdate = "-m discoverydb -t sendtargets -p 10.0.0.1:3260 -I default -o update -n "
 	chapArg    = "-m node -p 10.0.0.1:3260 -T " + iqn + " -I default -o update -n "
 )
 
@@ -88,6 +89,19 @@ func TestISCSIScenarios(t *testing.T) {
 				chapArg + "node.session.auth.authmethod -v CHAP", chapArg + "node.session.auth.username -v alice", chapArg + "node.session.auth.password -v secret",
 				login, startup}},
 			{volume: "v0", want: []string{logout, nodeDelete}},
+		}},
+		{name: "discovery CHAP before the discovery", steps: []step{
+			{stage: true, volume: "v0", context: vc("0", keyChapDiscovery, "true"), secrets: map[string]string{
+				"discovery.sendtargets.auth.username": "bob", "discovery.sendtargets.auth.password": "pw", "discovery.sendtargets.auth.password_in": "pw2",
+			}, want: []string{
+				ifaceShow, discNew,
+				discUpdate + "discovery.sendtargets.auth.authmethod -v CHAP", discUpdate + "discovery.sendtargets.auth.username -v bob",
+				discUpdate + "discovery.sendtargets.auth.password -v pw", discUpdate + "discovery.sendtargets.auth.password_in -v pw2",
+				discover, scanManual, login, startup}},
+			{volume: "v0", want: []string{logout, nodeDelete}},
+		}},
+		{name: "CHAP asked for without secrets", steps: []step{
+			{stage: true, volume: "v0", context: vc("0", keyChapSession, "true"), wantErr: true},
 		}},
 		{name: "login refused: the node record is deleted", target: scsitest.Target{CHAP: chap}, steps: []step{
 			{stage: true, volume: "v0", context: vc("0"), wantErr: true, want: []string{
