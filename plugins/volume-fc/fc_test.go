@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/podhost/podhost/plugins/internal/scsi"
 	"github.com/podhost/podhost/plugins/internal/scsitest"
 	"github.com/podhost/podhost/plugins/internal/scsivolume"
+	"github.com/podhost/podhost/sdk"
 	"github.com/podhost/podhost/sdk/mount"
 )
 
@@ -88,6 +88,13 @@ func TestFindFC(t *testing.T) {
 
 var errAny = errors.New("any error")
 
+// fakeConfig is the config that points the plugin at the fake tree f.
+func fakeConfig(f *scsitest.Fake) config {
+	c := defaultConfig()
+	c.SysfsRoot, c.DevRoot, c.Multipath, c.StateDir = f.Tree.Sys, f.Tree.Dev, f.Command("multipath"), filepath.Join(f.Root, "state")
+	return c
+}
+
 // multipathVolume stages a volume on dm-0 over sdb and sdc, backed by a
 // loop device, and returns the server, the fake tree and the staging path.
 func multipathVolume(t *testing.T, budget time.Duration) (*server, *scsitest.Fake, string, *int) {
@@ -97,11 +104,9 @@ func multipathVolume(t *testing.T, budget time.Duration) (*server, *scsitest.Fak
 	f.AddDisk("sdc", "")
 	f.AddFCLink(wwn, "0", "sdb")
 	f.AddMultipath("dm-0", scsitest.Loop(t, 16<<20), "sdb", "sdc")
+	c := fakeConfig(f)
+	c.CleanupBudget = sdk.Duration(budget)
 	s := newServer()
-	c := defaultConfig()
-	c.SysfsRoot, c.DevRoot, c.Multipath, c.StateDir = f.Tree.Sys, f.Tree.Dev, f.Command("multipath"), filepath.Join(f.Root, "state")
-	c.CleanupBudget = 0
-	c.CleanupBudget.UnmarshalJSON([]byte(fmt.Sprintf("%q", budget)))
 	s.cfg.Store(&c)
 	waits := 0
 	s.fc.wait = func(d time.Duration) <-chan time.Time {
