@@ -71,3 +71,8 @@ func (f *fc) Detach(ctx context.Context, vc map[string]string, _ []scsivolume.Re
 	}
 	return f.tree().Cleanup(ctx, f.run, f.cfg().Multipath, d)
 }
+
+// LockKey is the LUN: calls for one LUN run one at a time.
+func (f *fc) LockKey(vc map[string]string) string {
+	return "fc\x00" + vc[keyWWNs] + "\x00" + vc[keyLUN] + "\x00" + vc[keyWWIDs]
+}

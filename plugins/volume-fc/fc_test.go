@@ -201,3 +201,35 @@ func TestUnstageRetriesCleanup(t *testing.T) {
 		})
 	}
 }
+
+// TestCleanupHoldsUpNoOtherLUN: while Unstage of one LUN waits to retry
+// its cleanup, another LUN stages.
+func TestCleanupHoldsUpNoOtherLUN(t *testing.T) {
+	s, f, staging, _ := multipathVolume(t, time.Minute)
+	f.AddDisk("sdd", scsitest.Loop(t, 16<<20))
+	f.AddFCLink(wwn, "1", "sdd")
+	f.AddRule(scsitest.Rule{Tool: "multipath", Args: []string{"-f"}, Exit: 1, Output: "map in use\n", Times: 1})
+	waiting, release := make(chan struct{}), make(chan time.Time)
+	s.fc.wait = func(time.Duration) <-chan time.Time { close(waiting); return release }
+	unstaged := make(chan error, 1)
+	go func() { unstaged <- s.Volumes.Unstage(context.Background(), "v", staging) }()
+	<-waiting
+	other := filepath.Join(t.TempDir(), "other")
+	t.Cleanup(func() { _ = mount.Unmount(other) })
+	staged := make(chan error, 1)
+	go func() {
+		staged <- s.Volumes.Stage(context.Background(), scsivolume.StageArgs{ID: "v2", StagingPath: other, Context: map[string]string{keyWWNs: wwn, keyLUN: "1"}})
+	}()
+	select {
+	case err := <-staged:
+		if err != nil {
+			t.Errorf("Stage of LUN 1: %v", err)
+		}
+	case <-time.After(30 * time.Second): // a deadline for the condition, not a timing assertion
+		t.Errorf("Stage of LUN 1 still waiting for the cleanup of LUN 0")
+	}
+	close(release)
+	if err := <-unstaged; err != nil {
+		t.Errorf("Unstage of LUN 0: %v", err)
+	}
+}

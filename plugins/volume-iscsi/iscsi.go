@@ -127,3 +127,7 @@ func sessionBusy(t scsi.ISCSITarget, others []scsivolume.Record) bool {
 	}
 	return false
 }
+
+// LockKey is the IQN: logins, logouts and the session-busy rule of one
+// target run one at a time, as the kubelet locks them.
+func (i *iscsi) LockKey(vc map[string]string) string { return "iscsi\x00" + vc[keyIQN] }

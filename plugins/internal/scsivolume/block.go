@@ -23,8 +23,7 @@ func (v *Volumes) MapBlock(ctx context.Context, id, stagingPath, targetPath stri
 	if err := required("volume_id", id, "staging_path", stagingPath, "target_path", targetPath); err != nil {
 		return err
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
+	defer v.lockVolume(id)()
 	rec, err := v.staged(id, stagingPath, true)
 	if err != nil {
 		return err
@@ -55,8 +54,7 @@ func (v *Volumes) UnmapBlock(_ context.Context, id, targetPath string) error {
 	if err := required("volume_id", id, "target_path", targetPath); err != nil {
 		return err
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
+	defer v.lockVolume(id)()
 	if err := mount.Unmount(targetPath); err != nil {
 		return err
 	}
@@ -105,8 +103,6 @@ func (v *Volumes) Reconstruct(_ context.Context, targetPath string) (Reconstruct
 	if err := required("target_path", targetPath); err != nil {
 		return Reconstructed{}, err
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
 	if mounted, err := mount.IsMounted(targetPath); err != nil || !mounted {
 		return Reconstructed{}, err
 	}

@@ -33,6 +33,11 @@ type Transport interface {
 	// Detach releases the volume's disk, found from its context alone;
 	// nothing to release is success.
 	Detach(ctx context.Context, volumeContext map[string]string, others []Record) error
+	// LockKey names what calls for the volume must not share with calls
+	// for other volumes (an iSCSI target's sessions): they run one at a
+	// time per key, and calls with different keys run in parallel, so
+	// that a long FC cleanup holds up no other volume.
+	LockKey(volumeContext map[string]string) string
 }
 
 // Volumes is the logic of one plugin. Tree and StateDir are read on each
@@ -45,8 +50,28 @@ type Volumes struct {
 	// and Publish mounted; nil in production.
 	Midway func(ctx context.Context)
 
-	mu sync.Mutex // one call at a time: records and sessions change together
+	mu    sync.Mutex // guards locks
+	locks map[string]*sync.Mutex
 }
+
+// lock takes the lock named key and returns its unlock.
+func (v *Volumes) lock(key string) func() {
+	v.mu.Lock()
+	if v.locks == nil {
+		v.locks = map[string]*sync.Mutex{}
+	}
+	l := v.locks[key]
+	if l == nil {
+		l = &sync.Mutex{}
+		v.locks[key] = l
+	}
+	v.mu.Unlock()
+	l.Lock()
+	return l.Unlock
+}
+
+// lockVolume takes the lock of calls that concern only volume id.
+func (v *Volumes) lockVolume(id string) func() { return v.lock("volume\x00" + id) }
 
 func (v *Volumes) records() records { return records{dir: v.StateDir()} }
 
@@ -73,8 +98,7 @@ func (v *Volumes) Attach(ctx context.Context, id string, volumeContext, secrets 
 	if err := required("volume_id", id); err != nil {
 		return nil, err
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
+	defer v.lock(v.Transport.LockKey(volumeContext))()
 	d, err := v.Transport.Attach(ctx, volumeContext, secrets)
 	if err != nil {
 		return nil, err
@@ -87,8 +111,7 @@ func (v *Volumes) Detach(ctx context.Context, id string, volumeContext map[strin
 	if err := required("volume_id", id); err != nil {
 		return err
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
+	defer v.lock(v.Transport.LockKey(volumeContext))()
 	recs, err := v.records().all()
 	if err != nil {
 		return err
@@ -118,8 +141,7 @@ func (v *Volumes) Stage(ctx context.Context, a StageArgs) error {
 	if err := required("volume_id", a.ID, "staging_path", a.StagingPath); err != nil {
 		return err
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
+	defer v.lock(v.Transport.LockKey(a.Context))()
 	rs := v.records()
 	rec, err := rs.load(a.StagingPath)
 	if err != nil {
@@ -186,12 +208,14 @@ func (v *Volumes) Unstage(ctx context.Context, id, stagingPath string) error {
 	if err := required("volume_id", id, "staging_path", stagingPath); err != nil {
 		return err
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
 	rs := v.records()
 	rec, err := rs.load(stagingPath)
 	if err != nil || rec == nil || rec.VolumeID != id {
 		return err
+	}
+	defer v.lock(v.Transport.LockKey(rec.Context))()
+	if rec, err = rs.load(stagingPath); err != nil || rec == nil || rec.VolumeID != id {
+		return err // unstaged meanwhile
 	}
 	if err := mount.Unmount(stagingPath); err != nil {
 		return err
@@ -235,8 +259,7 @@ func (v *Volumes) Publish(ctx context.Context, id, stagingPath, targetPath strin
 	if err := required("volume_id", id, "staging_path", stagingPath, "target_path", targetPath); err != nil {
 		return err
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
+	defer v.lockVolume(id)()
 	if _, err := v.staged(id, stagingPath, false); err != nil {
 		return err
 	}
@@ -251,7 +274,6 @@ func (v *Volumes) Unpublish(_ context.Context, id, targetPath string) error {
 	if err := required("volume_id", id, "target_path", targetPath); err != nil {
 		return err
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
+	defer v.lockVolume(id)()
 	return mount.UnmountAndRemove(targetPath)
 }
