@@ -25,9 +25,8 @@ const (
 
 // iscsi is the iSCSI transport.
 type iscsi struct {
-	cfg  func() *config
-	adm  func() scsi.ISCSI
-	busy func(t scsi.ISCSITarget, others []scsivolume.Record) bool
+	cfg func() *config
+	adm func() scsi.ISCSI
 }
 
 func withPort(p string) string {
