@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/podhost/podhost/host/volumemanager"
 )
@@ -26,7 +27,7 @@ func (s *Store) SaveVolumes(ctx context.Context, recs []volumemanager.Record) er
 		return err
 	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		if err := tx.DeleteBucket(bucketVolumes); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
+		if err := tx.DeleteBucket(bucketVolumes); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
 			return err
 		}
 		b, err := tx.CreateBucket(bucketVolumes)

@@ -2,27 +2,43 @@ package main
 
 import (
 	"sync/atomic"
+	"time"
 
+	"github.com/podhost/podhost/plugins/internal/scsi"
+	"github.com/podhost/podhost/plugins/internal/scsivolume"
 	"github.com/podhost/podhost/plugins/internal/volumeskeleton"
-	volumev1 "github.com/podhost/podhost/proto/volume/v1"
 	"github.com/podhost/podhost/sdk"
 )
 
 // newPlugin describes volume-fc to the SDK.
 func newPlugin(version string) sdk.Plugin {
-	s := &server{}
+	s := newServer()
 	return sdk.Plugin{
-		Name:      "volume-fc",
-		Version:   version,
-		Kind:      sdk.KindVolume,
-		Volume:    s,
-		Configure: volumeskeleton.Configure(&s.cfg, parseConfig),
+		Name:         "volume-fc",
+		Version:      version,
+		Kind:         sdk.KindVolume,
+		Capabilities: []string{sdk.CapVolumeMetrics, sdk.CapVolumeBlock, sdk.CapVolumeReconstruct},
+		Volume:       s,
+		Configure:    volumeskeleton.Configure(&s.cfg, parseConfig),
 	}
 }
 
-// server will translate the Volume service to the plugin's logic; until
-// then every call is UNIMPLEMENTED.
+// server is the shared SCSI volume server over the FC transport.
 type server struct {
-	volumev1.UnimplementedVolumeServer
-	cfg atomic.Pointer[config] // nil until Configure accepts a config
+	*scsivolume.Server
+	cfg atomic.Pointer[config]
+	fc  *fc
+}
+
+func newServer() *server {
+	s := &server{}
+	c := defaultConfig()
+	s.cfg.Store(&c)
+	s.fc = &fc{cfg: s.cfg.Load, run: scsi.Exec{}, interval: cleanupInterval, wait: time.After}
+	s.Server = &scsivolume.Server{RequiresAttach: true, Volumes: &scsivolume.Volumes{
+		Transport: s.fc,
+		Tree:      s.fc.tree,
+		StateDir:  func() string { return s.cfg.Load().StateDir },
+	}}
+	return s
 }

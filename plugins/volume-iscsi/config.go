@@ -8,29 +8,41 @@ import (
 )
 
 // config is volume-iscsi's config, as the operator writes it under the
-// plugin's `config:` key.
+// plugin's `config:` key. The roots and commands exist so tests and
+// containerised deployments can point the plugin at another tree.
 type config struct {
 	// Iscsiadm is the iscsiadm command: a name looked up in PATH, or an
 	// absolute path; default "iscsiadm".
 	Iscsiadm string `json:"iscsiadm"`
+	// Multipath is the multipath command, likewise; default "multipath".
+	Multipath string `json:"multipath"`
 	// SysfsRoot is where sysfs is mounted; default "/sys".
 	SysfsRoot string `json:"sysfsRoot"`
 	// DevRoot is where device files are; default "/dev".
 	DevRoot string `json:"devRoot"`
+	// StateDir holds the records of staged volumes; default
+	// "/var/lib/podhost/volume-iscsi".
+	StateDir string `json:"stateDir"`
+}
+
+func defaultConfig() config {
+	return config{Iscsiadm: "iscsiadm", Multipath: "multipath", SysfsRoot: "/sys", DevRoot: "/dev", StateDir: "/var/lib/podhost/volume-iscsi"}
 }
 
 // parseConfig decodes and validates a config, returning every problem with
 // its field path.
 func parseConfig(raw []byte) (config, []sdk.FieldError) {
-	c := config{Iscsiadm: "iscsiadm", SysfsRoot: "/sys", DevRoot: "/dev"}
+	c := defaultConfig()
 	if errs := sdk.DecodeConfig(raw, &c); len(errs) > 0 {
 		return config{}, errs
 	}
 	var errs sdk.FieldErrors
-	if c.Iscsiadm == "" || strings.Contains(c.Iscsiadm, "/") && !filepath.IsAbs(c.Iscsiadm) {
-		errs.Addf("iscsiadm", "must be a command name or an absolute path, got %q", c.Iscsiadm)
+	for _, cmd := range []struct{ field, path string }{{"iscsiadm", c.Iscsiadm}, {"multipath", c.Multipath}} {
+		if cmd.path == "" || strings.Contains(cmd.path, "/") && !filepath.IsAbs(cmd.path) {
+			errs.Addf(cmd.field, "must be a command name or an absolute path, got %q", cmd.path)
+		}
 	}
-	for _, root := range []struct{ field, path string }{{"sysfsRoot", c.SysfsRoot}, {"devRoot", c.DevRoot}} {
+	for _, root := range []struct{ field, path string }{{"sysfsRoot", c.SysfsRoot}, {"devRoot", c.DevRoot}, {"stateDir", c.StateDir}} {
 		if !filepath.IsAbs(root.path) {
 			errs.Addf(root.field, "must be an absolute path, got %q", root.path)
 		}
@@ -38,6 +50,6 @@ func parseConfig(raw []byte) (config, []sdk.FieldError) {
 	if len(errs) > 0 {
 		return config{}, errs
 	}
-	c.SysfsRoot, c.DevRoot = filepath.Clean(c.SysfsRoot), filepath.Clean(c.DevRoot)
+	c.SysfsRoot, c.DevRoot, c.StateDir = filepath.Clean(c.SysfsRoot), filepath.Clean(c.DevRoot), filepath.Clean(c.StateDir)
 	return c, nil
 }

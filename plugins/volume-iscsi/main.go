@@ -1,8 +1,16 @@
-// Command volume-iscsi is the podhost volume plugin for iSCSI LUNs. It
-// will serve podhost.volume.v1.Volume by logging in to the target a volume
-// names with iscsiadm and mounting the device that appears; for now it is a
-// skeleton that answers GetInfo, validates its config and reports ready,
-// while every Volume call is UNIMPLEMENTED.
+// Command volume-iscsi is the podhost volume plugin for iSCSI LUNs. Stage
+// logs in to each portal of the volume that has no session yet, with
+// iscsiadm and the kubelet's argument sequences (discovery and session
+// CHAP from the request's secrets or secret files), scans the LUN through
+// sysfs, waits for /dev/disk/by-path/ip-PORTAL-iscsi-IQN-lun-N and, with
+// several portals, for their multipath device; then it formats the device
+// when it is empty and mounts it, or, for a raw block volume, records it
+// for MapBlock. Publish bind-mounts it for a pod. Unstage unmounts,
+// flushes the multipath device, deletes the SCSI disks through sysfs, and
+// logs out of the target only when no other staged volume uses it (the
+// session-busy rule). GetMetrics reports statfs figures for filesystems
+// and the device size for block volumes; Reconstruct tells what a target
+// path shows.
 package main
 
 import "github.com/podhost/podhost/sdk"

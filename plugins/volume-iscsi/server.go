@@ -2,27 +2,46 @@ package main
 
 import (
 	"sync/atomic"
+	"time"
 
+	"github.com/podhost/podhost/plugins/internal/scsi"
+	"github.com/podhost/podhost/plugins/internal/scsivolume"
 	"github.com/podhost/podhost/plugins/internal/volumeskeleton"
-	volumev1 "github.com/podhost/podhost/proto/volume/v1"
 	"github.com/podhost/podhost/sdk"
 )
 
 // newPlugin describes volume-iscsi to the SDK.
 func newPlugin(version string) sdk.Plugin {
-	s := &server{}
+	s := newServer()
 	return sdk.Plugin{
-		Name:      "volume-iscsi",
-		Version:   version,
-		Kind:      sdk.KindVolume,
-		Volume:    s,
-		Configure: volumeskeleton.Configure(&s.cfg, parseConfig),
+		Name:         "volume-iscsi",
+		Version:      version,
+		Kind:         sdk.KindVolume,
+		Capabilities: []string{sdk.CapVolumeMetrics, sdk.CapVolumeBlock, sdk.CapVolumeReconstruct},
+		Volume:       s,
+		Configure:    volumeskeleton.Configure(&s.cfg, parseConfig),
 	}
 }
 
-// server will translate the Volume service to the plugin's logic; until
-// then every call is UNIMPLEMENTED.
+// server is the shared SCSI volume server over the iSCSI transport.
 type server struct {
-	volumev1.UnimplementedVolumeServer
-	cfg atomic.Pointer[config] // nil until Configure accepts a config
+	*scsivolume.Server
+	cfg  atomic.Pointer[config]
+	wait func(time.Duration) <-chan time.Time // time.After; tests make it immediate
+}
+
+func newServer() *server {
+	s := &server{wait: time.After}
+	c := defaultConfig()
+	s.cfg.Store(&c)
+	tree := func() scsi.Tree { c := s.cfg.Load(); return scsi.Tree{Sys: c.SysfsRoot, Dev: c.DevRoot} }
+	t := &iscsi{cfg: s.cfg.Load, adm: func() scsi.ISCSI {
+		return scsi.ISCSI{Tree: tree(), Run: scsi.Exec{}, Iscsiadm: s.cfg.Load().Iscsiadm, Wait: s.wait}
+	}}
+	s.Server = &scsivolume.Server{Volumes: &scsivolume.Volumes{
+		Transport: t,
+		Tree:      tree,
+		StateDir:  func() string { return s.cfg.Load().StateDir },
+	}}
+	return s
 }

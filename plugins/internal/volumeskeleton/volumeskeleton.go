@@ -1,8 +1,7 @@
-// Package volumeskeleton holds the plumbing the volume plugin skeletons
-// (volume-csi, volume-fc and volume-iscsi) share while their Volume calls are
-// UNIMPLEMENTED. Each plugin keeps its own server, config and parser; a
-// plugin whose Configure comes to do more than store its config writes its
-// own. Only those three plugins import it.
+// Package volumeskeleton holds the config plumbing the volume plugins
+// (volume-csi, volume-fc and volume-iscsi) share. Each plugin keeps its own
+// server, config and parser; a plugin whose Configure comes to do more than
+// store its config writes its own. Only those three plugins import it.
 package volumeskeleton
 
 import (

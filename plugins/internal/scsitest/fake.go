@@ -1,0 +1,177 @@
+package scsitest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/podhost/podhost/plugins/internal/scsi"
+)
+
+// Fake is a sysfs and /dev tree under Root, with the fake commands in Bin.
+type Fake struct {
+	t    testing.TB
+	Root string
+	Tree scsi.Tree
+	Bin  string
+}
+
+// New builds an empty tree with SCSI hosts host0 and host1 and the fake
+// commands.
+func New(t testing.TB) *Fake {
+	t.Helper()
+	root := t.TempDir()
+	f := &Fake{t: t, Root: root, Tree: scsi.Tree{Sys: filepath.Join(root, "sys"), Dev: filepath.Join(root, "dev")}, Bin: filepath.Join(root, "bin")}
+	for _, d := range []string{"sys/block", "sys/class/scsi_host", "dev/disk/by-path", "dev/disk/by-id", "bin"} {
+		f.mkdir(filepath.Join(root, d))
+	}
+	for i := range 2 {
+		f.file(filepath.Join(f.Tree.Sys, "class", "scsi_host", fmt.Sprintf("host%d", i), "scan"), "")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"multipath", "iscsiadm"} {
+		if err := os.Symlink(self, filepath.Join(f.Bin, tool)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
+// Command is the path of the fake tool (multipath, iscsiadm).
+func (f *Fake) Command(tool string) string { return filepath.Join(f.Bin, tool) }
+
+func (f *Fake) mkdir(path string) {
+	f.t.Helper()
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *Fake) file(path, content string) {
+	f.t.Helper()
+	f.mkdir(filepath.Dir(path))
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *Fake) link(target, path string) {
+	f.t.Helper()
+	f.mkdir(filepath.Dir(path))
+	if err := os.Symlink(target, path); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// AddDisk adds the SCSI disk name (sdb): its sysfs entry with a delete
+// attribute and its device file, a link to backing (a loop device), or an
+// empty file when backing is "".
+func (f *Fake) AddDisk(name, backing string) {
+	f.t.Helper()
+	addDisk(f.Tree, name, backing)
+}
+
+func addDisk(t scsi.Tree, name, backing string) {
+	_ = os.MkdirAll(filepath.Join(t.Sys, "block", name, "device"), 0o755)
+	_ = os.WriteFile(filepath.Join(t.Sys, "block", name, "device", "delete"), nil, 0o644)
+	if backing == "" {
+		_ = os.WriteFile(t.DevPath(name), nil, 0o644)
+	} else {
+		_ = os.Symlink(backing, t.DevPath(name))
+	}
+}
+
+// FCLink is the by-path name of an FC LUN.
+func FCLink(wwn, lun string) string { return "pci-0000:41:00.0-fc-0x" + wwn + "-lun-" + lun }
+
+// AddFCLink links the FC LUN's by-path name to disk.
+func (f *Fake) AddFCLink(wwn, lun, disk string) {
+	f.link("../../"+disk, filepath.Join(f.Tree.Dev, "disk", "by-path", FCLink(wwn, lun)))
+}
+
+// AddByID links /dev/disk/by-id/scsi-<wwid> to disk.
+func (f *Fake) AddByID(wwid, disk string) {
+	f.link("../../"+disk, filepath.Join(f.Tree.Dev, "disk", "by-id", "scsi-"+wwid))
+}
+
+// AddMultipath adds the device-mapper device dm over slaves, its device
+// file a link to backing.
+func (f *Fake) AddMultipath(dm, backing string, slaves ...string) {
+	f.t.Helper()
+	for _, s := range slaves {
+		f.file(filepath.Join(f.Tree.Sys, "block", dm, "slaves", s), "")
+	}
+	f.mkdir(filepath.Join(f.Tree.Sys, "block", dm))
+	f.link(backing, f.Tree.DevPath(dm))
+}
+
+// Deleted reports whether 1 was written to the disk's delete attribute.
+func (f *Fake) Deleted(disk string) bool {
+	b, err := os.ReadFile(filepath.Join(f.Tree.Sys, "block", disk, "device", "delete"))
+	return err == nil && strings.TrimSpace(string(b)) == "1"
+}
+
+// Scanned returns what was written to host<n>'s scan attribute.
+func (f *Fake) Scanned(host int) string {
+	b, _ := os.ReadFile(filepath.Join(f.Tree.Sys, "class", "scsi_host", fmt.Sprintf("host%d", host), "scan"))
+	return string(b)
+}
+
+// Exists reports whether the path under Root exists.
+func (f *Fake) Exists(rel string) bool {
+	_, err := os.Lstat(filepath.Join(f.Root, rel))
+	return err == nil
+}
+
+// Loop attaches a new loop device backed by a sparse file of size bytes
+// and returns its path; it is detached when the test ends. It needs root.
+func Loop(t testing.TB, size int64) string {
+	t.Helper()
+	img := filepath.Join(t.TempDir(), "lun.img")
+	if err := os.WriteFile(img, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(img, size); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(t.Context(), "losetup", "-f", "--show", img).Output()
+	if err != nil {
+		t.Fatalf("losetup -f --show %s: %v", img, describe(err))
+	}
+	dev := strings.TrimSpace(string(out))
+	t.Cleanup(func() {
+		// Not the test's context: it has ended by now.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 30*time.Second)
+		defer cancel()
+		if out, err := exec.CommandContext(ctx, "losetup", "-d", dev).CombinedOutput(); err != nil {
+			t.Errorf("losetup -d %s: %v: %s", dev, err, out)
+		}
+	})
+	return dev
+}
+
+// NeedRoot skips a test that mounts or attaches loop devices when the
+// effective user is not root (never a user lookup: see scenario 69).
+func NeedRoot(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: mounts and loop devices")
+	}
+}
+
+func describe(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return fmt.Sprintf("%v: %s", err, ee.Stderr)
+	}
+	return err.Error()
+}
