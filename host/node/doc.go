@@ -1,6 +1,7 @@
 // Package node owns the running agent: it composes the pod sources (static
 // manifests, the local API), the lifecycle core (pod workers, PLEG, status
-// manager, housekeeping), the runtime manager over the runtime plugin, the
+// manager, housekeeping, the probe manager with host/prober running the
+// probes and hooks), the runtime manager over the runtime plugin, the
 // volume manager (emptyDir and hostPath served by the host itself), the
 // local state store and the event ring, and exposes them to the local API.
 //

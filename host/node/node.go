@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/host/events"
+	"github.com/podhost/podhost/host/prober"
 	"github.com/podhost/podhost/host/runtimemanager"
 	"github.com/podhost/podhost/host/state"
 	"github.com/podhost/podhost/host/supervisor"
@@ -93,6 +94,7 @@ type Node struct {
 	pleg    *lifecycle.PLEG
 	loop    *lifecycle.SyncLoop
 	runtime *runtimemanager.Manager
+	probes  *lifecycle.ProbeManager
 	updates chan lifecycle.ConfigChange
 	// The volume manager and the volumes the host serves itself;
 	// volumesReady is closed once its state is rebuilt.
@@ -179,6 +181,7 @@ func (n *Node) build() error {
 		return fmt.Errorf("runtime plugin: %w", err)
 	}
 	reasons := lifecycle.NewReasonCache()
+	runner := prober.New(prober.Options{Exec: runtimeExec{n}})
 	if err := n.newVolumeManager(); err != nil {
 		return fmt.Errorf("volume plugins: %w", err)
 	}
@@ -186,6 +189,7 @@ func (n *Node) build() error {
 		Runtime: rtClient, Plugin: n.cfg.RuntimePlugin, Clock: n.clock, LogRoot: n.cfg.RootDir,
 		Logger: n.log.Named("runtime"), Reasons: reasons,
 		NodeResolvConf: nodeResolvConf(n.log), Recorder: n.events, Mounts: n.containerMounts,
+		Hooks: runner,
 	})
 	if err != nil {
 		return fmt.Errorf("runtime manager: %w", err)
@@ -194,12 +198,15 @@ func (n *Node) build() error {
 	n.core = lifecycle.NewPodWorkers(lifecycle.PodWorkersConfig{
 		Clock: n.clock, Jitter: jitter, Cache: n.cache, Metrics: metrics, Logger: slogger,
 	})
+	results := lifecycle.NewProbeResults()
 	n.status = lifecycle.NewStatusManager(lifecycle.StatusManagerConfig{
 		Clock: n.clock, Sink: statusSink{n.store, n.api, n.desired}, Pods: n.core, Lookup: n.desired, Metrics: metrics, Logger: slogger,
+		Probes: results,
 	})
+	n.probes = n.newProbes(runner, results, slogger)
 	syncer := &lifecycle.Syncer{
 		Runtime: n.runtime, Volumes: podVolumes{n.volumes}, Status: n.status, Pods: n.core, Reasons: reasons,
-		Recorder: n.events, Metrics: metrics, Clock: n.clock,
+		Recorder: n.events, Metrics: metrics, Clock: n.clock, Probes: n.probes,
 	}
 	finished := &finishedSyncer{PodSyncer: syncer, finished: n.finished, status: n.status, runtime: n.runtime}
 	n.workers = lifecycle.NewWorkers(n.core, &shutdownSyncer{PodSyncer: &removingSyncer{PodSyncer: finished, node: n}, node: n}, n.cache, n.events)
@@ -244,6 +251,7 @@ func (n *Node) Run(ctx context.Context) error {
 	run("pleg", func(ctx context.Context) { n.pleg.Run(ctx, plegPeriod, n.relist) })
 	run("workers", n.workers.Run)
 	run("status", n.status.Run)
+	run("probes", n.probes.Run)
 	run("sync", n.loop.Run)
 	run("plugins", n.watchPlugins)
 	run("runtime events", n.followRuntimeEvents)

@@ -336,15 +336,7 @@ func (h *podHost) events(name string) []localapi.Event {
 
 // metric reads one counter or gauge without labels from GET /metrics.
 func (h *podHost) metric(name string) (float64, error) {
-	c := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", filepath.Join(h.root, "host.sock"))
-	}}}
-	req, err := http.NewRequestWithContext(h.t.Context(), http.MethodGet, "http://host/metrics", nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := c.Do(req)
+	resp, err := h.scrape()
 	if err != nil {
 		return 0, err
 	}
@@ -361,6 +353,19 @@ func (h *podHost) metric(name string) (float64, error) {
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	return 0, fmt.Errorf("metric %s not in /metrics", name)
+}
+
+// scrape sends GET /metrics to the host's socket.
+func (h *podHost) scrape() (*http.Response, error) {
+	c := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", filepath.Join(h.root, "host.sock"))
+	}}}
+	req, err := http.NewRequestWithContext(h.t.Context(), http.MethodGet, "http://host/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	return c.Do(req)
 }
 
 // criContainers lists the containers of a pod UID straight from
