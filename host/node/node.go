@@ -262,8 +262,17 @@ func (n *Node) Run(ctx context.Context) error {
 	<-ctx.Done()
 	wg.Wait()
 	n.removing.Wait()
+	// The status loop has stopped, maybe with statuses not yet written:
+	// write them before the store closes, so that what the API served last
+	// (a pod that just finished) is what the next start finds.
+	flush, cancel := context.WithTimeout(context.WithoutCancel(ctx), statusFlushTimeout)
+	defer cancel()
+	n.status.SyncBatch(flush, true)
 	return nil
 }
+
+// statusFlushTimeout bounds the last status write when the node stops.
+const statusFlushTimeout = 5 * time.Second
 
 // mergeSources merges the sources' snapshots into the desired set and
 // hands the resulting changes to the sync loop.
