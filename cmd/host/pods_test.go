@@ -163,7 +163,10 @@ func TestPodsApplyWait(t *testing.T) {
 			pods, _, sock := apiServer(t)
 			go func() {
 				deadline := time.Now().Add(10 * time.Second)
-				for pods.Watchers() == 0 && time.Now().Before(deadline) {
+				// Step only once the stream has listed: a change made between
+				// its subscribe and its list would show up in the listed state
+				// and skip the progress line the test looks for.
+				for !pods.WatchListed() && time.Now().Before(deadline) {
 					<-time.After(5 * time.Millisecond)
 				}
 				tt.steps(pods)

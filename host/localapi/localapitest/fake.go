@@ -30,6 +30,10 @@ type Pods struct {
 	items    map[string]localapi.PodItem
 	watchers map[chan localapi.PodChange]struct{}
 	logs     map[string]string
+	// watchedLists counts the Lists made while a watch was open: a watch
+	// stream lists after it subscribes, so a test that changes pods once
+	// this is non-zero knows the stream will show the changes in order.
+	watchedLists int
 }
 
 // NewPods returns an empty fake whose created pods get UIDs uid-1, uid-2, …
@@ -116,6 +120,15 @@ func (f *Pods) Watchers() int {
 	return len(f.watchers)
 }
 
+// WatchListed reports whether a List was made while a watch was open. A
+// watch stream subscribes and then lists, so once this is true a change
+// made now reaches the stream after the listed state, never folded into it.
+func (f *Pods) WatchListed() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.watchers) > 0 && f.watchedLists > 0
+}
+
 func (f *Pods) notifyLocked(c localapi.PodChange) {
 	for w := range f.watchers {
 		select {
@@ -179,6 +192,9 @@ func (f *Pods) Get(_ context.Context, namespace, name string) (localapi.PodItem,
 func (f *Pods) List(context.Context) ([]localapi.PodItem, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if len(f.watchers) > 0 {
+		f.watchedLists++
+	}
 	out := make([]localapi.PodItem, 0, len(f.items))
 	for _, it := range f.items {
 		out = append(out, it)
