@@ -12,7 +12,7 @@ TOOL_PKGS   := github.com/bufbuild/buf/cmd/buf \
                golang.org/x/perf/cmd/benchstat
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all build host plugins tools proto check-proto lint test unit e2e deps images demo \
+.PHONY: all build host plugins tools proto check-proto lint test unit e2e deps kube-binaries images demo \
         containerd-up containerd-down bench-floor bench-podstart clean
 
 all: build
@@ -59,15 +59,20 @@ lint: tools
 deps:
 	bash hack/install-deps.sh
 
+# Builds kube-apiserver, kubectl and etcd from the module proxy into
+# $$HOME/.cache/podhost (kept across clones); the Kubernetes-mode tests run them.
+kube-binaries:
+	sh hack/kube-binaries.sh
+
 # The whole test suite: unit tests, real-process plugin tests and the
 # end-to-end tests against a private containerd that the tests start.
-test: deps build
+test: deps kube-binaries build
 	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
 
 unit:
 	$(GO) test -race -short ./...
 
-e2e: deps build
+e2e: deps kube-binaries build
 	$(GO) test -timeout $(TEST_TIMEOUT) -v ./test/e2e/...
 
 demo: deps build

@@ -30,7 +30,8 @@ import (
 //   - cmd/ is the binary over host/;
 //   - bench/, hack/ and test/ are programs and tests around the product;
 //     test/crisetup (a private containerd) serves the other two and the
-//     plugins' tests, but no product code.
+//     plugins' tests, and test/kubecluster (a real etcd and kube-apiserver)
+//     serves test/e2e and bench/, but no product code.
 var mayImport = map[string][]string{
 	"proto":     nil,
 	"images":    nil,
@@ -46,10 +47,11 @@ var mayImport = map[string][]string{
 	"host/node": {"host", "lifecycle", "sources", "pluginapi", "proto"},
 	"cmd":       {"host/node", "host", "lifecycle", "sources", "pluginapi", "proto"},
 
-	"test/crisetup": {"images"},
-	"bench":         {"host", "images", "test/crisetup"},
-	"hack":          {"images", "test/crisetup"},
-	"test/e2e":      {"host", "images", "test/crisetup"},
+	"test/crisetup":    {"images"},
+	"test/kubecluster": nil,
+	"bench":            {"host", "images", "test/crisetup", "test/kubecluster"},
+	"hack":             {"images", "test/crisetup"},
+	"test/e2e":         {"host", "images", "test/crisetup", "test/kubecluster"},
 }
 
 // testsMayImport adds what a part's tests (its _test.go files) may import

@@ -1,0 +1,48 @@
+package kubecluster
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// The versions hack/kube-binaries.sh builds by default.
+const (
+	KubeVersion = "v1.37.2"
+	EtcdVersion = "v3.7.3"
+)
+
+// Binaries are the paths of the control plane's programs.
+type Binaries struct {
+	APIServer, Kubectl, Etcd string
+}
+
+// FindBinaries looks for the binaries where hack/kube-binaries.sh puts them:
+// under $PODHOST_KUBE_CACHE, else $HOME/.cache/podhost, in kube-VERSION and
+// etcd-VERSION. A missing one is an error that names the command to run.
+func FindBinaries() (Binaries, error) {
+	cache := os.Getenv("PODHOST_KUBE_CACHE")
+	if cache == "" {
+		home, err := os.UserHomeDir()
+		if err != nil || home == "" {
+			return Binaries{}, fmt.Errorf("finding the kube binaries: no $PODHOST_KUBE_CACHE and no home directory: %v", err)
+		}
+		cache = filepath.Join(home, ".cache", "podhost")
+	}
+	b := Binaries{
+		APIServer: filepath.Join(cache, "kube-"+KubeVersion, "kube-apiserver"),
+		Kubectl:   filepath.Join(cache, "kube-"+KubeVersion, "kubectl"),
+		Etcd:      filepath.Join(cache, "etcd-"+EtcdVersion, "etcd"),
+	}
+	var missing []error
+	for _, p := range []string{b.APIServer, b.Kubectl, b.Etcd} {
+		if st, err := os.Stat(p); err != nil || st.Mode()&0o111 == 0 {
+			missing = append(missing, fmt.Errorf("%s is missing or not executable", p))
+		}
+	}
+	if len(missing) > 0 {
+		return b, fmt.Errorf("%w; build them with: sh hack/kube-binaries.sh (make kube-binaries)", errors.Join(missing...))
+	}
+	return b, nil
+}

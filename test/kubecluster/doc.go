@@ -1,0 +1,21 @@
+// Package kubecluster runs a real Kubernetes control plane for tests and
+// demos: etcd and kube-apiserver, the binaries hack/kube-binaries.sh builds
+// from the module proxy into a cache outside the checkout. Nothing is
+// mocked: the API server authenticates with static tokens and client
+// certificates, authorizes with the Node authorizer and RBAC, and runs the
+// NodeRestriction admission plugin, as a real cluster does.
+//
+// Start writes a CA, the API server's serving and kubelet-client
+// certificates, the service-account keys and a token file under one
+// directory, starts etcd and the API server on free loopback ports, waits
+// until /readyz answers, and creates what a controller manager would have
+// made (the default service account and the kube-root-ca.crt config map).
+// Every node named in Options gets a token for system:node:NAME, and a
+// kubeconfig that verifies the API server against the CA. NodeServingCert
+// issues the certificate a node serves its daemon endpoint with, signed by
+// the CA the API server trusts for kubelets.
+//
+// Tests use StartForTest; a missing binary fails the test with the command
+// that builds it, never a skip. Production code must not import this
+// package; test/e2e and bench/ do.
+package kubecluster
