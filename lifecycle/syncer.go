@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -37,6 +38,10 @@ type Syncer struct {
 	// Probes, when set, runs the pod's probes from its first SyncPod until
 	// termination is requested.
 	Probes PodProbes
+	// Mirrors, when set, keeps a mirror pod in the API for each static pod.
+	Mirrors MirrorPods
+	// Logger may be nil.
+	Logger *slog.Logger
 }
 
 // PodProbes starts and stops the probe workers of pods; *ProbeManager
@@ -55,7 +60,7 @@ func (s *Syncer) cached(uid types.UID) v1.PodStatus {
 // SyncPod writes the generated status, then mounts volumes and lets the
 // runtime start what the spec asks for. It reports a terminal pod without
 // setting anything up, and starts nothing once termination was requested.
-func (s *Syncer) SyncPod(ctx context.Context, updateType UpdateType, pod, _ *v1.Pod, status *PodStatus) (bool, error) {
+func (s *Syncer) SyncPod(ctx context.Context, updateType UpdateType, pod, mirror *v1.Pod, status *PodStatus) (bool, error) {
 	firstSeen := time.Time{}
 	if s.Metrics != nil && s.Clock != nil {
 		firstSeen = PodFirstSeen(pod)
@@ -76,6 +81,7 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType UpdateType, pod, _ *v1.
 	if err := s.mayStart(ctx, pod); err != nil {
 		return false, err
 	}
+	s.syncMirror(ctx, pod, mirror)
 	if s.Volumes != nil {
 		if err := s.Volumes.MountPod(ctx, pod); err != nil {
 			return false, fmt.Errorf("mounting volumes of %s: %w", PodFullName(pod), err)

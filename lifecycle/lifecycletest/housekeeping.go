@@ -60,12 +60,32 @@ func (d *FakePodDirs) Remove(uid types.UID) error {
 	return nil
 }
 
-// FakeMirrorDeleter records deleted mirror pods as "name_namespace uid".
+// FakeMirrorDeleter records deleted mirror pods as "name_namespace uid"
+// and created ones as "name_namespace hash".
 type FakeMirrorDeleter struct {
 	mu      sync.Mutex
 	deleted []string
-	// Err, when set, fails every deletion.
-	Err error
+	created []string
+	// Err, when set, fails every deletion; CreateErr every creation.
+	Err, CreateErr error
+}
+
+// CreateMirrorPod records the creation with the static pod's hash.
+func (m *FakeMirrorDeleter) CreateMirrorPod(_ context.Context, static *v1.Pod) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.CreateErr != nil {
+		return m.CreateErr
+	}
+	m.created = append(m.created, lifecycle.PodFullName(static)+" "+static.Annotations[lifecycle.ConfigHashAnnotation])
+	return nil
+}
+
+// Created returns the recorded creations.
+func (m *FakeMirrorDeleter) Created() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.created...)
 }
 
 // DeleteMirrorPod records the deletion.
@@ -89,4 +109,5 @@ func (m *FakeMirrorDeleter) Deleted() []string {
 var (
 	_ lifecycle.PodDirs          = (*FakePodDirs)(nil)
 	_ lifecycle.MirrorPodDeleter = (*FakeMirrorDeleter)(nil)
+	_ lifecycle.MirrorPods       = (*FakeMirrorDeleter)(nil)
 )
