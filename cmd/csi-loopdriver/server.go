@@ -110,6 +110,18 @@ func (s *server) stop() error {
 	return err
 }
 
+// reloadFaults takes the faults of the config file at path; a config
+// that does not parse changes nothing.
+func (s *server) reloadFaults(path string) {
+	cfg, err := loadConfig(path)
+	if err != nil {
+		s.d.log.Error("faults not reloaded", "err", err)
+		return
+	}
+	s.d.faults.replace(cfg.faults)
+	s.d.log.Info("faults reloaded", "faults", len(cfg.faults))
+}
+
 // removeStaleSocket removes a socket left at path by an earlier run; it
 // refuses to remove anything that is not a socket.
 func removeStaleSocket(path string) error {
@@ -153,7 +165,9 @@ func (d *driver) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 	if r, ok := req.(withVolumePath); ok {
 		rec.VolumePath = r.GetVolumePath()
 	}
-	fault, err := d.faults.apply(ctx, rec.RPC, rec.VolumeID)
+	fault, err := d.faults.apply(ctx, rec.RPC, rec.VolumeID, func(action string) {
+		d.log.Info("fault applied", "rpc", rec.RPC, "volume", rec.VolumeID, "action", action)
+	})
 	if fault == string(actionDelay) {
 		// A slow call finishes its work whether or not the caller waits.
 		ctx = context.WithoutCancel(ctx)
