@@ -58,14 +58,17 @@ func (fi *faultInjector) take(rpc, volume string) (fault, bool) {
 // action taken, empty when no fault applied. After a delay the call is
 // served even if the caller has given up (its work goes on, as a slow
 // driver's would): the caller must serve it with context.WithoutCancel.
-// applied, if not nil, is told the action as soon as a fault applies.
-func (fi *faultInjector) apply(ctx context.Context, rpc, volume string, applied func(action string)) (name string, err error) {
+// applied, if not nil, is told the action as soon as a fault applies; its
+// error is the call's answer, before the fault acts.
+func (fi *faultInjector) apply(ctx context.Context, rpc, volume string, applied func(action string) error) (name string, err error) {
 	f, ok := fi.take(rpc, volume)
 	if !ok {
 		return "", nil
 	}
 	if applied != nil {
-		applied(string(f.action)) // before the fault takes its time
+		if err := applied(string(f.action)); err != nil { // before the fault takes its time
+			return string(f.action), err
+		}
 	}
 	switch f.action {
 	case actionFail:

@@ -151,7 +151,7 @@ func TestFaultInjectorReplace(t *testing.T) {
 			fi.replace(s.replace)
 		}
 		var applied []string
-		_, err := fi.apply(t.Context(), "NodeStageVolume", "v", func(a string) { applied = append(applied, a) })
+		_, err := fi.apply(t.Context(), "NodeStageVolume", "v", func(a string) error { applied = append(applied, a); return nil })
 		if got := status.Code(err); got != s.wantCode || (len(applied) == 1) != (s.wantCode != codes.OK) {
 			t.Errorf("step %d: code %s, applied %v; want %s", i, got, applied, s.wantCode)
 		}

@@ -165,9 +165,21 @@ func (d *driver) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 	if r, ok := req.(withVolumePath); ok {
 		rec.VolumePath = r.GetVolumePath()
 	}
-	fault, err := d.faults.apply(ctx, rec.RPC, rec.VolumeID, func(action string) {
+	var unlock func()
+	fault, err := d.faults.apply(ctx, rec.RPC, rec.VolumeID, func(action string) error {
 		d.log.Info("fault applied", "rpc", rec.RPC, "volume", rec.VolumeID, "action", action)
+		if action != string(actionDelay) || rec.VolumeID == "" {
+			return nil
+		}
+		// A slow driver is slow with its volume locked: a call of the
+		// same volume meanwhile gets ABORTED, as from a real driver.
+		var lerr error
+		unlock, lerr = d.locks.lock(rec.VolumeID)
+		return grpcError(lerr)
 	})
+	if unlock != nil {
+		unlock() // the handler locks the volume again for its work
+	}
 	if fault == string(actionDelay) {
 		// A slow call finishes its work whether or not the caller waits.
 		ctx = context.WithoutCancel(ctx)
