@@ -134,16 +134,28 @@ func (h *podHost) stagingPath(driver, handle string) string {
 	return filepath.Join(h.root, "plugins", "kubernetes.io~csi", driver, hex.EncodeToString(sum[:]), "globalmount")
 }
 
-// mountsBelow is how many mount points lie below dir.
-func mountsBelow(t *testing.T, dir string) int {
+// mountPoints are the mount points of /proc/self/mountinfo, one per line.
+func mountPoints(t *testing.T) []string {
 	t.Helper()
 	b, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
+	var out []string
 	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
+		if f := strings.Fields(line); len(f) > 4 {
+			out = append(out, f[4])
+		}
+	}
+	return out
+}
+
+// mountsBelow is how many mount points lie below dir.
+func mountsBelow(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	for _, p := range mountPoints(t) {
+		if strings.HasPrefix(p, dir+"/") {
 			n++
 		}
 	}
