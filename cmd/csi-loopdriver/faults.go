@@ -26,6 +26,15 @@ func newFaultInjector(faults []fault, stopping <-chan struct{}) *faultInjector {
 	return &faultInjector{faults: faults, used: make([]int, len(faults)), wait: sleepCtx, stopping: stopping}
 }
 
+// replace puts faults in place of the configured ones, their counts
+// from zero (the config read again on SIGHUP). Calls in flight keep the
+// fault they got.
+func (fi *faultInjector) replace(faults []fault) {
+	fi.mu.Lock()
+	defer fi.mu.Unlock()
+	fi.faults, fi.used = faults, make([]int, len(faults))
+}
+
 // take returns the fault the next call of rpc on volume gets, counting
 // the call against it; ok is false when none applies.
 func (fi *faultInjector) take(rpc, volume string) (fault, bool) {
@@ -49,10 +58,17 @@ func (fi *faultInjector) take(rpc, volume string) (fault, bool) {
 // action taken, empty when no fault applied. After a delay the call is
 // served even if the caller has given up (its work goes on, as a slow
 // driver's would): the caller must serve it with context.WithoutCancel.
-func (fi *faultInjector) apply(ctx context.Context, rpc, volume string) (name string, err error) {
+// applied, if not nil, is told the action as soon as a fault applies; its
+// error is the call's answer, before the fault acts.
+func (fi *faultInjector) apply(ctx context.Context, rpc, volume string, applied func(action string) error) (name string, err error) {
 	f, ok := fi.take(rpc, volume)
 	if !ok {
 		return "", nil
+	}
+	if applied != nil {
+		if err := applied(string(f.action)); err != nil { // before the fault takes its time
+			return string(f.action), err
+		}
 	}
 	switch f.action {
 	case actionFail:

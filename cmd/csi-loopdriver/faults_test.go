@@ -55,7 +55,7 @@ func TestFaultInjector(t *testing.T) {
 			var waited []time.Duration
 			fi.wait = func(_ context.Context, d time.Duration) error { waited = append(waited, d); return nil }
 			for i, c := range tt.calls {
-				name, err := fi.apply(t.Context(), c.rpc, c.volume)
+				name, err := fi.apply(t.Context(), c.rpc, c.volume, nil)
 				if got := status.Code(err); got != c.wantCode || name != c.wantFault {
 					t.Errorf("call %d (%s %s): code %s fault %q, want %s %q", i, c.rpc, c.volume, got, name, c.wantCode, c.wantFault)
 				}
@@ -100,7 +100,7 @@ func TestFaultInjectorEndsWaits(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fi := newFaultInjector([]fault{tt.f}, tt.stopping)
 			fi.wait = tt.wait
-			name, err := fi.apply(tt.ctx, tt.f.rpc, "v")
+			name, err := fi.apply(tt.ctx, tt.f.rpc, "v", nil)
 			if got := status.Code(err); got != tt.want || name != string(tt.f.action) {
 				t.Errorf("code %s (%v) fault %q, want %s %q", got, err, name, tt.want, tt.f.action)
 			}
@@ -128,5 +128,32 @@ func TestVolumeLocks(t *testing.T) {
 		t.Errorf("lock of a after unlock: %v", err)
 	} else {
 		unlock()
+	}
+}
+
+// TestFaultInjectorReplace: faults read again replace the old ones with
+// their counts from zero; an empty list clears them.
+func TestFaultInjectorReplace(t *testing.T) {
+	fi := newFaultInjector([]fault{{rpc: "NodeStageVolume", action: actionFail, code: codes.Internal}}, nil)
+	steps := []struct {
+		replace  []fault
+		set      bool
+		wantCode codes.Code
+	}{
+		{nil, false, codes.Internal},
+		{[]fault{{rpc: "NodeStageVolume", action: actionFail, code: codes.Aborted, times: 1}}, true, codes.Aborted},
+		{nil, false, codes.OK}, // used up
+		{[]fault{{rpc: "NodeStageVolume", action: actionFail, code: codes.Aborted, times: 1}}, true, codes.Aborted},
+		{nil, true, codes.OK}, // cleared
+	}
+	for i, s := range steps {
+		if s.set {
+			fi.replace(s.replace)
+		}
+		var applied []string
+		_, err := fi.apply(t.Context(), "NodeStageVolume", "v", func(a string) error { applied = append(applied, a); return nil })
+		if got := status.Code(err); got != s.wantCode || (len(applied) == 1) != (s.wantCode != codes.OK) {
+			t.Errorf("step %d: code %s, applied %v; want %s", i, got, applied, s.wantCode)
+		}
 	}
 }

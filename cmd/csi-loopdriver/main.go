@@ -37,6 +37,10 @@
 // gRPC code name, "OK"), message, and fault (the action of an injected
 // fault). Tests read it to see what a CO called.
 //
+// On SIGHUP the driver reads the config file again and takes its faults,
+// with their counts from zero (so a test clears a fault by writing the
+// config without it); the other fields keep their values from the start.
+//
 // Usage: csi-loopdriver -config FILE. It runs until SIGTERM or SIGINT and
 // needs root, losetup, blkid and mkfs.
 package main
@@ -80,6 +84,15 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	<-ctx.Done()
-	return s.stop()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return s.stop()
+		case <-hup:
+			s.reloadFaults(*configPath)
+		}
+	}
 }

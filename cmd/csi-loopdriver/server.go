@@ -110,6 +110,18 @@ func (s *server) stop() error {
 	return err
 }
 
+// reloadFaults takes the faults of the config file at path; a config
+// that does not parse changes nothing.
+func (s *server) reloadFaults(path string) {
+	cfg, err := loadConfig(path)
+	if err != nil {
+		s.d.log.Error("faults not reloaded", "err", err)
+		return
+	}
+	s.d.faults.replace(cfg.faults)
+	s.d.log.Info("faults reloaded", "faults", len(cfg.faults))
+}
+
 // removeStaleSocket removes a socket left at path by an earlier run; it
 // refuses to remove anything that is not a socket.
 func removeStaleSocket(path string) error {
@@ -153,7 +165,21 @@ func (d *driver) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 	if r, ok := req.(withVolumePath); ok {
 		rec.VolumePath = r.GetVolumePath()
 	}
-	fault, err := d.faults.apply(ctx, rec.RPC, rec.VolumeID)
+	var unlock func()
+	fault, err := d.faults.apply(ctx, rec.RPC, rec.VolumeID, func(action string) error {
+		d.log.Info("fault applied", "rpc", rec.RPC, "volume", rec.VolumeID, "action", action)
+		if action != string(actionDelay) || rec.VolumeID == "" {
+			return nil
+		}
+		// A slow driver is slow with its volume locked: a call of the
+		// same volume meanwhile gets ABORTED, as from a real driver.
+		var lerr error
+		unlock, lerr = d.locks.lock(rec.VolumeID)
+		return grpcError(lerr)
+	})
+	if unlock != nil {
+		unlock() // the handler locks the volume again for its work
+	}
 	if fault == string(actionDelay) {
 		// A slow call finishes its work whether or not the caller waits.
 		ctx = context.WithoutCancel(ctx)

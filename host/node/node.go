@@ -102,6 +102,7 @@ type Node struct {
 	hostVolumes      *hostvolumes.Host
 	volumesReady     chan struct{}
 	volumesPopulated bool
+	volumeStats      *volumemanager.StatsGatherer
 	claims           staticClaims
 	relist           chan struct{}
 	removing         sync.WaitGroup
@@ -247,6 +248,7 @@ func (n *Node) Run(ctx context.Context) error {
 		})
 	}
 	run("volumes", n.runVolumes)
+	run("volume stats", n.runVolumeStats)
 	run("merge", n.mergeSources)
 	run("pleg", func(ctx context.Context) { n.pleg.Run(ctx, plegPeriod, n.relist) })
 	run("workers", n.workers.Run)

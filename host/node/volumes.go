@@ -169,7 +169,8 @@ func (n *Node) newVolumeManager() error {
 		Resolver:   &n.claims,
 		Events:     volumeEvents{desired: n.desired, ring: n.events},
 	})
-	return nil
+	n.volumeStats, err = newVolumeStats(n.cfg.Registry, n.volumes, csiMetrics{csi: csi, caps: supervisorCapabilities(n.cfg.Plugins)}, n.clock, n.log.Named("volumes"))
+	return err
 }
 
 // runVolumes rebuilds the volume manager's state from what the last run

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Resolver finds the PersistentVolume bound to a claim: the local API
@@ -32,7 +33,11 @@ func DesiredVolumes(ctx context.Context, pod *v1.Pod, r Resolver) ([]PodVolume, 
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, PodVolume{Pod: pod.UID, Name: sv.Name, Volume: vol})
+		pv := PodVolume{Pod: pod.UID, Name: sv.Name, Volume: vol}
+		if sv.PersistentVolumeClaim != nil {
+			pv.Claim = types.NamespacedName{Namespace: pod.Namespace, Name: sv.PersistentVolumeClaim.ClaimName}
+		}
+		out = append(out, pv)
 	}
 	return out, nil
 }

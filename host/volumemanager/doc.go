@@ -36,8 +36,12 @@
 // Persistence: Store is an interface; MemoryStore serves the tests. The
 // host wires Manager into host/node as the lifecycle's Volumes (AddPod
 // fills the desired state after a restart before MarkDesiredPopulated);
-// the subpackage hostvolumes serves emptyDir and hostPath. Still to come:
-// node status (volumesInUse), ReadWriteOncePod checks, expansion and metrics. A
+// the subpackage hostvolumes serves emptyDir and hostPath. StatsGatherer
+// keeps the usage of the claims of running pods for the kubelet's volume
+// stats: it asks only plugins that declare metrics, never about a volume
+// with an operation in flight, and a stats lease holds back (and cuts
+// short) the call when a teardown of the volume is due. Still to come:
+// node status (volumesInUse), ReadWriteOncePod checks and expansion. A
 // placeholder of a failed reconstruction leaves the volumes in use once
 // its pod is unpublished: the device it stood for is not known, so it is
 // not unstaged (the anchor's stricter rule for FC and iSCSI, 2.8, needs

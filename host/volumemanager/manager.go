@@ -30,6 +30,7 @@ type Manager struct {
 	changed chan struct{} // closed and replaced on every change
 	wake    chan struct{}
 	wg      sync.WaitGroup
+	leases  map[*statsLease]struct{}
 }
 
 // NewManager returns a Manager with empty states.
@@ -39,6 +40,7 @@ func NewManager(cfg Config) *Manager {
 		r:       NewReconciler(cfg.Classifier),
 		changed: make(chan struct{}),
 		wake:    make(chan struct{}, 1),
+		leases:  map[*statsLease]struct{}{},
 	}
 }
 
@@ -78,6 +80,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		m.mu.Lock()
 		now := m.cfg.Clock.Now()
 		ops := m.r.Step(now)
+		m.cutWaitingStats()
 		var recs []Record
 		dirty := m.r.Dirty()
 		if dirty {

@@ -21,6 +21,11 @@ type Reconciler struct {
 	populated bool
 	seq       uint64
 	dirty     bool
+
+	// statsHeld counts the stats leases per volume; statsWaiting are the
+	// volumes whose teardown the last Step held back for one.
+	statsHeld    map[VolumeID]int
+	statsWaiting map[VolumeID]bool
 }
 
 // NewReconciler returns a reconciler with empty states that classifies
@@ -33,6 +38,9 @@ func NewReconciler(c Classifier) *Reconciler {
 		inflight: map[VolumeID]Op{},
 		backoff:  map[opKey]backoff{},
 		lastErr:  map[types.UID]error{},
+
+		statsHeld:    map[VolumeID]int{},
+		statsWaiting: map[VolumeID]bool{},
 	}
 }
 
@@ -69,9 +77,14 @@ func (r *Reconciler) MarkDesiredPopulated() { r.populated = true }
 // or an operation in back-off, is skipped.
 func (r *Reconciler) Step(now time.Time) []Op {
 	var ops []Op
+	clear(r.statsWaiting)
 	start := func(op Op) {
 		id := op.Volume.ID
 		if _, busy := r.inflight[id]; busy {
+			return
+		}
+		if !op.Kind.mounts() && r.statsHeld[id] > 0 {
+			r.statsWaiting[id] = true // a stats call first (HoldStats)
 			return
 		}
 		if b, ok := r.backoff[op.key()]; ok && now.Before(b.retryAt) {

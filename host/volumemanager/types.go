@@ -48,9 +48,12 @@ type Volume struct {
 }
 
 // PodVolume is one volume of one pod: Name is the pod's spec.volumes name.
+// Claim is the PersistentVolumeClaim the volume comes from (the pod's
+// namespace and the claim's name), zero for a volume that is not a claim.
 type PodVolume struct {
 	Pod    types.UID
 	Name   string
+	Claim  types.NamespacedName
 	Volume Volume
 }
 

@@ -167,20 +167,7 @@ func (h *podHost) waitPlugin(cond func(localapi.PluginInfo) bool) localapi.Plugi
 }
 
 // plugin returns the containerd plugin's info.
-func (h *podHost) plugin() (localapi.PluginInfo, bool) {
-	ctx, cancel := context.WithTimeout(h.t.Context(), 5*time.Second)
-	defer cancel()
-	plugins, err := h.client.Plugins(ctx)
-	if err != nil {
-		return localapi.PluginInfo{}, false
-	}
-	for _, p := range plugins {
-		if p.Name == "containerd" {
-			return p, true
-		}
-	}
-	return localapi.PluginInfo{}, false
-}
+func (h *podHost) plugin() (localapi.PluginInfo, bool) { return h.namedPlugin("containerd") }
 
 // kill SIGKILLs the host, as a real crash would. Its plugin ends with it
 // (parent-death signal); should one survive, cleanup kills it.

@@ -24,11 +24,22 @@ const loopDriver = "loop.csi.podhost.dev"
 // loopDriverProc is csi-loopdriver run as a real process on a socket.
 type loopDriverProc struct {
 	endpoint, stateDir, callLog string
+	// config, base and log are the config file, its fields before the
+	// faults, and the driver's log; pid is the process's.
+	config, base, log string
+	pid               int
 }
 
 // startLoopDriver builds and starts csi-loopdriver in dir; it is stopped,
 // and the loop devices of its images detached, at cleanup.
 func startLoopDriver(t *testing.T) *loopDriverProc {
+	t.Helper()
+	return startLoopDriverWith(t, "")
+}
+
+// startLoopDriverWith is startLoopDriver with extra top-level fields in
+// the driver's config (capabilities, driverName, faults).
+func startLoopDriverWith(t *testing.T, extra string) *loopDriverProc {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "loopdrv")
 	if err != nil {
@@ -43,11 +54,12 @@ func startLoopDriver(t *testing.T) *loopDriverProc {
 	}
 	d := &loopDriverProc{endpoint: filepath.Join(dir, "csi.sock"), stateDir: filepath.Join(dir, "state"), callLog: filepath.Join(dir, "calls.jsonl")}
 	cfg := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("endpoint: unix://%s\nstateDir: %s\nnodeID: node-1\ncallLog: %s\ndefaultVolumeSize: 64Mi\n",
-		d.endpoint, d.stateDir, d.callLog)), 0o600); err != nil {
+	d.config, d.log = cfg, filepath.Join(dir, "driver.log")
+	d.base = fmt.Sprintf("endpoint: unix://%s\nstateDir: %s\nnodeID: node-1\ncallLog: %s\ndefaultVolumeSize: 64Mi\n", d.endpoint, d.stateDir, d.callLog)
+	if err := os.WriteFile(cfg, []byte(d.base+extra), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	logf, err := os.Create(filepath.Join(dir, "driver.log"))
+	logf, err := os.Create(d.log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,6 +68,7 @@ func startLoopDriver(t *testing.T) *loopDriverProc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	d.pid = cmd.Process.Pid
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		_ = cmd.Wait()
