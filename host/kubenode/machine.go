@@ -53,22 +53,16 @@ func (m machine) capacity(rootDir string, maxPods int64) (v1.ResourceList, error
 func allocatable(capacity v1.ResourceList, t Thresholds) v1.ResourceList {
 	out := capacity.DeepCopy()
 	if q, ok := out[v1.ResourceMemory]; ok {
-		q.Sub(t.MemoryAvailable)
-		out[v1.ResourceMemory] = nonNegative(q)
+		out[v1.ResourceMemory] = bytesQuantity(q.Value() - t.MemoryAvailable.Value())
 	}
 	if q, ok := out[v1.ResourceEphemeralStorage]; ok {
-		reserve := int64(float64(q.Value()) * t.DiskAvailablePercent / 100)
-		q.Sub(*resource.NewQuantity(reserve, resource.BinarySI))
-		out[v1.ResourceEphemeralStorage] = nonNegative(q)
+		out[v1.ResourceEphemeralStorage] = bytesQuantity(q.Value() - int64(float64(q.Value())*t.DiskAvailablePercent/100))
 	}
 	return out
 }
 
-func nonNegative(q resource.Quantity) resource.Quantity {
-	if q.Sign() < 0 {
-		return *resource.NewQuantity(0, q.Format)
-	}
-	return q
+func bytesQuantity(n int64) resource.Quantity {
+	return *resource.NewQuantity(max(n, 0), resource.BinarySI)
 }
 
 // pressure measures memory (MemAvailable), disk (rootDir's file system)

@@ -59,7 +59,7 @@ var mayImport = map[string][]string{
 // plugins inside the test binary with sdk.Serve, a fake passes the
 // runtime conformance kit, and a plugin's tests start a real containerd.
 var testsMayImport = map[string][]string{
-	"host":      {"sdk", "internal"},
+	"host":      {"sdk", "internal", "test/kubecluster"},
 	"host/node": {"sdk", "internal"},
 	"cmd":       {"sdk", "internal"},
 	"plugins":   {"images", "test/crisetup", "internal"},
