@@ -172,7 +172,7 @@ func (a *Agent) result(ctx context.Context, hb *heartbeat, what string, err erro
 		o := hb.succeeded()
 		if o.recovered {
 			a.o.Logger.Info("API server back: node heartbeat written", "node", a.o.NodeName, "heartbeat", what,
-				"failures", o.failures, "since", o.since)
+				"failures", o.failures, "since", o.since.Format(time.RFC3339), "down", a.o.Clock.Since(o.since).Round(time.Millisecond))
 		}
 		return o
 	}
@@ -185,7 +185,7 @@ func (a *Agent) result(ctx context.Context, hb *heartbeat, what string, err erro
 	case o.started:
 		a.o.Logger.Warn("node heartbeat failed; retrying", "node", a.o.NodeName, "heartbeat", what, "err", err, "retry_in", o.next)
 	case o.remind:
-		a.o.Logger.Warn("node heartbeat still failing", "node", a.o.NodeName, "heartbeat", what, "since", o.since,
+		a.o.Logger.Warn("node heartbeat still failing", "node", a.o.NodeName, "heartbeat", what, "since", o.since.Format(time.RFC3339),
 			"failures", o.failures, "err", err)
 	}
 	return o
