@@ -95,6 +95,8 @@ func (a *Agent) nodeUID() types.UID {
 // measured is logged and left out (a missing capacity makes the node not
 // Ready) or kept from before (the runtime version).
 func (a *Agent) observe(ctx context.Context) observed {
+	ctx, cancel := context.WithTimeout(ctx, a.callTimeout())
+	defer cancel()
 	o := observed{
 		labels:     nodeLabels(hostnameOf(a.o.Addresses, a.o.NodeName), a.o.Labels),
 		addresses:  a.o.Addresses,
@@ -149,6 +151,12 @@ func (a *Agent) machineHealth(ctx context.Context) Health {
 	}
 	return h
 }
+
+// callTimeout bounds one round of API calls (a renewal, a status post, a
+// registration attempt) and the health and version probes, so that a hung
+// API server or plugin delays the next heartbeat by at most this long, as
+// the kubelet's heartbeat client timeout does.
+func (a *Agent) callTimeout() time.Duration { return max(a.o.RenewInterval, a.o.StatusFrequency) }
 
 // sleep waits d on the agent's clock; false if ctx ended first.
 func (a *Agent) sleep(ctx context.Context, d time.Duration) bool {

@@ -53,7 +53,7 @@
 // (machine.go) so that the parsers take bytes and tests take fixtures.
 //
 // Metrics (registered through Options.Registry):
-// podhost_kubenode_heartbeat_failures_total{heartbeat="lease"|"status"},
+// podhost_kubenode_heartbeat_failures_total{heartbeat="register"|"status"|"lease"},
 // podhost_kubenode_status_posts_total and
 // podhost_kubenode_lease_renewals_total.
 package kubenode

@@ -151,6 +151,20 @@ func getLease(ctx context.Context, c *kubecluster.Cluster, name string) (*coordi
 	return c.Client.CoordinationV1().Leases(v1.NamespaceNodeLease).Get(ctx, name, metav1.GetOptions{})
 }
 
+// renewedAfter checks that the Lease of node name was renewed after since.
+func renewedAfter(ctx context.Context, c *kubecluster.Cluster, name string, since time.Time) func() string {
+	return func() string {
+		l, err := getLease(ctx, c, name)
+		if err != nil {
+			return err.Error()
+		}
+		if !l.Spec.RenewTime.After(since) {
+			return fmt.Sprintf("renewed at %v, not after %v", l.Spec.RenewTime, since)
+		}
+		return ""
+	}
+}
+
 // TestNodeRegistersReady starts an agent and checks the Node it registers:
 // Ready and no pressure with the kubelet's reasons, its labels, addresses,
 // daemon endpoint, node info and capacity; then a runtime that is not
@@ -264,19 +278,7 @@ func TestLeaseRenewedAndRecreated(t *testing.T) {
 		t.Errorf("lease owners %+v; want the Node n1 %s", o, node.UID)
 	}
 
-	renewedAfter := func(since time.Time) func() string {
-		return func() string {
-			l, err := getLease(ctx, c, "n1")
-			if err != nil {
-				return err.Error()
-			}
-			if !l.Spec.RenewTime.After(since) {
-				return fmt.Sprintf("renewed at %v, not after %v", l.Spec.RenewTime, since)
-			}
-			return ""
-		}
-	}
-	waitFor(t, "a renewal", renewedAfter(first.Spec.RenewTime.Time))
+	waitFor(t, "a renewal", renewedAfter(ctx, c, "n1", first.Spec.RenewTime.Time))
 
 	if err := c.Client.CoordinationV1().Leases(v1.NamespaceNodeLease).Delete(ctx, "n1", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
@@ -321,17 +323,7 @@ func TestAPIServerDownAndBack(t *testing.T) {
 	if err := c.StartAPIServer(ctx); err != nil {
 		t.Fatal(err)
 	}
-	back := time.Now()
-	waitFor(t, "a renewal after the restart", func() string {
-		l, err := getLease(ctx, c, "n1")
-		if err != nil {
-			return err.Error()
-		}
-		if !l.Spec.RenewTime.After(back) {
-			return fmt.Sprintf("renewed at %v, before the API server came back at %v", l.Spec.RenewTime, back)
-		}
-		return ""
-	})
+	waitFor(t, "a renewal after the API server came back", renewedAfter(ctx, c, "n1", time.Now()))
 	waitFor(t, "a status post after the restart", func() string {
 		if got := testutil.ToFloat64(tn.a.metrics.statusPosts); got <= posts {
 			return fmt.Sprintf("%s is still %v", StatusPostsMetric, got)
@@ -343,17 +335,7 @@ func TestAPIServerDownAndBack(t *testing.T) {
 	if err := c.RestartAPIServer(ctx); err != nil {
 		t.Fatal(err)
 	}
-	back = time.Now()
-	waitFor(t, "a renewal after RestartAPIServer", func() string {
-		l, err := getLease(ctx, c, "n1")
-		if err != nil {
-			return err.Error()
-		}
-		if !l.Spec.RenewTime.After(back) {
-			return fmt.Sprintf("renewed at %v, before %v", l.Spec.RenewTime, back)
-		}
-		return ""
-	})
+	waitFor(t, "a renewal after RestartAPIServer", renewedAfter(ctx, c, "n1", time.Now()))
 }
 
 // TestTakeOverKeepsWhatOthersSet registers over a Node an admin made

@@ -21,7 +21,9 @@ func (a *Agent) leaseLoop(ctx context.Context) {
 	hb := heartbeat{interval: a.o.RenewInterval, jitter: leaseJitter, rand: a.rand}
 	var latest *coordinationv1.Lease
 	for {
-		l, err := a.renewLease(ctx, latest)
+		cctx, cancel := context.WithTimeout(ctx, a.callTimeout())
+		l, err := a.renewLease(cctx, latest)
+		cancel()
 		if err == nil {
 			latest = l
 			a.metrics.leaseRenewals.Inc()

@@ -16,7 +16,9 @@ func (s *statusLoop) register(ctx context.Context) error {
 	a := s.a
 	s.report.forget()
 	for {
-		n, created, err := s.tryRegister(ctx)
+		cctx, cancel := context.WithTimeout(ctx, a.callTimeout())
+		n, created, err := s.tryRegister(cctx)
+		cancel()
 		o := a.result(ctx, &s.hb, heartbeatRegister, err)
 		if err == nil {
 			if created {

@@ -39,7 +39,9 @@ func (s *statusLoop) run(ctx context.Context) {
 			next = a.o.StatusFrequency
 			continue
 		}
-		n, err := s.post(ctx, obs)
+		cctx, cancel := context.WithTimeout(ctx, a.callTimeout())
+		n, err := s.post(cctx, obs)
+		cancel()
 		if errors.Is(err, errNodeGone) {
 			a.o.Logger.Warn("the node was deleted from the API server; registering it again", "node", a.o.NodeName)
 			if err := s.register(ctx); err != nil {
