@@ -96,7 +96,8 @@ type Options struct {
 	ReportFrequency time.Duration
 	// Clock drives every wait; nil: the real clock.
 	Clock clock.WithTicker
-	// Logger gets the agent's log lines (keys node, err, since); nil: none.
+	// Logger gets the agent's log lines (keys node, heartbeat, err, since,
+	// failures); nil: none.
 	Logger hclog.Logger
 	// Registry gets the agent's metrics; nil: a private registry.
 	Registry prometheus.Registerer
@@ -147,6 +148,9 @@ func (o Options) withDefaults() (Options, error) {
 		if err := checkAddress(a); err != nil {
 			bad(fmt.Sprintf("Addresses[%d]", i), "%v", err)
 		}
+	}
+	if h := hostnameOf(o.Addresses, o.NodeName); h != "" && len(validation.IsValidLabelValue(h)) > 0 {
+		bad("Addresses", "hostname %q cannot be the value of label %s: %s", h, v1.LabelHostname, strings.Join(validation.IsValidLabelValue(h), "; "))
 	}
 	if o.DaemonPort < 0 || o.DaemonPort > 65535 {
 		bad("DaemonPort", "%d is not a port", o.DaemonPort)

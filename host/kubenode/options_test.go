@@ -31,6 +31,7 @@ func TestNewRejects(t *testing.T) {
 		{"bad name", func(o *Options) { o.NodeName = "N_1" }, `NodeName: "N_1" is not a DNS subdomain`},
 		{"bad IP", func(o *Options) { o.Addresses = []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: "10.0.0"}} }, "Addresses[0]: InternalIP \"10.0.0\" is not an IP address"},
 		{"bad address type", func(o *Options) { o.Addresses = []v1.NodeAddress{{Type: "Nope", Address: "x"}} }, `Addresses[0]: unknown address type "Nope"`},
+		{"long hostname", func(o *Options) { o.NodeName = strings.Repeat("a", 64) }, "Addresses: hostname \"aaaa"},
 		{"bad port", func(o *Options) { o.DaemonPort = 70000 }, "DaemonPort: 70000 is not a port"},
 		{"relative root", func(o *Options) { o.RootDir = "var/lib" }, `RootDir: "var/lib" is not absolute`},
 		{"no root", func(o *Options) { o.RootDir = "" }, "RootDir: required"},
