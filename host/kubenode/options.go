@@ -250,7 +250,7 @@ func (t Thresholds) defaults(out *Thresholds) []error {
 	}{{"DiskAvailablePercent", &t.DiskAvailablePercent, 10}, {"PIDAvailablePercent", &t.PIDAvailablePercent, 5}} {
 		switch {
 		case *p.v < 0 || *p.v >= 100:
-			errs = append(errs, fmt.Errorf("Thresholds.%s: %v is not in [0, 100)", p.name, *p.v))
+			errs = append(errs, fmt.Errorf("%s: %v is not in [0, 100)", "Thresholds."+p.name, *p.v))
 		case *p.v == 0:
 			*p.v = p.def
 		}
