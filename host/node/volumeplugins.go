@@ -135,7 +135,9 @@ func (c *csiVolumes) stagingPath(v volumemanager.Volume) string {
 	return filepath.Join(c.root, "plugins", "kubernetes.io~csi", v.CSI.Driver, hex.EncodeToString(sum[:]), "globalmount")
 }
 
-func capability(v volumemanager.Volume) *volumev1.Capability { return accessCapability(v, v.CSI.FSType) }
+func capability(v volumemanager.Volume) *volumev1.Capability {
+	return accessCapability(v, v.CSI.FSType)
+}
 
 // accessCapability is v's access mode, and a raw block access type or a
 // mount of fsType.
