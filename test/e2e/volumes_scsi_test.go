@@ -156,7 +156,9 @@ spec:
 				logouts += strings.Count(c, "--logout")
 			}
 			return logins == 2 && logouts == 2
-		}, func() string { return fmt.Sprintf("%d logins, %d logouts; want 2 each: %q", logins, logouts, f.calls("iscsiadm")) })
+		}, func() string {
+			return fmt.Sprintf("%d logins, %d logouts; want 2 each: %q", logins, logouts, f.calls("iscsiadm"))
+		})
 	})
 
 	t.Run("an FC block claim is a device with its capacity on /metrics", func(t *testing.T) {
@@ -192,7 +194,9 @@ spec:
 			t.Errorf("the device file %s is not mapped", mapFile)
 		}
 		want := `kubelet_volume_stats_capacity_bytes{namespace="default",persistentvolumeclaim="disk"} 3.3554432e+07`
-		poll(t, 30*time.Second, func() bool { return strings.Contains(strings.Join(h.metricLines("kubelet_volume_stats_capacity_bytes"), "\n"), want) },
+		poll(t, 30*time.Second, func() bool {
+			return strings.Contains(strings.Join(h.metricLines("kubelet_volume_stats_capacity_bytes"), "\n"), want)
+		},
 			func() string { return fmt.Sprintf("metrics %q; want %s", h.metricLines("kubelet_volume_stats_"), want) })
 		h.delete("fc-block", &zero)
 		h.waitGone("fc-block", 60*time.Second)
