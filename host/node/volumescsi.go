@@ -170,15 +170,7 @@ func (s *scsiVolumes) Unstage(ctx context.Context, v volumemanager.Volume) error
 }
 
 func (s *scsiVolumes) Publish(ctx context.Context, pv volumemanager.PodVolume) error {
-	name, cl, caps, err := s.client(ctx, pv.Volume)
-	if err != nil {
-		return err
-	}
-	vc, err := scsiContext(pv.Volume)
-	if err != nil {
-		return err
-	}
-	staging, err := s.stagingFor(pv.Volume, caps)
+	name, cl, vc, staging, err := s.podCall(ctx, pv.Volume)
 	if err != nil {
 		return err
 	}
@@ -206,15 +198,7 @@ func (s *scsiVolumes) Unpublish(ctx context.Context, pv volumemanager.PodVolume)
 }
 
 func (s *scsiVolumes) Map(ctx context.Context, pv volumemanager.PodVolume) error {
-	name, cl, caps, err := s.client(ctx, pv.Volume)
-	if err != nil {
-		return err
-	}
-	vc, err := scsiContext(pv.Volume)
-	if err != nil {
-		return err
-	}
-	staging, err := s.stagingFor(pv.Volume, caps)
+	name, cl, vc, staging, err := s.podCall(ctx, pv.Volume)
 	if err != nil {
 		return err
 	}
@@ -237,12 +221,22 @@ func (s *scsiVolumes) Unmap(ctx context.Context, pv volumemanager.PodVolume) err
 	return hostvolumes.RemovePodDevice(s.root, pv.Pod, pv.Volume.Plugin, pv.Name)
 }
 
-// stagingFor is the staging path, empty for a plugin that does not stage.
-func (s *scsiVolumes) stagingFor(v volumemanager.Volume, caps *volumev1.GetCapabilitiesResponse) (string, error) {
-	if !caps.GetStageUnstage() {
-		return "", nil
+// podCall is what Publish and MapBlock need: the plugin, v's volume
+// context and its staging path, empty for a plugin that does not stage.
+func (s *scsiVolumes) podCall(ctx context.Context, v volumemanager.Volume) (name string, cl volumev1.VolumeClient, vc map[string]string, staging string, err error) {
+	name, cl, caps, err := s.client(ctx, v)
+	if err != nil {
+		return "", nil, nil, "", err
 	}
-	return s.stagingPath(v)
+	if vc, err = scsiContext(v); err != nil {
+		return "", nil, nil, "", err
+	}
+	if caps.GetStageUnstage() {
+		if staging, err = s.stagingPath(v); err != nil {
+			return "", nil, nil, "", err
+		}
+	}
+	return name, cl, vc, staging, nil
 }
 
 // stagingPath is the node-wide staging directory of an FC or iSCSI
