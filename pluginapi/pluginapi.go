@@ -62,6 +62,12 @@ const (
 	CapVolumeBlock = "volume.block"
 	// CapVolumeReconstruct: the volume plugin serves Reconstruct.
 	CapVolumeReconstruct = "volume.reconstruct"
+	// CapVolumeFC: the volume plugin serves the host's FC volumes
+	// (kubernetes.io/fc); at most one plugin of a host may declare it.
+	CapVolumeFC = "volume.fc"
+	// CapVolumeISCSI: the volume plugin serves the host's iSCSI volumes
+	// (kubernetes.io/iscsi); at most one plugin of a host may declare it.
+	CapVolumeISCSI = "volume.iscsi"
 )
 
 // GRPCPlugin carries a plugin's gRPC services over go-plugin. On the plugin

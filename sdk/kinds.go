@@ -23,6 +23,12 @@ const (
 	CapVolumeBlock = pluginapi.CapVolumeBlock
 	// CapVolumeReconstruct: the volume plugin serves Reconstruct.
 	CapVolumeReconstruct = pluginapi.CapVolumeReconstruct
+	// CapVolumeFC: the volume plugin serves FC volumes (kubernetes.io/fc);
+	// at most one plugin of a host may declare it.
+	CapVolumeFC = pluginapi.CapVolumeFC
+	// CapVolumeISCSI: the volume plugin serves iSCSI volumes
+	// (kubernetes.io/iscsi); at most one plugin of a host may declare it.
+	CapVolumeISCSI = pluginapi.CapVolumeISCSI
 )
 
 // ContractVersion is the version of the proto/<kind>/v1 services this SDK

@@ -189,7 +189,7 @@ func (n *Node) build() error {
 	n.runtime, err = runtimemanager.New(runtimemanager.Options{
 		Runtime: rtClient, Plugin: n.cfg.RuntimePlugin, Clock: n.clock, LogRoot: n.cfg.RootDir,
 		Logger: n.log.Named("runtime"), Reasons: reasons,
-		NodeResolvConf: nodeResolvConf(n.log), Recorder: n.events, Mounts: n.containerMounts,
+		NodeResolvConf: nodeResolvConf(n.log), Recorder: n.events, Mounts: n.containerMounts, Devices: n.containerDevices,
 		Hooks: runner,
 	})
 	if err != nil {

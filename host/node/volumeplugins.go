@@ -136,6 +136,12 @@ func (c *csiVolumes) stagingPath(v volumemanager.Volume) string {
 }
 
 func capability(v volumemanager.Volume) *volumev1.Capability {
+	return accessCapability(v, v.CSI.FSType)
+}
+
+// accessCapability is v's access mode, and a raw block access type or a
+// mount of fsType.
+func accessCapability(v volumemanager.Volume, fsType string) *volumev1.Capability {
 	mode := volumev1.AccessMode_ACCESS_MODE_SINGLE_NODE_WRITER
 	if v.ReadOnly {
 		mode = volumev1.AccessMode_ACCESS_MODE_SINGLE_NODE_READER_ONLY
@@ -144,7 +150,7 @@ func capability(v volumemanager.Volume) *volumev1.Capability {
 	if v.Block {
 		c.AccessType = &volumev1.Capability_Block{Block: &volumev1.Capability_BlockVolume{}}
 	} else {
-		c.AccessType = &volumev1.Capability_Mount{Mount: &volumev1.Capability_MountVolume{FsType: v.CSI.FSType}}
+		c.AccessType = &volumev1.Capability_Mount{Mount: &volumev1.Capability_MountVolume{FsType: fsType}}
 	}
 	return c
 }
@@ -220,4 +226,36 @@ func (c *csiVolumes) Unpublish(ctx context.Context, pv volumemanager.PodVolume) 
 		return err
 	}
 	return hostvolumes.RemovePodVolumeDir(c.root, pv.Pod, pv.Volume.Plugin, pv.Name)
+}
+
+// Map maps a raw block CSI volume on the pod's device file (CSI
+// NodePublishVolume with a block capability).
+func (c *csiVolumes) Map(ctx context.Context, pv volumemanager.PodVolume) error {
+	name, cl, err := c.client(pv.Volume)
+	if err != nil {
+		return err
+	}
+	target := c.host.DevicePath(pv)
+	if err := os.MkdirAll(filepath.Dir(target), 0o750); err != nil {
+		return fmt.Errorf("creating the device file's directory: %w", err)
+	}
+	_, err = cl.MapBlock(ctx, &volumev1.MapBlockRequest{
+		VolumeId: pv.Volume.CSI.VolumeHandle, StagingPath: c.stagingPath(pv.Volume), TargetPath: target,
+		Capability: capability(pv.Volume), Readonly: pv.Volume.ReadOnly, VolumeContext: volumeContext(pv), Driver: pv.Volume.CSI.Driver,
+	})
+	return edgeError(name, "MapBlock", err)
+}
+
+// Unmap undoes Map and removes the pod's device file.
+func (c *csiVolumes) Unmap(ctx context.Context, pv volumemanager.PodVolume) error {
+	name, cl, err := c.client(pv.Volume)
+	if err != nil {
+		return err
+	}
+	target := c.host.DevicePath(pv)
+	_, err = cl.UnmapBlock(ctx, &volumev1.UnmapBlockRequest{VolumeId: pv.Volume.CSI.VolumeHandle, TargetPath: target, Driver: pv.Volume.CSI.Driver})
+	if err = edgeError(name, "UnmapBlock", err); err != nil {
+		return err
+	}
+	return hostvolumes.RemovePodDevice(c.root, pv.Pod, pv.Volume.Plugin, pv.Name)
 }

@@ -29,29 +29,56 @@ var ErrNoVolumePlugin = errors.New("no volume plugin serves the volume")
 
 // volumePlugins is the volume manager's Plugins: the host serves emptyDir
 // and hostPath itself, CSI volumes go to the volume plugin serving their
-// driver, and a volume of another plugin (FC, iSCSI, block) fails with
-// ErrNoVolumePlugin.
+// driver, FC and iSCSI volumes to the plugin that declares it serves
+// them, and any other volume fails with ErrNoVolumePlugin.
 type volumePlugins struct {
 	host *hostvolumes.Host
 	csi  *csiVolumes
+	scsi *scsiVolumes
+}
+
+// deviceOps are the operations of a volume plugin's volumes.
+type deviceOps interface {
+	Stage(context.Context, volumemanager.Volume) error
+	Unstage(context.Context, volumemanager.Volume) error
+	Publish(context.Context, volumemanager.PodVolume) error
+	Unpublish(context.Context, volumemanager.PodVolume) error
+	Map(context.Context, volumemanager.PodVolume) error
+	Unmap(context.Context, volumemanager.PodVolume) error
+}
+
+// ops is what runs the operations of v's plugin.
+func (p volumePlugins) ops(v volumemanager.Volume) (deviceOps, error) {
+	switch v.Plugin {
+	case volumemanager.PluginCSI:
+		return p.csi, nil
+	case volumemanager.PluginFC, volumemanager.PluginISCSI:
+		return p.scsi, nil
+	}
+	return nil, noPlugin(v)
 }
 
 func (p volumePlugins) Stage(ctx context.Context, v volumemanager.Volume) error {
-	if v.Plugin == volumemanager.PluginCSI && !v.Block {
-		return p.csi.Stage(ctx, v)
+	ops, err := p.ops(v)
+	if err != nil {
+		return err
 	}
-	return noPlugin(v)
+	return ops.Stage(ctx, v)
 }
 
 func (p volumePlugins) Unstage(ctx context.Context, v volumemanager.Volume) error {
-	if v.Plugin == volumemanager.PluginCSI && !v.Block {
-		return p.csi.Unstage(ctx, v)
+	ops, err := p.ops(v)
+	if err != nil {
+		return err
 	}
-	return noPlugin(v)
+	return ops.Unstage(ctx, v)
 }
 
 func (p volumePlugins) Publish(ctx context.Context, pv volumemanager.PodVolume) error {
-	ops, err := p.podOps(pv.Volume)
+	if hostvolumes.Serves(pv.Volume.Plugin) {
+		return p.host.Publish(ctx, pv)
+	}
+	ops, err := p.ops(pv.Volume)
 	if err != nil {
 		return err
 	}
@@ -59,33 +86,30 @@ func (p volumePlugins) Publish(ctx context.Context, pv volumemanager.PodVolume) 
 }
 
 func (p volumePlugins) Unpublish(ctx context.Context, pv volumemanager.PodVolume) error {
-	ops, err := p.podOps(pv.Volume)
+	if hostvolumes.Serves(pv.Volume.Plugin) {
+		return p.host.Unpublish(ctx, pv)
+	}
+	ops, err := p.ops(pv.Volume)
 	if err != nil {
 		return err
 	}
 	return ops.Unpublish(ctx, pv)
 }
 
-// podOps is what publishes and unpublishes v.
-func (p volumePlugins) podOps(v volumemanager.Volume) (interface {
-	Publish(context.Context, volumemanager.PodVolume) error
-	Unpublish(context.Context, volumemanager.PodVolume) error
-}, error) {
-	switch {
-	case hostvolumes.Serves(v.Plugin):
-		return p.host, nil
-	case v.Plugin == volumemanager.PluginCSI && !v.Block:
-		return p.csi, nil
+func (p volumePlugins) Map(ctx context.Context, pv volumemanager.PodVolume) error {
+	ops, err := p.ops(pv.Volume)
+	if err != nil {
+		return err
 	}
-	return nil, noPlugin(v)
+	return ops.Map(ctx, pv)
 }
 
-func (p volumePlugins) Map(_ context.Context, pv volumemanager.PodVolume) error {
-	return noPlugin(pv.Volume)
-}
-
-func (p volumePlugins) Unmap(_ context.Context, pv volumemanager.PodVolume) error {
-	return noPlugin(pv.Volume)
+func (p volumePlugins) Unmap(ctx context.Context, pv volumemanager.PodVolume) error {
+	ops, err := p.ops(pv.Volume)
+	if err != nil {
+		return err
+	}
+	return ops.Unmap(ctx, pv)
 }
 
 func noPlugin(v volumemanager.Volume) error {
@@ -161,15 +185,19 @@ func (n *Node) newVolumeManager() error {
 	}
 	n.hostVolumes = hostvolumes.New(n.cfg.RootDir, hostvolumes.SystemMounter{})
 	csi := &csiVolumes{root: n.cfg.RootDir, host: n.hostVolumes, clients: supervisorVolumes{n.cfg.Plugins}, routes: routes}
+	scsi := newSCSIVolumes(n, supervisorVolumes{n.cfg.Plugins})
+	if err := scsi.check(); err != nil {
+		return err
+	}
 	n.volumes = volumemanager.NewManager(volumemanager.Config{
-		Plugins:    volumePlugins{host: n.hostVolumes, csi: csi},
+		Plugins:    volumePlugins{host: n.hostVolumes, csi: csi, scsi: scsi},
 		Classifier: volumemanager.ClassifierFunc(classifyVolumeError),
 		Store:      volumeStore{n.store, n.log.Named("volumes")},
 		Clock:      n.clock,
 		Resolver:   &n.claims,
 		Events:     volumeEvents{desired: n.desired, ring: n.events},
 	})
-	n.volumeStats, err = newVolumeStats(n.cfg.Registry, n.volumes, csiMetrics{csi: csi, caps: supervisorCapabilities(n.cfg.Plugins)}, n.clock, n.log.Named("volumes"))
+	n.volumeStats, err = newVolumeStats(n.cfg.Registry, n.volumes, pluginMetrics{csi: csi, scsi: scsi, caps: supervisorCapabilities(n.cfg.Plugins)}, n.clock, n.log.Named("volumes"))
 	return err
 }
 
@@ -213,6 +241,13 @@ func (n *Node) populateVolumes(ctx context.Context, updates []lifecycle.UpdatePo
 // containerMounts are the runtime mounts of a container's volumeMounts.
 func (n *Node) containerMounts(pod *v1.Pod, c *v1.Container) ([]*runtimev1.Mount, error) {
 	return n.hostVolumes.ContainerMounts(pod, c, func(name string) (volumemanager.PodVolume, bool) {
+		return n.volumes.DesiredVolume(pod.UID, name)
+	})
+}
+
+// containerDevices are the runtime devices of a container's volumeDevices.
+func (n *Node) containerDevices(pod *v1.Pod, c *v1.Container) ([]*runtimev1.Device, error) {
+	return n.hostVolumes.ContainerDevices(pod, c, func(name string) (volumemanager.PodVolume, bool) {
 		return n.volumes.DesiredVolume(pod.UID, name)
 	})
 }

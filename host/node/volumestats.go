@@ -27,22 +27,50 @@ func supervisorCapabilities(m *supervisor.Manager) pluginCapabilities {
 	}
 }
 
-// csiMetrics is the stats gatherer's MetricsPlugins over the volume
-// plugins serving CSI drivers. A plugin declares metrics twice, and both
-// must say so: volume.metrics in GetInfo and supports_metrics in
-// GetCapabilities. The host's own volumes and FC/iSCSI volumes (no plugin
-// serves them yet) have none.
-type csiMetrics struct {
+// pluginMetrics is the stats gatherer's MetricsPlugins over the volume
+// plugins serving CSI drivers and FC and iSCSI volumes. A plugin declares
+// metrics twice, and both must say so: volume.metrics in GetInfo and
+// supports_metrics in GetCapabilities; it is never asked otherwise. The
+// host's own volumes have none.
+type pluginMetrics struct {
 	csi  *csiVolumes
+	scsi *scsiVolumes
 	caps pluginCapabilities
 }
 
-func (c csiMetrics) SupportsMetrics(ctx context.Context, v volumemanager.Volume) (bool, error) {
-	if v.Plugin != volumemanager.PluginCSI {
-		return false, nil
+// metricsRequest is the plugin serving pv and the request about it.
+func (c pluginMetrics) metricsRequest(pv volumemanager.PodVolume) (string, volumev1.VolumeClient, *volumev1.GetMetricsRequest, error) {
+	v := pv.Volume
+	switch v.Plugin {
+	case volumemanager.PluginCSI:
+		name, cl, err := c.csi.client(v)
+		if err != nil {
+			return "", nil, nil, err
+		}
+		return name, cl, &volumev1.GetMetricsRequest{
+			VolumeId: v.CSI.VolumeHandle, VolumePath: c.csi.host.VolumePath(pv), StagingPath: c.csi.stagingPath(v), Driver: v.CSI.Driver,
+		}, nil
+	case volumemanager.PluginFC, volumemanager.PluginISCSI:
+		name, err := c.scsi.route(v.Plugin)
+		if err != nil {
+			return "", nil, nil, err
+		}
+		cl, err := c.scsi.clients.Volume(name)
+		if err != nil {
+			return "", nil, nil, fmt.Errorf("%w: plugin %s: %w", ErrNoVolumePlugin, name, err)
+		}
+		staging, err := c.scsi.stagingPath(v)
+		if err != nil {
+			return "", nil, nil, err
+		}
+		return name, cl, &volumev1.GetMetricsRequest{VolumeId: string(v.ID), VolumePath: c.scsi.host.VolumePath(pv), StagingPath: staging}, nil
 	}
-	name, cl, err := c.csi.client(v)
-	if err != nil {
+	return "", nil, nil, nil
+}
+
+func (c pluginMetrics) SupportsMetrics(ctx context.Context, v volumemanager.Volume) (bool, error) {
+	name, cl, req, err := c.metricsRequest(volumemanager.PodVolume{Volume: v})
+	if err != nil || req == nil {
 		return false, err
 	}
 	declared, err := c.caps(name)
@@ -59,15 +87,15 @@ func (c csiMetrics) SupportsMetrics(ctx context.Context, v volumemanager.Volume)
 	return resp.GetSupportsMetrics(), nil
 }
 
-func (c csiMetrics) GetMetrics(ctx context.Context, pv volumemanager.PodVolume) (volumemanager.VolumeUsage, error) {
-	name, cl, err := c.csi.client(pv.Volume)
+func (c pluginMetrics) GetMetrics(ctx context.Context, pv volumemanager.PodVolume) (volumemanager.VolumeUsage, error) {
+	name, cl, req, err := c.metricsRequest(pv)
 	if err != nil {
 		return volumemanager.VolumeUsage{}, err
 	}
-	resp, err := cl.GetMetrics(ctx, &volumev1.GetMetricsRequest{
-		VolumeId: pv.Volume.CSI.VolumeHandle, VolumePath: c.csi.host.TargetPath(pv),
-		StagingPath: c.csi.stagingPath(pv.Volume), Driver: pv.Volume.CSI.Driver,
-	})
+	if req == nil {
+		return volumemanager.VolumeUsage{}, fmt.Errorf("%w: plugin %s", volumemanager.ErrMetricsNotSupported, pv.Volume.Plugin)
+	}
+	resp, err := cl.GetMetrics(ctx, req)
 	switch {
 	case status.Code(err) == codes.Unimplemented:
 		return volumemanager.VolumeUsage{}, fmt.Errorf("plugin %s: %w: %w", name, volumemanager.ErrMetricsNotSupported, err)
@@ -125,7 +153,7 @@ func (c *volumeStatsCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // newVolumeStats builds the stats gatherer over the volume manager and
-// the CSI plugins, and registers its metrics: the kubelet's gauges and
+// the volume plugins, and registers its metrics: the kubelet's gauges and
 // podhost_volume_stats_failures_total{reason}, the volumes skipped for a
 // failure (capabilities: the plugin could not say whether it serves
 // metrics; call: GetMetrics failed; answer: the usage cannot be true).

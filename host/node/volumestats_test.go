@@ -76,7 +76,7 @@ func TestCSIMetricsDeclaredTwice(t *testing.T) {
 			root := t.TempDir()
 			cl := &metricsClient{supports: tt.supports, resp: resp, err: tt.err}
 			c := &csiVolumes{root: root, host: hostvolumes.New(root, nil), clients: fakeClients{"csi": cl}, routes: map[string]string{"loop": "csi"}}
-			m := csiMetrics{csi: c, caps: func(name string) ([]string, error) {
+			m := pluginMetrics{csi: c, caps: func(name string) ([]string, error) {
 				if name != "csi" {
 					t.Errorf("capabilities of plugin %q, want csi", name)
 				}
@@ -104,7 +104,7 @@ func TestCSIMetricsDeclaredTwice(t *testing.T) {
 		})
 	}
 	// The host's own volumes are not asked about at all.
-	m := csiMetrics{caps: func(string) ([]string, error) { t.Error("capabilities asked for an emptyDir"); return nil, nil }}
+	m := pluginMetrics{caps: func(string) ([]string, error) { t.Error("capabilities asked for an emptyDir"); return nil, nil }}
 	if ok, err := m.SupportsMetrics(context.Background(), volumemanager.Volume{Plugin: volumemanager.PluginEmptyDir}); ok || err != nil {
 		t.Errorf("emptyDir supports metrics: %v, %v", ok, err)
 	}

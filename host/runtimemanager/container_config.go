@@ -26,6 +26,12 @@ func (m *Manager) containerConfig(pod *v1.Pod, spec *v1.Container, kind string, 
 			return nil, fmt.Errorf("%w: mounts of container %q: %w", ErrContainerConfig, spec.Name, err)
 		}
 	}
+	var devices []*runtimev1.Device
+	if m.opts.Devices != nil {
+		if devices, err = m.opts.Devices(pod, spec); err != nil {
+			return nil, fmt.Errorf("%w: devices of container %q: %w", ErrContainerConfig, spec.Name, err)
+		}
+	}
 	return &runtimev1.ContainerConfig{
 		Metadata:    &runtimev1.ContainerMetadata{Name: spec.Name, Attempt: attempt},
 		Image:       imageRef,
@@ -34,6 +40,7 @@ func (m *Manager) containerConfig(pod *v1.Pod, spec *v1.Container, kind string, 
 		WorkingDir:  spec.WorkingDir,
 		Envs:        env,
 		Mounts:      mounts,
+		Devices:     devices,
 		Labels:      containerLabels(pod, spec.Name, attempt),
 		Annotations: containerAnnotations(pod, spec, kind, attempt),
 		LogPath:     ContainerLogPath(spec.Name, attempt),

@@ -33,6 +33,9 @@ type Options struct {
 	// Mounts returns the mounts of a container (the volume manager's host
 	// paths). Nil means no mounts.
 	Mounts func(pod *v1.Pod, c *v1.Container) ([]*runtimev1.Mount, error)
+	// Devices returns the devices of a container (its volumeDevices, the
+	// volume manager's mapped block volumes). Nil means none.
+	Devices func(pod *v1.Pod, c *v1.Container) ([]*runtimev1.Device, error)
 	// ClusterDNS and ClusterDomain configure ClusterFirst DNS; without
 	// ClusterDNS, ClusterFirst pods get the node's DNS.
 	ClusterDNS    []string

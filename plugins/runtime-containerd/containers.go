@@ -219,6 +219,13 @@ func containerConfigToCRI(spec ContainerSpec, sandboxID string, pod *SandboxSpec
 	for _, m := range spec.Mounts {
 		cfg.Mounts = append(cfg.Mounts, &criapi.Mount{ContainerPath: m.ContainerPath, HostPath: m.HostPath, Readonly: m.ReadOnly})
 	}
+	for _, d := range spec.Devices {
+		perms := d.Permissions
+		if perms == "" {
+			perms = "rwm"
+		}
+		cfg.Devices = append(cfg.Devices, &criapi.Device{ContainerPath: d.ContainerPath, HostPath: d.HostPath, Permissions: perms})
+	}
 	if res := spec.Resources; res != nil {
 		cfg.Linux = &criapi.LinuxContainerConfig{Resources: &criapi.LinuxContainerResources{
 			CpuPeriod:          res.CPUPeriod,

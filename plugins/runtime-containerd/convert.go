@@ -45,6 +45,9 @@ func containerSpecFromProto(cfg *runtimev1.ContainerConfig) ContainerSpec {
 	for _, m := range cfg.GetMounts() {
 		spec.Mounts = append(spec.Mounts, Mount{ContainerPath: m.GetContainerPath(), HostPath: m.GetHostPath(), ReadOnly: m.GetReadonly()})
 	}
+	for _, d := range cfg.GetDevices() {
+		spec.Devices = append(spec.Devices, Device{ContainerPath: d.GetContainerPath(), HostPath: d.GetHostPath(), Permissions: d.GetPermissions()})
+	}
 	if r := cfg.GetResources(); r != nil {
 		spec.Resources = &Resources{
 			CPUPeriod: r.GetCpuPeriod(), CPUQuota: r.GetCpuQuota(), CPUShares: r.GetCpuShares(),

@@ -2,10 +2,13 @@ package main
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
 	criapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 )
 
 func TestSandboxConfigToCRI(t *testing.T) {
@@ -52,6 +55,7 @@ func TestContainerConfigToCRI(t *testing.T) {
 		Name: "app", Attempt: 3, Image: "sha256:abc", Command: []string{"sh"}, Args: []string{"-c", "true"}, WorkingDir: "/w",
 		Env:       []EnvVar{{"A", "1"}},
 		Mounts:    []Mount{{ContainerPath: "/data", HostPath: "/var/data", ReadOnly: true}},
+		Devices:   []Device{{ContainerPath: "/dev/xvda", HostPath: "/var/pods/u1/volumeDevices/kubernetes.io~fc/disk"}, {ContainerPath: "/dev/ro", HostPath: "/var/ro", Permissions: "r"}},
 		Labels:    map[string]string{"podhost.io/container": "app"},
 		LogPath:   "app/3.log",
 		Stdin:     true,
@@ -63,6 +67,7 @@ func TestContainerConfigToCRI(t *testing.T) {
 		Command: []string{"sh"}, Args: []string{"-c", "true"}, WorkingDir: "/w",
 		Envs:    []*criapi.KeyValue{{Key: "A", Value: []byte("1")}},
 		Mounts:  []*criapi.Mount{{ContainerPath: "/data", HostPath: "/var/data", Readonly: true}},
+		Devices: []*criapi.Device{{ContainerPath: "/dev/xvda", HostPath: "/var/pods/u1/volumeDevices/kubernetes.io~fc/disk", Permissions: "rwm"}, {ContainerPath: "/dev/ro", HostPath: "/var/ro", Permissions: "r"}},
 		Labels:  map[string]string{"podhost.io/container": "app", labelSandboxID: "sb1", labelPodUID: "u1"},
 		LogPath: "app/3.log", Stdin: true, Tty: true,
 		Linux: &criapi.LinuxContainerConfig{Resources: &criapi.LinuxContainerResources{CpuPeriod: 100000, CpuQuota: 50000, CpuShares: 512, MemoryLimitInBytes: 1 << 20, OomScoreAdj: 500}},
@@ -136,5 +141,16 @@ func TestCheckLabels(t *testing.T) {
 	}
 	if got := hostLabels(nil); got != nil {
 		t.Errorf("hostLabels(nil): got %v", got)
+	}
+}
+
+func TestContainerSpecFromProtoDevices(t *testing.T) {
+	got := containerSpecFromProto(&runtimev1.ContainerConfig{Devices: []*runtimev1.Device{
+		{ContainerPath: "/dev/xvda", HostPath: "/host/disk", Permissions: "rw"},
+		{ContainerPath: "/dev/xvdb", HostPath: "/host/other"},
+	}})
+	want := []Device{{ContainerPath: "/dev/xvda", HostPath: "/host/disk", Permissions: "rw"}, {ContainerPath: "/dev/xvdb", HostPath: "/host/other"}}
+	if !slices.Equal(got.Devices, want) {
+		t.Errorf("devices %+v; want %+v", got.Devices, want)
 	}
 }

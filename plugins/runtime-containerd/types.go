@@ -64,6 +64,7 @@ type ContainerSpec struct {
 	WorkingDir          string
 	Env                 []EnvVar
 	Mounts              []Mount
+	Devices             []Device
 	Labels, Annotations map[string]string
 	LogPath             string // relative to the sandbox's log directory
 	Stdin, TTY          bool
@@ -72,6 +73,11 @@ type ContainerSpec struct {
 
 // EnvVar is one environment variable.
 type EnvVar struct{ Key, Value string }
+
+// Device is a host device node given to a container.
+type Device struct {
+	ContainerPath, HostPath, Permissions string
+}
 
 // Mount is a host path bound into a container.
 type Mount struct {

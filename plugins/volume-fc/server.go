@@ -17,7 +17,7 @@ func newPlugin(version string) sdk.Plugin {
 		Name:         "volume-fc",
 		Version:      version,
 		Kind:         sdk.KindVolume,
-		Capabilities: []string{sdk.CapVolumeMetrics, sdk.CapVolumeBlock, sdk.CapVolumeReconstruct},
+		Capabilities: []string{sdk.CapVolumeFC, sdk.CapVolumeMetrics, sdk.CapVolumeBlock, sdk.CapVolumeReconstruct},
 		Volume:       s,
 		Configure:    volumeskeleton.Configure(&s.cfg, parseConfig),
 	}

@@ -17,7 +17,7 @@ func newPlugin(version string) sdk.Plugin {
 		Name:         "volume-iscsi",
 		Version:      version,
 		Kind:         sdk.KindVolume,
-		Capabilities: []string{sdk.CapVolumeMetrics, sdk.CapVolumeBlock, sdk.CapVolumeReconstruct},
+		Capabilities: []string{sdk.CapVolumeISCSI, sdk.CapVolumeMetrics, sdk.CapVolumeBlock, sdk.CapVolumeReconstruct},
 		Volume:       s,
 		Configure:    volumeskeleton.Configure(&s.cfg, parseConfig),
 	}

@@ -33,12 +33,9 @@ func (h *Host) TargetPath(pv volumemanager.PodVolume) string {
 // desired returns for its name (the volume manager's desired state),
 // joined with subPath, which is created when missing and must stay
 // inside the volume. A mount naming no volume of the pod, or one not
-// desired, a volumeDevice, a subPathExpr or a subPath leaving the volume
+// desired, a block volume, a subPathExpr or a subPath leaving the volume
 // is an error naming the field.
 func (h *Host) ContainerMounts(pod *v1.Pod, c *v1.Container, desired func(name string) (volumemanager.PodVolume, bool)) ([]*runtimev1.Mount, error) {
-	if len(c.VolumeDevices) > 0 {
-		return nil, &volumemanager.FieldError{Field: fmt.Sprintf("container %q volumeDevices", c.Name), Detail: "block volumes are not supported"}
-	}
 	out := make([]*runtimev1.Mount, 0, len(c.VolumeMounts))
 	for i, vm := range c.VolumeMounts {
 		field := fmt.Sprintf("container %q volumeMounts[%d]", c.Name, i)
@@ -55,6 +52,9 @@ func (h *Host) ContainerMounts(pod *v1.Pod, c *v1.Container, desired func(name s
 		pv, ok := desired(vm.Name)
 		if !ok {
 			return nil, &volumemanager.FieldError{Field: field + ".name", Detail: fmt.Sprintf("volume %q is not mounted", vm.Name)}
+		}
+		if pv.Volume.Block {
+			return nil, &volumemanager.FieldError{Field: field + ".name", Detail: fmt.Sprintf("volume %q is a block volume (volumeMode: Block); give it with volumeDevices", vm.Name)}
 		}
 		path := h.TargetPath(pv)
 		if vm.SubPath != "" {

@@ -29,6 +29,61 @@ func mountsPod() *v1.Pod {
 	}
 }
 
+// diskVolume is a claim of a raw block volume ("disk" in blockDesired).
+var diskVolume = v1.Volume{Name: "disk", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "disk"}}}
+
+// TestContainerDevices maps volumeDevices to the map files of block
+// volumes and rejects the devices it cannot serve, naming the field.
+func TestContainerDevices(t *testing.T) {
+	root := t.TempDir()
+	h := New(root, newFakeMounter())
+	pod := mountsPod()
+	pod.Spec.Volumes = append(pod.Spec.Volumes, diskVolume, v1.Volume{Name: "rodisk"})
+	desired := func(name string) (volumemanager.PodVolume, bool) {
+		v := volumemanager.Volume{Plugin: volumemanager.PluginFC, Block: true, ReadOnly: name == "rodisk"}
+		switch name {
+		case "cache":
+			v = volumemanager.Volume{Plugin: volumemanager.PluginEmptyDir}
+		case "disk", "rodisk":
+		default:
+			return volumemanager.PodVolume{}, false
+		}
+		return volumemanager.PodVolume{Pod: pod.UID, Name: name, Volume: v}, true
+	}
+	dev := root + "/pods/uid-1/volumeDevices/kubernetes.io~fc/"
+	tests := []struct {
+		name    string
+		devices []v1.VolumeDevice
+		want    string // the devices as "container=host:perms"; or the error's substring
+	}{
+		{"none", nil, ""},
+		{"block volumes", []v1.VolumeDevice{{Name: "disk", DevicePath: "/dev/xvda"}, {Name: "rodisk", DevicePath: "/dev/xvdb"}},
+			"/dev/xvda=" + dev + "disk:rwm /dev/xvdb=" + dev + "rodisk:rm"},
+		{"unknown volume", []v1.VolumeDevice{{Name: "nope", DevicePath: "/dev/x"}}, `container "c" volumeDevices[0].name: no volume "nope" in spec.volumes`},
+		{"not desired", []v1.VolumeDevice{{Name: "etc", DevicePath: "/dev/x"}}, `volumeDevices[0].name: volume "etc" is not mapped`},
+		{"no devicePath", []v1.VolumeDevice{{Name: "disk"}}, "volumeDevices[0].devicePath: required"},
+		{"a filesystem volume", []v1.VolumeDevice{{Name: "cache", DevicePath: "/dev/x"}}, `volume "cache" is not a block volume`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := h.ContainerDevices(pod, &v1.Container{Name: "c", VolumeDevices: tt.devices}, desired)
+			if err != nil {
+				if !strings.Contains(err.Error(), tt.want) || tt.want == "" {
+					t.Fatalf("err %v, want %q", err, tt.want)
+				}
+				return
+			}
+			var parts []string
+			for _, d := range got {
+				parts = append(parts, d.GetContainerPath()+"="+d.GetHostPath()+":"+d.GetPermissions())
+			}
+			if s := strings.Join(parts, " "); s != tt.want {
+				t.Fatalf("devices %q, want %q", s, tt.want)
+			}
+		})
+	}
+}
+
 // TestContainerMounts maps volumeMounts to host paths and rejects the
 // mounts it cannot serve, naming the field.
 func TestContainerMounts(t *testing.T) {
@@ -43,11 +98,15 @@ func TestContainerMounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pod.Spec.Volumes = append(pod.Spec.Volumes, diskVolume)
 	desired := func(name string) (volumemanager.PodVolume, bool) {
 		for _, pv := range vols {
 			if pv.Name == name && name != "undesired" {
 				return pv, true
 			}
+		}
+		if name == "disk" {
+			return volumemanager.PodVolume{Pod: pod.UID, Name: name, Volume: volumemanager.Volume{Plugin: volumemanager.PluginFC, Block: true}}, true
 		}
 		return volumemanager.PodVolume{}, false
 	}
@@ -73,8 +132,9 @@ func TestContainerMounts(t *testing.T) {
 		{"absolute subPath", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPath: "/etc"}}, nil, "must be a relative path"},
 		{"subPath through a link out", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPath: "escape/etc"}}, nil, `"escape/etc" leaves the volume`},
 		{"subPath through a link to create outside", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPath: "escape/podhost-must-not-exist"}}, nil, "leaves the volume"},
+		{"block volume", []v1.VolumeMount{{Name: "disk", MountPath: "/x"}}, nil, `volumeMounts[0].name: volume "disk" is a block volume`},
 		{"subPathExpr", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(POD)"}}, nil, "subPathExpr: not supported"},
-		{"volumeDevices", nil, []v1.VolumeDevice{{Name: "data", DevicePath: "/dev/x"}}, "volumeDevices: block volumes are not supported"},
+		{"volumeDevices are not mounts", []v1.VolumeMount{{Name: "cache", MountPath: "/cache"}}, []v1.VolumeDevice{{Name: "data", DevicePath: "/dev/x"}}, "/cache=" + cacheDir},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -20,3 +20,9 @@ func PodVolumeDir(root string, uid types.UID, plugin, name string) string {
 
 func escapePlugin(plugin string) string { return strings.ReplaceAll(plugin, "/", "~") }
 func unescapePlugin(dir string) string  { return strings.ReplaceAll(dir, "~", "/") }
+
+// PodDevicePath is the file a raw block volume name of pod uid is mapped
+// on: <root>/pods/<uid>/volumeDevices/<plugin with "~" for "/">/<name>.
+func PodDevicePath(root string, uid types.UID, plugin, name string) string {
+	return filepath.Join(PodDir(root, uid), "volumeDevices", escapePlugin(plugin), name)
+}

@@ -14,9 +14,16 @@ import (
 	"github.com/podhost/podhost/plugins/internal/scsi"
 )
 
+// Reporter is what a Fake reports its setup failures to: a testing.TB,
+// or a command's (cmd/scsifake).
+type Reporter interface {
+	Helper()
+	Fatal(args ...any)
+}
+
 // Fake is a sysfs and /dev tree under Root, with the fake commands in Bin.
 type Fake struct {
-	t    testing.TB
+	t    Reporter
 	Root string
 	Tree scsi.Tree
 	Bin  string
@@ -26,24 +33,35 @@ type Fake struct {
 // commands.
 func New(t testing.TB) *Fake {
 	t.Helper()
-	root := t.TempDir()
-	f := &Fake{t: t, Root: root, Tree: scsi.Tree{Sys: filepath.Join(root, "sys"), Dev: filepath.Join(root, "dev")}, Bin: filepath.Join(root, "bin")}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Build(t, t.TempDir(), self)
+}
+
+// Build is New in root, with the fake commands links to tool: a binary
+// that calls Main first.
+func Build(t Reporter, root, tool string) *Fake {
+	t.Helper()
+	f := Open(t, root)
 	for _, d := range []string{"sys/block", "sys/class/scsi_host", "dev/disk/by-path", "dev/disk/by-id", "bin"} {
 		f.mkdir(filepath.Join(root, d))
 	}
 	for i := range 2 {
 		f.file(filepath.Join(f.Tree.Sys, "class", "scsi_host", fmt.Sprintf("host%d", i), "scan"), "")
 	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tool := range []string{"multipath", "iscsiadm"} {
-		if err := os.Symlink(self, filepath.Join(f.Bin, tool)); err != nil {
+	for _, name := range []string{"multipath", "iscsiadm"} {
+		if err := os.Symlink(tool, filepath.Join(f.Bin, name)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return f
+}
+
+// Open is the Fake that Build made in root.
+func Open(t Reporter, root string) *Fake {
+	return &Fake{t: t, Root: root, Tree: treeAt(root), Bin: filepath.Join(root, "bin")}
 }
 
 // Command is the path of the fake tool (multipath, iscsiadm).

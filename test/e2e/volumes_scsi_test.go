@@ -1,0 +1,212 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// scsiFake is plugins/internal/scsitest's fake tree, built and read
+// through its scsifake command: a fake sysfs and /dev, a fake iscsiadm
+// and multipath, and real loop devices behind the disks.
+type scsiFake struct {
+	t    *testing.T
+	bin  string
+	root string
+}
+
+func newSCSIFake(t *testing.T) *scsiFake {
+	t.Helper()
+	dir := t.TempDir()
+	repo, _ := filepath.Abs("../..")
+	f := &scsiFake{t: t, bin: filepath.Join(dir, "scsifake"), root: filepath.Join(dir, "tree")}
+	build := exec.CommandContext(t.Context(), "go", "build", "-o", f.bin, "./plugins/internal/scsitest/scsifake")
+	build.Dir, build.Env = repo, append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build scsifake: %v\n%s", err, out)
+	}
+	f.run("init")
+	return f
+}
+
+func (f *scsiFake) run(args ...string) string {
+	f.t.Helper()
+	out, err := exec.CommandContext(f.t.Context(), f.bin, append([]string{args[0], f.root}, args[1:]...)...).CombinedOutput()
+	if err != nil {
+		f.t.Fatalf("scsifake %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// calls are the fake tool's calls, arguments joined by spaces.
+func (f *scsiFake) calls(tool string) []string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(f.run("calls", tool)), "\n") {
+		if l != "" {
+			out = append(out, strings.ReplaceAll(l, "\t", " "))
+		}
+	}
+	return out
+}
+
+// loopDevice attaches a loop device over a sparse file of size bytes; it
+// is detached at cleanup.
+func loopDevice(t *testing.T, size int64) string {
+	t.Helper()
+	img := filepath.Join(t.TempDir(), "lun.img")
+	if err := os.WriteFile(img, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(img, size); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("losetup", "-f", "--show", img).CombinedOutput()
+	if err != nil {
+		t.Fatalf("losetup: %v: %s", err, out)
+	}
+	dev := strings.TrimSpace(string(out))
+	t.Cleanup(func() { _ = exec.Command("losetup", "-d", dev).Run() })
+	return dev
+}
+
+// scsiHost starts a host with volume-iscsi and volume-fc pointed at the
+// fake tree and tools.
+func scsiHost(t *testing.T, f *scsiFake) *podHost {
+	t.Helper()
+	state := t.TempDir()
+	tree := fmt.Sprintf(`sysfsRoot: "%[1]s/sys", devRoot: "%[1]s/dev", multipath: "%[1]s/bin/multipath"`, f.root)
+	h := startPodHostWith(t, fmt.Sprintf(`  - name: iscsi
+    kind: volume
+    path: volume-iscsi
+    config: {%[1]s, iscsiadm: "%[2]s/bin/iscsiadm", stateDir: "%[3]s/iscsi"}
+  - name: fc
+    kind: volume
+    path: volume-fc
+    config: {%[1]s, stateDir: "%[3]s/fc", cleanupBudget: 2s}
+`, tree, f.root, state))
+	t.Cleanup(func() { unmountBelow(t, h.root) })
+	return h
+}
+
+// TestVolumesSCSI runs the real volume-iscsi and volume-fc plugins over
+// the fake tree and tools, with real loop devices behind the LUNs: a pod
+// writes into an iSCSI claim, is deleted (unmounted, logged out), and a
+// second pod reads the file; a pod gets an FC claim of volumeMode Block as
+// a device, reads it with dd, its capacity is on /metrics, and deleting
+// it deletes the SCSI disk.
+func TestVolumesSCSI(t *testing.T) {
+	f := newSCSIFake(t)
+	const portal, iqn = "127.0.0.1:3260", "iqn.2024-01.dev.podhost:e2e"
+	f.run("iscsi-target", portal, iqn, "0", loopDevice(t, 64<<20))
+	f.run("fc-disk", "50060e801049cfd1", "0", "sdf", loopDevice(t, 32<<20))
+	h := scsiHost(t, f)
+	zero := int64(0)
+
+	t.Run("an iSCSI file outlives its pod", func(t *testing.T) {
+		h.writeManifest("iscsi-claim.yaml", fmt.Sprintf(`apiVersion: v1
+kind: PersistentVolume
+metadata: {name: iscsi-pv}
+spec:
+  capacity: {storage: 64Mi}
+  accessModes: [ReadWriteOnce]
+  iscsi: {targetPortal: "%s", iqn: "%s", lun: 0, fsType: ext4}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: iscsi, namespace: default}
+spec:
+  accessModes: [ReadWriteOnce]
+  volumeName: iscsi-pv
+  resources: {requests: {storage: 64Mi}}
+`, portal, iqn))
+		h.apply(claimsPod("iscsi-writer", `echo written-into-iscsi > /iscsi/file && sync && echo done; exec sleep 3600`, "iscsi"))
+		w := h.waitPod("iscsi-writer", 90*time.Second, "running", running)
+		h.waitLog("iscsi-writer", "main", "done")
+		staging := filepath.Join(h.root, "plugins", "kubernetes.io~iscsi", "iface-default", portal+"-"+iqn+"-lun-0")
+		if mountInfo(t, staging) == nil {
+			t.Errorf("the staging path %s is not a mount point", staging)
+		}
+		h.delete("iscsi-writer", &zero)
+		h.waitGone("iscsi-writer", 60*time.Second)
+		poll(t, 30*time.Second, func() bool { return strings.Contains(strings.Join(f.calls("iscsiadm"), "\n"), "--logout") },
+			func() string { return fmt.Sprintf("iscsiadm calls %q; want a logout", f.calls("iscsiadm")) })
+		if mountInfo(t, staging) != nil {
+			t.Errorf("the staging path %s is still mounted", staging)
+		}
+		if _, err := os.Stat(filepath.Join(h.root, "pods", string(w.UID))); !os.IsNotExist(err) {
+			t.Errorf("pod directory after delete: %v; want it gone", err)
+		}
+
+		h.apply(claimsPod("iscsi-reader", `cat /iscsi/file; exec sleep 3600`, "iscsi"))
+		h.waitPod("iscsi-reader", 90*time.Second, "running", running)
+		h.waitLog("iscsi-reader", "main", "written-into-iscsi")
+		h.delete("iscsi-reader", &zero)
+		h.waitGone("iscsi-reader", 60*time.Second)
+		var logins, logouts int
+		poll(t, 30*time.Second, func() bool {
+			logins, logouts = 0, 0
+			for _, c := range f.calls("iscsiadm") {
+				logins += strings.Count(c, "--login")
+				logouts += strings.Count(c, "--logout")
+			}
+			return logins == 2 && logouts == 2
+		}, func() string {
+			return fmt.Sprintf("%d logins, %d logouts; want 2 each: %q", logins, logouts, f.calls("iscsiadm"))
+		})
+	})
+
+	t.Run("an FC block claim is a device with its capacity on /metrics", func(t *testing.T) {
+		h.writeManifest("fc-claim.yaml", `apiVersion: v1
+kind: PersistentVolume
+metadata: {name: fc-pv}
+spec:
+  capacity: {storage: 32Mi}
+  accessModes: [ReadWriteOnce]
+  volumeMode: Block
+  fc: {targetWWNs: ["50060e801049cfd1"], lun: 0}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: disk, namespace: default}
+spec:
+  accessModes: [ReadWriteOnce]
+  volumeMode: Block
+  volumeName: fc-pv
+  resources: {requests: {storage: 32Mi}}
+`)
+		pod := busyPod("fc-block", v1.RestartPolicyAlways, sh("main",
+			`echo bytes=$(dd if=/dev/xvda bs=1M 2>/dev/null | wc -c); stat -c 'type=%F' /dev/xvda; exec sleep 3600`))
+		pod.Spec.Volumes = []v1.Volume{volume("disk", v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "disk"}})}
+		pod.Spec.Containers[0].VolumeDevices = []v1.VolumeDevice{{Name: "disk", DevicePath: "/dev/xvda"}}
+		pod.Spec.TerminationGracePeriodSeconds = &zero
+		h.apply(pod)
+		p := h.waitPod("fc-block", 90*time.Second, "running", running)
+		h.waitLog("fc-block", "main", "type=block special file")
+		h.waitLog("fc-block", "main", "bytes=33554432")
+		mapFile := filepath.Join(h.root, "pods", string(p.UID), "volumeDevices", "kubernetes.io~fc", "disk")
+		if mountInfo(t, mapFile) == nil {
+			t.Errorf("the device file %s is not mapped", mapFile)
+		}
+		want := `kubelet_volume_stats_capacity_bytes{namespace="default",persistentvolumeclaim="disk"} 3.3554432e+07`
+		poll(t, 30*time.Second, func() bool {
+			return strings.Contains(strings.Join(h.metricLines("kubelet_volume_stats_capacity_bytes"), "\n"), want)
+		},
+			func() string { return fmt.Sprintf("metrics %q; want %s", h.metricLines("kubelet_volume_stats_"), want) })
+		h.delete("fc-block", &zero)
+		h.waitGone("fc-block", 60*time.Second)
+		poll(t, 30*time.Second, func() bool { return strings.TrimSpace(f.run("deleted", "sdf")) == "true" },
+			func() string { return "sdf was not deleted through sysfs" })
+		if mountInfo(t, mapFile) != nil {
+			t.Errorf("the device file %s is still mapped", mapFile)
+		}
+		if _, err := os.Stat(filepath.Join(h.root, "pods", string(p.UID))); !os.IsNotExist(err) {
+			t.Errorf("pod directory after delete: %v; want it gone", err)
+		}
+	})
+}
