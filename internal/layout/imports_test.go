@@ -211,6 +211,21 @@ func isTestSupport(p pkg) bool {
 	return p.Name != "main" && (strings.HasSuffix(p.Name, "test") || strings.HasSuffix(p.Name, "testfake") || strings.HasSuffix(p.Name, "testutil"))
 }
 
+// isTestProgram reports whether p is a command inside a test-support
+// package's folder (plugins/internal/scsitest/scsifake): a program that
+// tests build and run, never shipped.
+func isTestProgram(p pkg, support map[string]bool) bool {
+	if p.Name != "main" {
+		return false
+	}
+	for s := range support {
+		if strings.HasPrefix(p.ImportPath, s+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 // testSupportProblems returns every non-test import of a test-support
 // package by a package that is not one itself.
 func testSupportProblems(pkgs []pkg) []string {
@@ -222,7 +237,7 @@ func testSupportProblems(pkgs []pkg) []string {
 	}
 	var problems []string
 	for _, p := range pkgs {
-		if support[p.ImportPath] {
+		if support[p.ImportPath] || isTestProgram(p, support) {
 			continue
 		}
 		for _, imp := range p.Imports {
