@@ -69,7 +69,7 @@ func New(opts Options) *Source {
 		},
 	}
 	return &Source{
-		opts:     opts,
+		opts: opts,
 		// Wrapped as client-go's generated informers do: a client that
 		// cannot stream the initial list (the fake) lists instead.
 		informer: cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, opts.Client), &v1.Pod{}, 0, cache.Indexers{}),
