@@ -97,11 +97,14 @@ func (k *kubeHost) waitAPIRunning(name string, limit time.Duration) *v1.Pod {
 }
 
 // containerIDs maps each container name of the pod's API status to its
-// container ID, without the runtime prefix ("containerd://").
+// container ID, without a runtime prefix ("containerd://") if it has one.
 func containerIDs(p *v1.Pod) map[string]string {
 	out := map[string]string{}
 	for _, c := range p.Status.ContainerStatuses {
-		_, id, _ := strings.Cut(c.ContainerID, "://")
+		id := c.ContainerID
+		if _, after, ok := strings.Cut(id, "://"); ok {
+			id = after
+		}
 		out[c.Name] = id
 	}
 	return out
