@@ -119,6 +119,7 @@ func (cc containerConversion) convert(specs []v1.Container, old []v1.ContainerSt
 			c.RestartCount++
 		default:
 			c.ContainerID, c.RestartCount = cs.ID, max(c.RestartCount, cs.RestartCount)
+			c.ImageID = cs.ImageID
 			c.State = runtimeState(cs)
 		}
 		if reasons != nil && cc.showsStartFailure(&c) {

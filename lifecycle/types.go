@@ -145,6 +145,9 @@ type ContainerStatus struct {
 	Reason       string
 	Message      string
 	RestartCount int32
+	// ImageID is the image the container runs, as the runtime resolved it
+	// (a digest reference); reported as the status's imageID.
+	ImageID string
 }
 
 // PodStatus is the runtime's view of a pod at one moment.

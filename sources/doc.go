@@ -22,7 +22,8 @@
 //  4. [Desired.Synced] is true once every source the merger was built with
 //     has reported at least once; housekeeping must not orphan pods before.
 //
-// Subpackages: sources/manifest (the manifest directory source) and
-// sources/podvalidate (the rules every pod must satisfy). This package may
+// Subpackages: sources/manifest (the manifest directory source),
+// sources/apisource (the local API's), sources/kubesource (the API
+// server's) and sources/podvalidate (the rules every pod must satisfy). This package may
 // be imported by the host and by sources; it never imports lifecycle/.
 package sources

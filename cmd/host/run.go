@@ -108,11 +108,19 @@ func runHost(ctx context.Context, cfg *config.HostConfig, logger hclog.Logger) e
 	}
 	logger.Info("plugins running", "plugins", pluginNames(specs))
 
-	nodeName, err := os.Hostname()
+	nodeName, err := nodeNameOf(cfg)
 	if err != nil {
 		shutdown()
-		return fmt.Errorf("reading the node name: %w", err)
+		return err
 	}
+	kube, err := kubeConfig(ctx, cfg)
+	if err != nil {
+		shutdown()
+		return err
+	}
+	// HOOK: start host/kubenode's Agent here (Node registration,
+	// conditions, Lease): kube.Agent = func(ctx) error {...} with
+	// kube.Client and nodeName. The node runs it beside the pods.
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	n, err := node.New(ctx, node.Config{
@@ -128,6 +136,7 @@ func runHost(ctx context.Context, cfg *config.HostConfig, logger hclog.Logger) e
 		LogRotation: runtimemanager.LogRotation{
 			MaxBytes: cfg.ContainerLogMaxBytes(), MaxFiles: cfg.ContainerLogMaxFiles, Interval: cfg.ContainerLogMonitorInterval,
 		},
+		Kubernetes: kube,
 	})
 	if err != nil {
 		shutdown()

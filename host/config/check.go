@@ -53,6 +53,7 @@ func (c *HostConfig) check(p *problems, stat StatFunc) {
 		p.add("logLevel", line("logLevel"), nil, "want one of %s; got %q", strings.Join(LogLevels, ", "), c.LogLevel)
 	}
 	c.checkLogs(p)
+	c.checkKubernetes(p, stat)
 	c.checkSupervision(p)
 	c.checkPlugins(p, stat)
 }

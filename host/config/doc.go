@@ -21,6 +21,12 @@
 //     and it cannot be marked required: false. Volume plugins are optional.
 //   - sha256, when set, is 64 hex digits.
 //   - Durations are positive; restartBackoff.initial is at most max.
+//   - nodeName, when set, is a DNS subdomain (lower case). The kubernetes
+//     section, when present, names an absolute kubeconfig file
+//     (kubernetes.kubeconfig, required; Load checks that it is a file);
+//     kubernetes.nodeIP, when set, is an IP address. Whether the kubeconfig
+//     turns TLS verification off is checked where it is read (cmd/host),
+//     against kubernetes.allowInsecureSkipTLSVerify.
 //   - logFormat is "text" or "json". containerLogMaxSize is a positive
 //     quantity ("10Mi"); containerLogMaxFiles is an integer of at least 2.
 //

@@ -45,6 +45,14 @@ type HostConfig struct {
 	PluginDir string `yaml:"pluginDir"`
 	// ManifestDir, when set, holds static pod manifests.
 	ManifestDir string `yaml:"manifestDir"`
+	// NodeName is this node's name: static pods get it appended and, in
+	// Kubernetes mode, it is the Node's name and the spec.nodeName of the
+	// pods it runs. cmd/host uses the machine's host name, lower-cased,
+	// when it is left out.
+	NodeName string `yaml:"nodeName"`
+	// Kubernetes, when set, makes the host a node of a Kubernetes API
+	// server (see Kubernetes).
+	Kubernetes *Kubernetes `yaml:"kubernetes"`
 	// LogLevel is one of LogLevels.
 	LogLevel    string         `yaml:"logLevel"`
 	Plugins     []PluginConfig `yaml:"plugins"`

@@ -1,5 +1,6 @@
 // Package node owns the running agent: it composes the pod sources (static
-// manifests, the local API), the lifecycle core (pod workers, PLEG, status
+// manifests, the local API, in Kubernetes mode the API server: kube.go),
+// the lifecycle core (pod workers, PLEG, status
 // manager, housekeeping, the probe manager with host/prober running the
 // probes and hooks), the runtime manager over the runtime plugin, the
 // volume manager (emptyDir and hostPath served by the host itself), the

@@ -68,6 +68,9 @@ type Config struct {
 	// LogRotation is the policy of container log rotation; the zero value
 	// rotates nothing.
 	LogRotation runtimemanager.LogRotation
+	// Kubernetes, when its Client is set, makes the node a node of that
+	// API server (kube.go).
+	Kubernetes KubeConfig
 }
 
 // Node is the running agent: see the package doc.
@@ -81,6 +84,7 @@ type Node struct {
 	sources []Source
 	merger  *sources.Merger
 	api     *apisource.Source
+	kube    *kubeParts
 	started time.Time
 	// finished are the pods that had finished before this start.
 	finished *finishedPods
@@ -160,6 +164,9 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 		})})
 	}
 	n.sources = append(n.sources, apiSource{n.api})
+	if n.kube = newKube(cfg); n.kube != nil {
+		n.sources = append(n.sources, n.kube.source)
+	}
 	n.sources = append(n.sources, cfg.Sources...)
 	names := make([]string, len(n.sources))
 	for i, s := range n.sources {
@@ -201,7 +208,7 @@ func (n *Node) build() error {
 	})
 	results := lifecycle.NewProbeResults()
 	n.status = lifecycle.NewStatusManager(lifecycle.StatusManagerConfig{
-		Clock: n.clock, Sink: statusSink{n.store, n.api, n.desired}, Pods: n.core, Lookup: n.desired, Metrics: metrics, Logger: slogger,
+		Clock: n.clock, Sink: n.statusSink(), Pods: n.core, Lookup: n.desired, Metrics: metrics, Logger: slogger,
 		Probes: results,
 	})
 	n.probes = n.newProbes(runner, results, slogger)
@@ -209,7 +216,11 @@ func (n *Node) build() error {
 		Runtime: n.runtime, Volumes: podVolumes{n.volumes}, Status: n.status, Pods: n.core, Reasons: reasons,
 		Recorder: n.events, Metrics: metrics, Clock: n.clock, Probes: n.probes,
 	}
-	finished := &finishedSyncer{PodSyncer: syncer, finished: n.finished, status: n.status, runtime: n.runtime}
+	var podSyncer lifecycle.PodSyncer = syncer
+	if n.kube != nil {
+		podSyncer = nodeIPSyncer{PodSyncer: syncer, ips: n.cfg.Kubernetes.NodeIPs}
+	}
+	finished := &finishedSyncer{PodSyncer: podSyncer, finished: n.finished, status: n.status, runtime: n.runtime}
 	n.workers = lifecycle.NewWorkers(n.core, &shutdownSyncer{PodSyncer: &removingSyncer{PodSyncer: finished, node: n}, node: n}, n.cache, n.events)
 	n.workers.Relist = n.relist
 	n.pleg = lifecycle.NewPLEG(n.runtime, n.cache, n.clock, metrics)
@@ -258,12 +269,22 @@ func (n *Node) Run(ctx context.Context) error {
 	run("plugins", n.watchPlugins)
 	run("runtime events", n.followRuntimeEvents)
 	run("gc", n.collectGarbage)
+	if agent := n.cfg.Kubernetes.Agent; agent != nil {
+		run("kubernetes node agent", func(ctx context.Context) {
+			if err := agent(ctx); err != nil && !errors.Is(err, context.Canceled) {
+				n.log.Error("kubernetes node agent stopped", "err", err)
+			}
+		})
+	}
 	if n.cfg.LogRotation != (runtimemanager.LogRotation{}) {
 		run("log rotation", func(ctx context.Context) { n.runtime.RotateLogs(ctx, n.cfg.LogRotation) })
 	}
 	<-ctx.Done()
 	wg.Wait()
 	n.removing.Wait()
+	if n.kube != nil {
+		n.kube.wg.Wait()
+	}
 	// The status loop has stopped, maybe with statuses not yet written:
 	// write them before the store closes, so that what the API served last
 	// (a pod that just finished) is what the next start finds.
@@ -324,6 +345,7 @@ func (n *Node) apply(ctx context.Context, d sources.Desired) {
 		n.log.Warn("pod rejected", "pod", r.Pod.Pod.Namespace+"/"+r.Pod.Pod.Name, "source", r.Pod.Origin.Where, "err", r.Err)
 		n.events.Event(r.Pod.Pod, events.Warning, events.ReasonFailed, r.Err.Error())
 	}
+	n.rejectAPIPods(ctx, d.Rejected)
 	for _, err := range d.Errors {
 		n.log.Warn("config source error", "err", err)
 		if item, ok := sourceErrorItem(err); ok {

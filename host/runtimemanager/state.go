@@ -40,6 +40,7 @@ type containerInfo struct {
 	exitCode     int32
 	reason       string
 	message      string
+	imageRef     string
 	// startCut: its StartContainer was cut short (cutStarts) and it never
 	// started. It is shown as created and created again.
 	startCut bool
@@ -142,6 +143,7 @@ func containerFromProto(c *runtimev1.Container) containerInfo {
 		exitCode:     c.GetExitCode(),
 		reason:       c.GetReason(),
 		message:      c.GetMessage(),
+		imageRef:     c.GetImageRef(),
 	}
 }
 
@@ -291,7 +293,7 @@ func (s *podState) podStatus(name, namespace string) *lifecycle.PodStatus {
 			ID: c.id, Name: c.name, State: c.state,
 			CreatedAt: c.createdAt, StartedAt: c.startedAt, FinishedAt: c.finishedAt,
 			ExitCode: c.exitCode, Reason: c.reason, Message: c.message,
-			RestartCount: int32(c.restartCount),
+			RestartCount: int32(c.restartCount), ImageID: c.imageRef,
 		}
 		if c.startCut {
 			cs.State, cs.FinishedAt, cs.ExitCode, cs.Reason, cs.Message = c.shownState(), time.Time{}, 0, "", ""

@@ -1,0 +1,133 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	typedv1 "k8s.io/client-go/kubernetes/typed/core/v1"
+
+	"github.com/podhost/podhost/test/kubecluster"
+)
+
+// kubeNode is the node name the Kubernetes-mode tests give the host.
+const kubeNode = "n1"
+
+// kubeHost is a host in Kubernetes mode: a real etcd and kube-apiserver,
+// and a podhost joined to it as node n1 with the node's own credentials.
+type kubeHost struct {
+	*podHost
+	cluster *kubecluster.Cluster
+	// pods is the admin client's view of namespace default.
+	pods typedv1.PodInterface
+}
+
+// startKubeHost starts the control plane, then the host. The cluster is
+// started first so that its cleanup runs after the host's.
+func startKubeHost(t *testing.T) *kubeHost {
+	t.Helper()
+	c := kubecluster.StartForTest(t, kubecluster.Options{Nodes: []string{kubeNode}})
+	kubeconfig, err := c.NodeKubeconfig(kubeNode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startPodHostWith(t, fmt.Sprintf("nodeName: %s\nkubernetes:\n  kubeconfig: %s\n", kubeNode, kubeconfig))
+	return &kubeHost{podHost: h, cluster: c, pods: c.Client.CoreV1().Pods("default")}
+}
+
+// kubePod is busyPod bound to the test node, without the service-account
+// token volume (podhost does not serve projected volumes).
+func kubePod(name string, policy v1.RestartPolicy, containers ...v1.Container) *v1.Pod {
+	p := busyPod(name, policy, containers...)
+	p.Spec.NodeName = kubeNode
+	no := false
+	p.Spec.AutomountServiceAccountToken = &no
+	return p
+}
+
+// create creates the pod through the API server.
+func (k *kubeHost) create(pod *v1.Pod) *v1.Pod {
+	k.t.Helper()
+	got, err := k.pods.Create(k.t.Context(), pod, metav1.CreateOptions{})
+	if err != nil {
+		k.t.Fatalf("create pod %s: %v", pod.Name, err)
+	}
+	return got
+}
+
+// apiPod returns the pod as the API server has it; ok is false when it is
+// gone. Other errors fail the test.
+func (k *kubeHost) apiPod(name string) (*v1.Pod, bool) {
+	k.t.Helper()
+	ctx, cancel := context.WithTimeout(k.t.Context(), 10*time.Second)
+	defer cancel()
+	p, err := k.pods.Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, false
+	case err != nil:
+		k.t.Fatalf("get pod %s: %v", name, err)
+	}
+	return p, true
+}
+
+// waitAPIPod waits until the API server's pod satisfies cond.
+func (k *kubeHost) waitAPIPod(name string, limit time.Duration, what string, cond func(*v1.Pod) bool) *v1.Pod {
+	k.t.Helper()
+	var last *v1.Pod
+	poll(k.t, limit, func() bool {
+		p, ok := k.apiPod(name)
+		last = p
+		return ok && cond(p)
+	}, func() string {
+		return fmt.Sprintf("api pod %s: %s; last status %s\nruntime: %s\n%s", name, what, podStatusString(last), k.criSummary(last), k.logTail())
+	})
+	return last
+}
+
+// waitAPIRunning waits until the API server shows the pod running.
+func (k *kubeHost) waitAPIRunning(name string, limit time.Duration) *v1.Pod {
+	k.t.Helper()
+	return k.waitAPIPod(name, limit, "running", running)
+}
+
+// containerIDs maps each container name of the pod's API status to its
+// container ID, without a runtime prefix ("containerd://") if it has one.
+func containerIDs(p *v1.Pod) map[string]string {
+	out := map[string]string{}
+	for _, c := range p.Status.ContainerStatuses {
+		id := c.ContainerID
+		if _, after, ok := strings.Cut(id, "://"); ok {
+			id = after
+		}
+		out[c.Name] = id
+	}
+	return out
+}
+
+// deleteAPIPod deletes the pod through the API server, with grace when not
+// nil.
+func (k *kubeHost) deleteAPIPod(name string, grace *int64) {
+	k.t.Helper()
+	if err := k.pods.Delete(k.t.Context(), name, metav1.DeleteOptions{GracePeriodSeconds: grace}); err != nil {
+		k.t.Fatalf("delete pod %s: %v", name, err)
+	}
+}
+
+// waitAPIGone waits until the API server no longer has the pod.
+func (k *kubeHost) waitAPIGone(name string, limit time.Duration) {
+	k.t.Helper()
+	var last *v1.Pod
+	poll(k.t, limit, func() bool {
+		p, ok := k.apiPod(name)
+		last = p
+		return !ok
+	}, func() string {
+		return fmt.Sprintf("api pod %s still there; last status %s\n%s", name, podStatusString(last), k.logTail())
+	})
+}

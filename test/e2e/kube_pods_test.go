@@ -1,0 +1,87 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// TestKubePodsRunAndReport creates 20 pods through the API server at once:
+// each runs, and its status in the API server has the container's ID,
+// image ID and start time, the pod's start time and IP (a host-network
+// pod's IP is the node's) and Ready. A pod with a volume podhost does not
+// serve (the service-account token's projected volume) fails in the API
+// with a reason and a message naming the volume.
+func TestKubePodsRunAndReport(t *testing.T) {
+	k := startKubeHost(t)
+	const n = 20
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			k.create(kubePod(fmt.Sprintf("web-%02d", i), v1.RestartPolicyAlways, sh("app", "while true; do sleep 1; done")))
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		name := fmt.Sprintf("web-%02d", i)
+		p := k.waitAPIRunning(name, 120*time.Second)
+		c := containerStatus(p, "app")
+		switch {
+		case c == nil || c.ContainerID == "" || c.ImageID == "" || c.Image == "":
+			t.Errorf("%s: container status %+v; want a container ID, image and image ID", name, c)
+		case c.State.Running == nil || c.State.Running.StartedAt.IsZero():
+			t.Errorf("%s: container state %+v; want running with a start time", name, c.State)
+		}
+		if p.Status.StartTime == nil || p.Status.StartTime.IsZero() {
+			t.Errorf("%s: no start time", name)
+		}
+		if p.Status.PodIP != "127.0.0.1" || len(p.Status.PodIPs) != 1 || p.Status.PodIPs[0].IP != "127.0.0.1" {
+			t.Errorf("%s: pod IP %q, IPs %v; want the node's 127.0.0.1 (host network)", name, p.Status.PodIP, p.Status.PodIPs)
+		}
+		if !podReady(p) {
+			t.Errorf("%s: conditions %+v; want Ready", name, p.Status.Conditions)
+		}
+		if got := k.runningContainers(string(p.UID)); len(got) != 1 || !strings.HasSuffix(c.ContainerID, got[0].Id) {
+			t.Errorf("%s: containerd runs %v; want exactly the container of the status, %s", name, got, c.ContainerID)
+		}
+	}
+
+	// The ServiceAccount admission plugin adds a projected token volume.
+	tokened := kubePod("tokened", v1.RestartPolicyAlways, sh("app", "sleep 3600"))
+	tokened.Spec.AutomountServiceAccountToken = nil
+	created := k.create(tokened)
+	var volume string
+	for _, v := range created.Spec.Volumes {
+		if v.Projected != nil {
+			volume = v.Name
+		}
+	}
+	if volume == "" {
+		t.Fatalf("the API server gave pod tokened no projected volume: %+v", created.Spec.Volumes)
+	}
+	p := k.waitAPIPod("tokened", 60*time.Second, "failed", func(p *v1.Pod) bool { return p.Status.Phase == v1.PodFailed })
+	if p.Status.Reason != "UnsupportedVolume" || !strings.Contains(p.Status.Message, fmt.Sprintf("volume %q", volume)) {
+		t.Errorf("tokened: reason %q message %q; want UnsupportedVolume naming volume %q", p.Status.Reason, p.Status.Message, volume)
+	}
+	if got := k.criContainers(string(p.UID)); len(got) != 0 {
+		t.Errorf("tokened has containers in containerd: %v", got)
+	}
+	// Deleting the rejected pod removes it: nothing of it runs.
+	k.deleteAPIPod("tokened", nil)
+	k.waitAPIGone("tokened", 30*time.Second)
+}
+
+func podReady(p *v1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.PodReady {
+			return c.Status == v1.ConditionTrue
+		}
+	}
+	return false
+}
