@@ -309,7 +309,9 @@ func (c *Cluster) Kubectl(ctx context.Context, args ...string) (string, error) {
 }
 
 // RestartAPIServer stops the API server and starts it again on the same
-// address and etcd; the cluster's state survives.
+// address and etcd; the cluster's state survives. An API server that
+// drains its open watches past the SIGTERM wait is killed, which is a
+// restart too.
 func (c *Cluster) RestartAPIServer(ctx context.Context) error {
 	if err := c.StopAPIServer(ctx); err != nil {
 		return err

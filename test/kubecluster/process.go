@@ -53,13 +53,16 @@ func (p *process) exited() bool {
 	}
 }
 
-// stop sends SIGTERM, and SIGKILL when the process outlives ctx or 15 s.
+// stop sends SIGTERM, and SIGKILL when the process outlives ctx or 5 s:
+// kube-apiserver drains open watches for up to a minute, and a kill is as
+// good a stop for tests (etcd keeps the state; etcd itself runs without
+// fsync anyway).
 func (p *process) stop(ctx context.Context) error {
 	if p.exited() {
 		return nil
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	select {
 	case <-p.done:
@@ -67,7 +70,7 @@ func (p *process) stop(ctx context.Context) error {
 	case <-ctx.Done():
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		<-p.done
-		return fmt.Errorf("%s did not stop on SIGTERM; killed", p.name)
+		return nil
 	}
 }
 
