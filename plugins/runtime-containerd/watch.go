@@ -74,10 +74,18 @@ type watchRun struct {
 
 	last    snapshot
 	touched map[string]bool // objects the plugin changed since the current listing began
-	// queues holds, per ID being handled, the events that came meanwhile;
-	// one goroutine per ID handles them in order (workers).
-	queues  map[string][]taskEvent
+	// work holds the IDs being handled; one goroutine per ID handles its
+	// events in order (workers).
+	work    map[string]*idWork
 	workers sync.WaitGroup
+}
+
+// idWork is the events of one ID waiting to be handled, and a count of
+// the other changes to its object (notes, resyncs): a look-up that one
+// overtook is stale.
+type idWork struct {
+	queue []taskEvent
+	gen   uint64
 }
 
 func newWatcher(src source, log hclog.Logger) *watcher {
@@ -192,6 +200,9 @@ func (w *watcher) note(c change) {
 			id = ev.SandboxID
 		}
 		run.touched[id] = true
+		if wk := run.work[id]; wk != nil {
+			wk.gen++
+		}
 	}
 	w.publish(events)
 	w.wake()
@@ -272,6 +283,9 @@ func (w *watcher) follow(ctx context.Context, run *watchRun, baseline bool) (tas
 	cur.keep(run.last, run.touched)
 	changes := diff(run.last, cur, w.now().UnixNano())
 	run.last = cur
+	for _, wk := range run.work {
+		wk.gen++
+	}
 	w.publish(changes)
 	return events, stop, nil
 }
@@ -292,25 +306,25 @@ func (w *watcher) consume(ctx context.Context, run *watchRun, events taskEvents)
 func (w *watcher) dispatch(ctx context.Context, run *watchRun, ev taskEvent) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if run.queues == nil {
-		run.queues = map[string][]taskEvent{}
+	if run.work == nil {
+		run.work = map[string]*idWork{}
 	}
-	if q, busy := run.queues[ev.id]; busy {
-		run.queues[ev.id] = append(q, ev)
+	if wk := run.work[ev.id]; wk != nil {
+		wk.queue = append(wk.queue, ev)
 		return
 	}
-	run.queues[ev.id] = nil
+	wk := &idWork{}
+	run.work[ev.id] = wk
 	run.workers.Go(func() {
 		for {
-			w.handle(ctx, run, ev)
+			w.handle(ctx, run, wk, ev)
 			w.mu.Lock()
-			q := run.queues[ev.id]
-			if len(q) == 0 || ctx.Err() != nil {
-				delete(run.queues, ev.id)
+			if len(wk.queue) == 0 || ctx.Err() != nil {
+				delete(run.work, ev.id)
 				w.mu.Unlock()
 				return
 			}
-			ev, run.queues[ev.id] = q[0], q[1:]
+			ev, wk.queue = wk.queue[0], wk.queue[1:]
 			w.mu.Unlock()
 		}
 	})
@@ -319,12 +333,12 @@ func (w *watcher) dispatch(ctx context.Context, run *watchRun, ev taskEvent) {
 // handle looks ev's object up until CRI shows what ev tells of, and
 // publishes what changed. An event the snapshot already shows needs no
 // look-up, nor does one that a call of the plugin in flight will note.
-func (w *watcher) handle(ctx context.Context, run *watchRun, ev taskEvent) {
+func (w *watcher) handle(ctx context.Context, run *watchRun, wk *idWork, ev taskEvent) {
 	delay := confirmInitial
 	deadline := time.Now().Add(confirmTimeout)
 	for {
 		w.mu.Lock()
-		settled, waits, changed := run.last.settled(ev), w.waitsForCall(run, ev), w.changed
+		settled, waits, changed, gen := run.last.settled(ev), w.waitsForCall(run, ev), w.changed, wk.gen
 		w.mu.Unlock()
 		if settled {
 			return
@@ -341,6 +355,11 @@ func (w *watcher) handle(ctx context.Context, run *watchRun, ev taskEvent) {
 		obj, err := w.src.lookup(ctx, ev.id)
 		if err == nil {
 			w.mu.Lock()
+			if wk.gen != gen {
+				// The object changed during the look-up: look again.
+				w.mu.Unlock()
+				continue
+			}
 			events, done := run.last.observe(ev, obj, w.now().UnixNano())
 			w.publish(events)
 			w.mu.Unlock()

@@ -22,6 +22,7 @@ type fakeSource struct {
 	listErr  error
 	subErr   error
 	lookups  int
+	onLookup func()           // when set, runs during each look-up, after CRI answered
 	streams  chan *fakeStream // one per subscription
 	listings chan struct{}    // one per list call
 }
@@ -51,13 +52,18 @@ func (f *fakeSource) lookup(_ context.Context, id string) (object, error) {
 			f.lag--
 		}
 	}
+	var obj object
 	if c, ok := f.state.containers[id]; ok {
-		return object{kind: objectContainer, container: c}, nil
+		obj = object{kind: objectContainer, container: c}
+	} else if sb, ok := f.state.sandboxes[id]; ok {
+		obj = object{kind: objectSandbox, sandbox: sb}
 	}
-	if sb, ok := f.state.sandboxes[id]; ok {
-		return object{kind: objectSandbox, sandbox: sb}, nil
+	if hook := f.onLookup; hook != nil {
+		f.mu.Unlock()
+		hook()
+		f.mu.Lock()
 	}
-	return object{}, nil
+	return obj, nil
 }
 
 func (f *fakeSource) subscribe(ctx context.Context) (taskEvents, error) {
@@ -266,6 +272,26 @@ func TestWatcherReportsEachChangeOnce(t *testing.T) {
 			})
 		})
 	}
+}
+
+func TestWatcherDropsALookupThatTheObjectsRemovalOvertook(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newFakeSource("s1=ready", "c1@s1=running")
+		w, ch, stream := startWatcher(t, src)
+		src.set(0, "s1=ready", "c1@s1=exited")
+		src.onLookup = sync.OnceFunc(func() {
+			// CRI answered "exited"; before that answer is used, the
+			// plugin stops and removes the container.
+			w.note(change{kind: containerExited, containerID: "c1"})
+			w.note(change{kind: containerRemoved, containerID: "c1"})
+			src.set(0, "s1=ready")
+		})
+		stream.events <- ctrExit("c1")
+		time.Sleep(time.Second)
+		if got, want := received(t, ch), []string{"exited c1@s1", "removed c1@s1"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("got %q; want %q", got, want)
+		}
+	})
 }
 
 func TestWatcherResyncsAfterTheSubscriptionBreaks(t *testing.T) {
