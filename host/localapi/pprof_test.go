@@ -42,14 +42,7 @@ func TestPprofOnTheUnixSocket(t *testing.T) {
 }
 
 func TestPprofOnTCPNeedsTheToken(t *testing.T) {
-	_, _, views := fixture(t)
-	s, err := localapi.ListenTCP("127.0.0.1:0", writeToken(t, 0o600, "s3cret\n"), views)
-	if err != nil {
-		t.Fatalf("ListenTCP: %v", err)
-	}
-	go s.Serve()
-	t.Cleanup(func() { s.Shutdown(context.WithoutCancel(t.Context())) })
-	url := "http://" + s.Addr().String()
+	url := "http://" + serveTCP(t, "s3cret\n")
 	for _, tc := range []struct {
 		name, path, auth string
 		code             int
@@ -70,6 +63,20 @@ func TestPprofOnTCPNeedsTheToken(t *testing.T) {
 			}
 		})
 	}
+}
+
+// serveTCP serves the fixture's views on a TCP port of the loopback
+// behind token until t ends, and returns its address.
+func serveTCP(t *testing.T, token string) string {
+	t.Helper()
+	_, _, views := fixture(t)
+	s, err := localapi.ListenTCP("127.0.0.1:0", writeToken(t, 0o600, token), views)
+	if err != nil {
+		t.Fatalf("ListenTCP: %v", err)
+	}
+	go s.Serve()
+	t.Cleanup(func() { s.Shutdown(context.WithoutCancel(t.Context())) })
+	return s.Addr().String()
 }
 
 func get(t *testing.T, c *http.Client, url, auth string) (int, string) {
