@@ -17,7 +17,9 @@ const subscriberBuffer = 256
 // is made again with back-off. A containerd event comes before CRI has
 // updated its view, so the object is looked up again, with back-off, until
 // CRI shows what the event told of or confirmTimeout passes (then the
-// host's relist finds it).
+// host's relist finds it); the next event of the same object (the task's
+// delete, which CRI makes just before it records an exit) restarts the
+// back-off.
 const (
 	resubscribeInitial = 100 * time.Millisecond
 	resubscribeMax     = 5 * time.Second
@@ -86,6 +88,7 @@ type watchRun struct {
 type idWork struct {
 	queue []taskEvent
 	gen   uint64
+	more  chan struct{} // signalled when an event joins the queue
 }
 
 func newWatcher(src source, log hclog.Logger) *watcher {
@@ -311,9 +314,13 @@ func (w *watcher) dispatch(ctx context.Context, run *watchRun, ev taskEvent) {
 	}
 	if wk := run.work[ev.id]; wk != nil {
 		wk.queue = append(wk.queue, ev)
+		select {
+		case wk.more <- struct{}{}:
+		default:
+		}
 		return
 	}
-	wk := &idWork{}
+	wk := &idWork{more: make(chan struct{}, 1)}
 	run.work[ev.id] = wk
 	run.workers.Go(func() {
 		for {
@@ -378,8 +385,12 @@ func (w *watcher) handle(ctx context.Context, run *watchRun, wk *idWork, ev task
 		case <-ctx.Done():
 			return
 		case <-time.After(delay):
+			delay = min(2*delay, confirmMax)
+		case <-wk.more:
+			// containerd tells more of the object: CRI deletes an exited
+			// task just before it records the exit, so look again soon.
+			delay = confirmInitial
 		}
-		delay = min(2*delay, confirmMax)
 	}
 }
 
