@@ -197,6 +197,15 @@ func (w *watcher) note(c change) {
 		return
 	}
 	events := run.last.apply(c, w.now().UnixNano())
+	w.touch(run, events)
+	w.publish(events)
+	w.wake()
+}
+
+// touch records that events changed their objects in the snapshot, so
+// that a listing begun before keeps them (keep) and a look-up in flight
+// for them is stale. The caller holds w.mu.
+func (w *watcher) touch(run *watchRun, events []Event) {
 	for _, ev := range events {
 		id := ev.ContainerID
 		if id == "" {
@@ -207,8 +216,6 @@ func (w *watcher) note(c change) {
 			wk.gen++
 		}
 	}
-	w.publish(events)
-	w.wake()
 }
 
 func (w *watcher) loop(ctx context.Context, run *watchRun) {
@@ -368,6 +375,7 @@ func (w *watcher) handle(ctx context.Context, run *watchRun, wk *idWork, ev task
 				continue
 			}
 			events, done := run.last.observe(ev, obj, w.now().UnixNano())
+			w.touch(run, events)
 			w.publish(events)
 			w.mu.Unlock()
 			if done {

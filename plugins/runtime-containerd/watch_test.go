@@ -23,6 +23,7 @@ type fakeSource struct {
 	subErr   error
 	lookups  int
 	onLookup func()           // when set, runs during each look-up, after CRI answered
+	onList   func()           // when set, runs during each listing, after CRI answered
 	streams  chan *fakeStream // one per subscription
 	listings chan struct{}    // one per list call
 }
@@ -38,7 +39,13 @@ func (f *fakeSource) list(context.Context) (snapshot, error) {
 	if f.listErr != nil {
 		return snapshot{}, f.listErr
 	}
-	return snapshot{sandboxes: maps.Clone(f.state.sandboxes), containers: maps.Clone(f.state.containers)}, nil
+	listed := snapshot{sandboxes: maps.Clone(f.state.sandboxes), containers: maps.Clone(f.state.containers)}
+	if hook := f.onList; hook != nil {
+		f.mu.Unlock()
+		hook()
+		f.mu.Lock()
+	}
+	return listed, nil
 }
 
 func (f *fakeSource) lookup(_ context.Context, id string) (object, error) {
@@ -279,13 +286,16 @@ func TestWatcherDropsALookupThatTheObjectsRemovalOvertook(t *testing.T) {
 		src := newFakeSource("s1=ready", "c1@s1=running")
 		w, ch, stream := startWatcher(t, src)
 		src.set(0, "s1=ready", "c1@s1=exited")
-		src.onLookup = sync.OnceFunc(func() {
+		hook := sync.OnceFunc(func() {
 			// CRI answered "exited"; before that answer is used, the
 			// plugin stops and removes the container.
 			w.note(change{kind: containerExited, containerID: "c1"})
 			w.note(change{kind: containerRemoved, containerID: "c1"})
 			src.set(0, "s1=ready")
 		})
+		src.mu.Lock()
+		src.onLookup = hook
+		src.mu.Unlock()
 		stream.events <- ctrExit("c1")
 		time.Sleep(time.Second)
 		if got, want := received(t, ch), []string{"exited c1@s1", "removed c1@s1"}; !reflect.DeepEqual(got, want) {
@@ -323,6 +333,31 @@ func TestWatcherResyncsAfterTheSubscriptionBreaks(t *testing.T) {
 		stream.events <- ctrExit("c2")
 		if got, want := received(t, ch), []string{"exited c2@s1"}; !reflect.DeepEqual(got, want) {
 			t.Errorf("after the resync: got %q; want %q", got, want)
+		}
+	})
+}
+
+func TestWatcherKeepsWhatItObservedAgainstAStaleResync(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newFakeSource("s1=ready", "c1@s1=running")
+		_, ch, stream := startWatcher(t, src)
+		<-src.listings
+		// CRI shows c1's exit only at the seventh look-up, about 230 ms on.
+		src.set(7, "s1=ready", "c1@s1=exited")
+		stream.events <- ctrExit("c1")
+		stream.broken <- errors.New("containerd went away")
+		// The resync's listing answers before the exit shows and is used
+		// only after the look-up has reported it.
+		src.mu.Lock()
+		src.onList = sync.OnceFunc(func() { time.Sleep(time.Second) })
+		src.mu.Unlock()
+		stream = <-src.streams
+		<-src.listings
+		synctest.Wait()
+		stream.events <- ctrExit("c1") // the task's delete
+		time.Sleep(time.Second)
+		if got, want := received(t, ch), []string{"exited c1@s1"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("got %q; want %q", got, want)
 		}
 	})
 }
