@@ -75,7 +75,7 @@ type watchRun struct {
 	err    error         // the start's error, set before ready closes
 
 	last    snapshot
-	touched map[string]bool // objects the plugin changed since the current listing began
+	touched map[string]bool // objects changed since the listing in progress began; nil between listings
 	// work holds the IDs being handled; one goroutine per ID handles its
 	// events in order (workers).
 	work    map[string]*idWork
@@ -211,7 +211,9 @@ func (w *watcher) touch(run *watchRun, events []Event) {
 		if id == "" {
 			id = ev.SandboxID
 		}
-		run.touched[id] = true
+		if run.touched != nil {
+			run.touched[id] = true
+		}
 		if wk := run.work[id]; wk != nil {
 			wk.gen++
 		}
@@ -274,23 +276,22 @@ func (w *watcher) follow(ctx context.Context, run *watchRun, baseline bool) (tas
 		return nil, nil, fmt.Errorf("subscribe to containerd's events: %w", err)
 	}
 	w.mu.Lock()
-	if run.touched == nil {
-		run.touched = map[string]bool{}
-	}
-	clear(run.touched)
+	run.touched = map[string]bool{}
 	w.mu.Unlock()
 	cur, err := w.src.list(ctx)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	touched := run.touched
+	run.touched = nil
 	if err != nil {
 		stop()
 		return nil, nil, fmt.Errorf("list: %w", err)
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	if baseline {
 		run.last = cur
 		return events, stop, nil
 	}
-	cur.keep(run.last, run.touched)
+	cur.keep(run.last, touched)
 	changes := diff(run.last, cur, w.now().UnixNano())
 	run.last = cur
 	for _, wk := range run.work {

@@ -422,3 +422,22 @@ func TestWatcherFailsSubscribeWithoutContainerd(t *testing.T) {
 		})
 	}
 }
+
+func TestWatcherRecordsChangesOnlyDuringAListing(t *testing.T) {
+	// The record keep needs would grow with every change made while the
+	// subscription lasts, which is the plugin's life.
+	synctest.Test(t, func(t *testing.T) {
+		src := newFakeSource("s1=ready")
+		w, _, _ := startWatcher(t, src)
+		for i := range 100 {
+			id := fmt.Sprintf("c%d", i)
+			w.note(change{kind: containerCreated, sandboxID: "s1", containerID: id, labels: map[string]string{"name": id}})
+			w.note(change{kind: containerRemoved, containerID: id})
+		}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if n := len(w.run.touched); n != 0 {
+			t.Errorf("%d objects recorded between listings; want none", n)
+		}
+	})
+}
