@@ -134,14 +134,8 @@ func writeToken(t *testing.T, mode os.FileMode, content string) string {
 }
 
 func TestTCPRequiresToken(t *testing.T) {
-	_, _, views := fixture(t)
-	s, err := localapi.ListenTCP("127.0.0.1:0", writeToken(t, 0o600, "s3cret\n"), views)
-	if err != nil {
-		t.Fatalf("ListenTCP: %v", err)
-	}
-	go s.Serve()
-	t.Cleanup(func() { s.Shutdown(context.WithoutCancel(t.Context())) })
-	url := "http://" + s.Addr().String()
+	addr := serveTCP(t, "s3cret\n")
+	url := "http://" + addr
 
 	for _, tc := range []struct {
 		name, path, auth string
@@ -172,14 +166,14 @@ func TestTCPRequiresToken(t *testing.T) {
 	}
 
 	t.Run("client with the token", func(t *testing.T) {
-		c, err := localapi.NewTCPClient(s.Addr().String(), "s3cret")
+		c, err := localapi.NewTCPClient(addr, "s3cret")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if pods, err := c.Pods(t.Context()); err != nil || len(pods) != 2 {
 			t.Errorf("Pods = %v, %v", pods, err)
 		}
-		bad, _ := localapi.NewTCPClient(s.Addr().String(), "nope")
+		bad, _ := localapi.NewTCPClient(addr, "nope")
 		var apiErr *localapi.APIError
 		if _, err := bad.Pods(t.Context()); !errors.As(err, &apiErr) || apiErr.StatusCode != 401 {
 			t.Errorf("Pods with a wrong token: %v; want a 401", err)

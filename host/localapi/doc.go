@@ -22,6 +22,7 @@
 //	GET    /metrics                         Prometheus text
 //	GET    /healthz                         200 while the host process serves
 //	GET    /readyz                          200 when the host is ready, else 503
+//	GET    /debug/pprof/...                 Go runtime profiles (net/http/pprof), behind the same access control
 //
 // host/node serves the API; cmd/host, bench/podstart and test/e2e use the
 // client; those are its importers. Subpackage localapitest holds fakes of

@@ -30,6 +30,7 @@ func Handler(v Views) http.Handler {
 	route(mux, "/healthz", methods{http.MethodGet: h.healthz})
 	route(mux, "/readyz", methods{http.MethodGet: h.readyz})
 	route(mux, "/metrics", methods{http.MethodGet: h.metrics})
+	routePprof(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, ErrorBody{Error: "no such endpoint: " + r.URL.Path})
 	})

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -109,6 +110,7 @@ type Node struct {
 	volumeStats      *volumemanager.StatsGatherer
 	claims           staticClaims
 	relist           chan struct{}
+	eventsLive       atomic.Bool // the runtime's event stream is open (plegperiod.go)
 	removing         sync.WaitGroup
 	shutdown         shutdownState
 }
@@ -261,7 +263,7 @@ func (n *Node) Run(ctx context.Context) error {
 	run("volumes", n.runVolumes)
 	run("volume stats", n.runVolumeStats)
 	run("merge", n.mergeSources)
-	run("pleg", func(ctx context.Context) { n.pleg.Run(ctx, plegPeriod, n.relist) })
+	run("pleg", n.runPLEG)
 	run("workers", n.workers.Run)
 	run("status", n.status.Run)
 	run("probes", n.probes.Run)

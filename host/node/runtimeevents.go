@@ -59,21 +59,31 @@ func (n *Node) followRuntimeEvents(ctx context.Context) {
 }
 
 // relistOnEvents asks for a relist on each event of one stream, until the
-// stream ends. It reports whether any event arrived.
+// stream ends. It reports whether any event arrived. While the stream is
+// open the periodic relist slows to the safety net (plegperiod.go); its
+// opening asks for a relist, which finds what changed while no stream was
+// open, and so does its end, which brings the fast period back.
 func (n *Node) relistOnEvents(ctx context.Context, client runtimev1.RuntimeClient) (bool, error) {
 	stream, err := client.Events(ctx, &runtimev1.EventsRequest{})
 	if err != nil {
 		return false, err
 	}
+	// The plugin sends the header once it follows its backend.
+	if _, err := stream.Header(); err != nil {
+		return false, err
+	}
+	n.eventsLive.Store(true)
+	n.askRelist()
+	defer func() {
+		n.eventsLive.Store(false)
+		n.askRelist()
+	}()
 	received := false
 	for {
 		if _, err := stream.Recv(); err != nil {
 			return received, err
 		}
 		received = true
-		select {
-		case n.relist <- struct{}{}:
-		default:
-		}
+		n.askRelist()
 	}
 }

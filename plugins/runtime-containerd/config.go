@@ -16,13 +16,16 @@ type config struct {
 	// ImagePullPolicy is used when the host asks for none: IfNotPresent
 	// (default), Always or Never.
 	ImagePullPolicy string `json:"imagePullPolicy"`
-	// WatchInterval is how often the Events stream lists containerd's
-	// sandboxes and containers to find changes (containerd 1.6 has no CRI
-	// event API). It runs only while a stream is open.
-	WatchInterval sdk.Duration `json:"watchInterval"`
+	// Address is containerd's main socket, whose event service the Events
+	// stream follows, e.g. "unix:///run/containerd/containerd.sock". Empty:
+	// Endpoint, where containerd serves CRI beside its own services.
+	Address string `json:"address"`
+	// Namespace is the containerd namespace CRI keeps its objects in.
+	Namespace string `json:"namespace"`
 
-	// socketPath is Endpoint's path, set by parseConfig.
-	socketPath string
+	// socketPath and addressPath are Endpoint's and Address's paths, set
+	// by parseConfig.
+	socketPath, addressPath string
 }
 
 // timeouts bound calls to containerd.
@@ -35,23 +38,15 @@ type timeouts struct {
 
 var pullPolicies = []string{"IfNotPresent", "Always", "Never"}
 
-// defaultWatchInterval reports a change made outside the plugin within half
-// a second, twice as fast as the host's relist, for about 1% of one core
-// at 100 containers, plugin and containerd together (each poll costs about
-// 1.3 ms of CPU in each; see BenchmarkWatchCost in watch_bench_test.go).
-// The plugin's own calls are reported at once whatever the interval.
-// minWatchInterval stops a config from turning the watch into a busy loop.
-const (
-	defaultWatchInterval = 500 * time.Millisecond
-	minWatchInterval     = 10 * time.Millisecond
-)
+// defaultNamespace is the namespace of containerd's CRI plugin.
+const defaultNamespace = "k8s.io"
 
 // defaultConfig is the config before the operator's is applied.
 func defaultConfig() config {
 	return config{
 		Timeouts:        timeouts{Runtime: sdk.Duration(2 * time.Minute), Image: sdk.Duration(10 * time.Minute)},
 		ImagePullPolicy: "IfNotPresent",
-		WatchInterval:   sdk.Duration(defaultWatchInterval),
+		Namespace:       defaultNamespace,
 	}
 }
 
@@ -68,6 +63,17 @@ func parseConfig(raw []byte) (config, []sdk.FieldError) {
 	} else {
 		c.socketPath = path
 	}
+	c.addressPath = c.socketPath
+	if c.Address != "" {
+		if path, err := sdk.UnixSocketPath(c.Address); err != nil {
+			errs.Addf("address", "%v", err)
+		} else {
+			c.addressPath = path
+		}
+	}
+	if c.Namespace == "" {
+		errs.Addf("namespace", "must not be empty")
+	}
 	for _, d := range []struct {
 		field string
 		value sdk.Duration
@@ -78,9 +84,6 @@ func parseConfig(raw []byte) (config, []sdk.FieldError) {
 		if d.value <= 0 {
 			errs.Addf(d.field, "must be positive, got %v", d.value)
 		}
-	}
-	if time.Duration(c.WatchInterval) < minWatchInterval {
-		errs.Addf("watchInterval", "must be at least %v, got %v", minWatchInterval, time.Duration(c.WatchInterval))
 	}
 	if !slices.Contains(pullPolicies, c.ImagePullPolicy) {
 		errs.Addf("imagePullPolicy", "must be one of %v, got %q", pullPolicies, c.ImagePullPolicy)

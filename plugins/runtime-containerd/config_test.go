@@ -20,19 +20,21 @@ func TestParseConfig(t *testing.T) {
 			config: `{"endpoint":"unix:///run/containerd/containerd.sock"}`,
 			want: config{
 				Endpoint: "unix:///run/containerd/containerd.sock", socketPath: "/run/containerd/containerd.sock",
+				addressPath:     "/run/containerd/containerd.sock",
 				Timeouts:        timeouts{Runtime: sdk.Duration(2 * time.Minute), Image: sdk.Duration(10 * time.Minute)},
 				ImagePullPolicy: "IfNotPresent",
-				WatchInterval:   sdk.Duration(500 * time.Millisecond),
+				Namespace:       "k8s.io",
 			},
 		},
 		{
 			name:   "everything",
-			config: `{"endpoint":"unix:///c.sock","timeouts":{"runtime":"30s","image":"1h"},"imagePullPolicy":"Never","watchInterval":"1s"}`,
+			config: `{"endpoint":"unix:///c.sock","timeouts":{"runtime":"30s","image":"1h"},"imagePullPolicy":"Never","address":"unix:///m.sock","namespace":"other"}`,
 			want: config{
 				Endpoint: "unix:///c.sock", socketPath: "/c.sock",
+				Address: "unix:///m.sock", addressPath: "/m.sock",
 				Timeouts:        timeouts{Runtime: sdk.Duration(30 * time.Second), Image: sdk.Duration(time.Hour)},
 				ImagePullPolicy: "Never",
-				WatchInterval:   sdkSecond,
+				Namespace:       "other",
 			},
 		},
 		{name: "empty", config: `{}`, wantErrs: []string{"endpoint: is required"}},
@@ -44,8 +46,8 @@ func TestParseConfig(t *testing.T) {
 		},
 		{
 			name:     "bad values",
-			config:   `{"endpoint":"unix://relative.sock","timeouts":{"runtime":"0s","image":"-1m"},"imagePullPolicy":"Sometimes","watchInterval":"1ms"}`,
-			wantErrs: []string{"endpoint: must name an absolute socket path after unix://", "timeouts.runtime: must be positive, got 0s", "timeouts.image: must be positive, got -1m0s", "watchInterval: must be at least 10ms, got 1ms", `imagePullPolicy: must be one of [IfNotPresent Always Never], got "Sometimes"`},
+			config:   `{"endpoint":"unix://relative.sock","timeouts":{"runtime":"0s","image":"-1m"},"imagePullPolicy":"Sometimes","address":"tcp://x:1","namespace":""}`,
+			wantErrs: []string{"endpoint: must name an absolute socket path after unix://", `address: must be a unix:// address, such as "unix:///run/plugin.sock"`, "namespace: must not be empty", "timeouts.runtime: must be positive, got 0s", "timeouts.image: must be positive, got -1m0s", `imagePullPolicy: must be one of [IfNotPresent Always Never], got "Sometimes"`},
 		},
 	}
 	for _, tt := range tests {
@@ -64,5 +66,3 @@ func TestParseConfig(t *testing.T) {
 		})
 	}
 }
-
-const sdkSecond = sdk.Duration(time.Second)

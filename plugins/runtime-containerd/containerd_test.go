@@ -30,7 +30,7 @@ var runningCommand = []string{"sh", "-c", `trap "exit 0" TERM; while true; do sl
 func TestWithContainerd(t *testing.T) {
 	c := crisetup.StartForTest(t)
 	logs := t.TempDir()
-	config := fmt.Sprintf(`{"endpoint":%q,"timeouts":{"runtime":"60s","image":"60s"},"watchInterval":"100ms"}`, c.Endpoint())
+	config := fmt.Sprintf(`{"endpoint":%q,"timeouts":{"runtime":"60s","image":"60s"}}`, c.Endpoint())
 	hostNetwork := func(sb *runtimev1.SandboxConfig) {
 		sb.HostNetwork = true
 		sb.LogDirectory = filepath.Join(logs, sb.GetMetadata().GetUid())

@@ -32,6 +32,7 @@ func (r *criRuntime) CreateContainer(ctx context.Context, sandboxID string, spec
 	if pod != nil {
 		sbCfg = sandboxConfigToCRI(*pod)
 	}
+	defer r.watch.begin("")()
 	resp, err := b.rt.CreateContainer(ctx, &criapi.CreateContainerRequest{
 		PodSandboxId:  sandboxID,
 		Config:        containerConfigToCRI(spec, sandboxID, pod),
@@ -59,6 +60,7 @@ func (r *criRuntime) StartContainer(ctx context.Context, id string) error {
 	}
 	ctx, cancel := b.runtimeCall(ctx, 0)
 	defer cancel()
+	defer r.watch.begin(id)()
 	_, err = b.rt.StartContainer(ctx, &criapi.StartContainerRequest{ContainerId: id})
 	if err == nil {
 		r.watch.note(change{kind: containerStarted, containerID: id})

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	eventsapi "github.com/containerd/containerd/api/services/events/v1"
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
@@ -24,10 +26,12 @@ const maxMessageSize = 16 << 20
 // backend is one connection to containerd and the config it was made for.
 // It is replaced whole when the config changes.
 type backend struct {
-	cfg  config
-	conn *grpc.ClientConn
-	rt   criapi.RuntimeServiceClient
-	img  criapi.ImageServiceClient
+	cfg    config
+	conn   *grpc.ClientConn
+	rt     criapi.RuntimeServiceClient
+	img    criapi.ImageServiceClient
+	main   *grpc.ClientConn // containerd's main socket; conn when it is the CRI endpoint
+	events eventsapi.EventsClient
 }
 
 // criRuntime is the logic of the plugin: the contract's calls made with
@@ -57,7 +61,7 @@ func (r *criRuntime) Configure(_ context.Context, raw json.RawMessage) []sdk.Fie
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	old := r.current.Load()
-	if old != nil && old.cfg.socketPath == c.socketPath {
+	if old != nil && old.cfg.socketPath == c.socketPath && old.cfg.addressPath == c.addressPath {
 		b := *old
 		b.cfg = c
 		r.current.Store(&b)
@@ -67,11 +71,32 @@ func (r *criRuntime) Configure(_ context.Context, raw json.RawMessage) []sdk.Fie
 	if err != nil {
 		return []sdk.FieldError{{Field: "endpoint", Message: err.Error()}}
 	}
-	r.current.Store(&backend{cfg: c, conn: conn, rt: criapi.NewRuntimeServiceClient(conn), img: criapi.NewImageServiceClient(conn)})
+	main := conn
+	if c.addressPath != c.socketPath {
+		if main, err = dial(c.addressPath); err != nil {
+			_ = conn.Close()
+			return []sdk.FieldError{{Field: "address", Message: err.Error()}}
+		}
+	}
+	r.current.Store(&backend{
+		cfg: c, conn: conn, rt: criapi.NewRuntimeServiceClient(conn), img: criapi.NewImageServiceClient(conn),
+		main: main, events: eventsapi.NewEventsClient(main),
+	})
 	if old != nil {
-		_ = old.conn.Close()
+		// A stream on the old connection breaks; the watcher subscribes
+		// again on the new one.
+		old.close()
 	}
 	return nil
+}
+
+// close closes the backend's connections.
+func (b *backend) close() error {
+	err := b.conn.Close()
+	if b.main != b.conn {
+		err = errors.Join(err, b.main.Close())
+	}
+	return err
 }
 
 // dial makes a client for the unix socket at path without connecting.
@@ -96,7 +121,7 @@ func dial(path string) (*grpc.ClientConn, error) {
 func (r *criRuntime) Close() error {
 	r.watch.stopAll()
 	if b := r.current.Swap(nil); b != nil {
-		return b.conn.Close()
+		return b.close()
 	}
 	return nil
 }
@@ -181,12 +206,45 @@ func (r *criRuntime) list(ctx context.Context) (snapshot, error) {
 	return snapshotOf(sandboxes, containers), nil
 }
 
-// watchInterval is the configured interval of the watcher's listings.
-func (r *criRuntime) watchInterval() time.Duration {
-	if b := r.current.Load(); b != nil {
-		return time.Duration(b.cfg.WatchInterval)
+// lookup tells what CRI knows of the object id, for the watcher.
+func (r *criRuntime) lookup(ctx context.Context, id string) (object, error) {
+	b, err := r.backend()
+	if err != nil {
+		return object{}, err
 	}
-	return defaultWatchInterval
+	ctx, cancel := b.runtimeCall(ctx, 0)
+	defer cancel()
+	containers, err := b.listContainers(ctx, &criapi.ContainerFilter{Id: id})
+	if err != nil {
+		return object{}, err
+	}
+	for _, c := range containers {
+		if c.GetId() == id {
+			return object{kind: objectContainer, container: snapshotOf(nil, []*criapi.Container{c}).containers[id]}, nil
+		}
+	}
+	sandboxes, err := b.listSandboxes(ctx, &criapi.PodSandboxFilter{Id: id})
+	if err != nil {
+		return object{}, err
+	}
+	for _, sb := range sandboxes {
+		if sb.GetId() == id {
+			return object{kind: objectSandbox, sandbox: snapshotOf([]*criapi.PodSandbox{sb}, nil).sandboxes[id]}, nil
+		}
+	}
+	return object{}, nil
+}
+
+// subscribe follows containerd's events in the configured namespace, for
+// the watcher. The runtime timeout bounds the wait until it is live.
+func (r *criRuntime) subscribe(ctx context.Context) (taskEvents, error) {
+	b, err := r.backend()
+	if err != nil {
+		return nil, err
+	}
+	barrier, cancel := b.runtimeCall(ctx, 0)
+	defer cancel()
+	return subscribeContainerd(ctx, barrier, b.events, b.cfg.Namespace)
 }
 
 // teardown makes one idempotent CRI teardown call for the object id (named

@@ -51,7 +51,8 @@ func snapshotOf(sandboxes []*criapi.PodSandbox, containers []*criapi.Container) 
 // that went away. A container seen for the first time already running gets
 // CREATED and STARTED; one seen first when exited gets CREATED and EXITED
 // (whether it ever started is not in a listing). Changes to or from the
-// UNKNOWN state make no event.
+// UNKNOWN state make no event. A container that goes away while it was
+// running exited first (goneEvents).
 func diff(prev, cur snapshot, now int64) []Event {
 	var ready, ctrs, notReady, removed []Event
 	for _, id := range sortedKeys(cur.sandboxes) {
@@ -78,13 +79,11 @@ func diff(prev, cur snapshot, now int64) []Event {
 		if old, ok := prev.containers[id]; ok {
 			from = old.state
 		}
-		for _, typ := range containerTransition(from, c.state) {
-			ctrs = append(ctrs, containerEvent(typ, id, c, now))
-		}
+		ctrs = append(ctrs, containerTransitionEvents(from, id, c, now)...)
 	}
 	for _, id := range sortedKeys(prev.containers) {
 		if _, ok := cur.containers[id]; !ok {
-			ctrs = append(ctrs, containerEvent(EventContainerRemoved, id, prev.containers[id], now))
+			ctrs = append(ctrs, goneEvents(id, prev.containers[id], now)...)
 		}
 	}
 	// Removals after the other container events keep ID order within each.
@@ -156,7 +155,7 @@ func (s snapshot) apply(c change, now int64) []Event {
 		for _, id := range sortedKeys(s.containers) {
 			if ctr := s.containers[id]; ctr.sandboxID == c.sandboxID {
 				delete(s.containers, id)
-				out = append(out, containerEvent(EventContainerRemoved, id, ctr, now))
+				out = append(out, goneEvents(id, ctr, now)...)
 			}
 		}
 		if sb, ok := s.sandboxes[c.sandboxID]; ok {
@@ -189,7 +188,7 @@ func (s snapshot) apply(c change, now int64) []Event {
 			return nil
 		}
 		delete(s.containers, c.containerID)
-		return []Event{containerEvent(EventContainerRemoved, c.containerID, ctr, now)}
+		return goneEvents(c.containerID, ctr, now)
 	}
 	return nil
 }
@@ -210,6 +209,15 @@ func (s snapshot) keep(from snapshot, ids map[string]bool) {
 			delete(s.containers, id)
 		}
 	}
+}
+
+// goneEvents are the events of container c going away: a running one
+// exited first, and that exit must not be lost.
+func goneEvents(id string, c containerEntry, now int64) []Event {
+	if c.state == ContainerRunning {
+		return []Event{containerEvent(EventContainerExited, id, c, now), containerEvent(EventContainerRemoved, id, c, now)}
+	}
+	return []Event{containerEvent(EventContainerRemoved, id, c, now)}
 }
 
 func sandboxEvent(typ EventType, id string, labels map[string]string, now int64) Event {

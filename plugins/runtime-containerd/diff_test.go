@@ -70,18 +70,19 @@ func TestDiff(t *testing.T) {
 		{"a container exits", []string{"c1@s1=running"}, []string{"c1@s1=exited"}, []string{"exited c1@s1"}},
 		{"a created container exits", []string{"c1@s1=created"}, []string{"c1@s1=exited"}, []string{"exited c1@s1"}},
 		{"a container goes", []string{"c1@s1=exited"}, nil, []string{"removed c1@s1"}},
+		{"a running container goes: its exit is not lost", []string{"c1@s1=running"}, nil, []string{"exited c1@s1", "removed c1@s1"}},
 		{"unknown states make no event", []string{"c1@s1=running", "c2@s1=unknown"}, []string{"c1@s1=unknown", "c2@s1=exited", "c3@s1=unknown"}, nil},
 		{
 			"a whole pod in one interval, in reading order",
 			[]string{"s0=ready", "c0@s0=running"},
 			[]string{"s1=ready", "c2@s1=running", "c1@s1=created"},
-			[]string{"sandbox-ready s1", "created c1@s1", "created c2@s1", "started c2@s1", "removed c0@s0", "sandbox-removed s0"},
+			[]string{"sandbox-ready s1", "created c1@s1", "created c2@s1", "started c2@s1", "exited c0@s0", "removed c0@s0", "sandbox-removed s0"},
 		},
 		{
 			"pods stop and go together",
 			[]string{"s1=ready", "s2=ready", "c1@s1=running", "c2@s2=running"},
 			[]string{"s1=notready", "c1@s1=exited"},
-			[]string{"exited c1@s1", "removed c2@s2", "sandbox-notready s1", "sandbox-removed s2"},
+			[]string{"exited c1@s1", "exited c2@s2", "removed c2@s2", "sandbox-notready s1", "sandbox-removed s2"},
 		},
 	}
 	for _, tt := range tests {
@@ -112,7 +113,7 @@ func TestApply(t *testing.T) {
 			"remove a sandbox and its containers",
 			[]string{"s1=ready", "s2=ready", "c2@s1=running", "c1@s1=exited", "c3@s2=running"},
 			change{kind: sandboxRemoved, sandboxID: "s1"},
-			[]string{"removed c1@s1", "removed c2@s1", "sandbox-removed s1"},
+			[]string{"removed c1@s1", "exited c2@s1", "removed c2@s1", "sandbox-removed s1"},
 			[]string{"s2=ready", "c3@s2=running"},
 		},
 		{"remove an unseen sandbox", nil, change{kind: sandboxRemoved, sandboxID: "s1"}, nil, nil},

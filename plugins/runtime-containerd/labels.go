@@ -12,7 +12,7 @@ import (
 // finds a pod's containers. A sandbox needs none: its CRI metadata holds
 // the pod's name, namespace, UID and attempt, and the host's labels name
 // the rest. They are few on purpose: every label is listed, encoded and
-// decoded on each watch interval (see watch_bench_test.go). They are
+// decoded on each resync and look-up (see watch_bench_test.go). They are
 // stripped from everything the plugin returns, so the host's labels come
 // back unchanged; the host may not use the prefix.
 const (

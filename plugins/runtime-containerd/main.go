@@ -3,8 +3,11 @@
 // (k8s.io/cri-api, runtime v1) on the configured unix socket: sandboxes,
 // containers and images map one to one onto CRI calls, CRI errors are
 // classified once into the contract's codes (errors.go, server.go), and the
-// Events stream ("runtime.events") comes from a short-interval list diff,
-// since containerd 1.6 has no CRI event API (watch.go, diff.go).
+// Events stream ("runtime.events") follows containerd's own event service
+// on its main socket, since containerd 1.6 has no CRI event API: each task
+// event makes the plugin look its object up in CRI (ctrdevents.go,
+// watch.go, observe.go), and a list diff (diff.go) resyncs when the
+// subscription starts or comes back after containerd restarted.
 //
 // Layout: main.go serves, server.go and convert.go translate the proto,
 // the other files are the logic (criRuntime), which knows nothing of the

@@ -96,16 +96,22 @@ func TestConfigureKeepsPreviousConfig(t *testing.T) {
 		t.Errorf("backend after a refused config: got %+v; want the previous one", got.cfg)
 	}
 	// The same endpoint keeps the connection; another one gets a new one.
-	if errs := p.Configure(ctx, []byte(`{"endpoint":"unix:///a.sock","watchInterval":"1s"}`)); len(errs) > 0 {
+	if errs := p.Configure(ctx, []byte(`{"endpoint":"unix:///a.sock","imagePullPolicy":"Never"}`)); len(errs) > 0 {
 		t.Fatalf("Configure: %v", errs)
 	}
-	if got := rt.current.Load(); got.conn != first.conn || got.cfg.WatchInterval != sdkSecond {
-		t.Errorf("same endpoint: got conn changed %v, watch interval %v; want the same conn and 1s", got.conn != first.conn, got.cfg.WatchInterval)
+	if got := rt.current.Load(); got.conn != first.conn || got.cfg.ImagePullPolicy != "Never" {
+		t.Errorf("same endpoint: got conn changed %v, pull policy %v; want the same conn and Never", got.conn != first.conn, got.cfg.ImagePullPolicy)
 	}
 	if errs := p.Configure(ctx, []byte(`{"endpoint":"unix:///c.sock"}`)); len(errs) > 0 {
 		t.Fatalf("Configure: %v", errs)
 	}
-	if got := rt.current.Load(); got.conn == first.conn || got.cfg.socketPath != "/c.sock" {
-		t.Errorf("new endpoint: got socket %q, same conn %v; want /c.sock on a new conn", got.cfg.socketPath, got.conn == first.conn)
+	if got := rt.current.Load(); got.conn == first.conn || got.cfg.socketPath != "/c.sock" || got.main != got.conn {
+		t.Errorf("new endpoint: got socket %q, same conn %v, main socket on the CRI conn %v; want /c.sock on a new conn, shared", got.cfg.socketPath, got.conn == first.conn, got.main == got.conn)
+	}
+	if errs := p.Configure(ctx, []byte(`{"endpoint":"unix:///c.sock","address":"unix:///m.sock"}`)); len(errs) > 0 {
+		t.Fatalf("Configure: %v", errs)
+	}
+	if got := rt.current.Load(); got.main == got.conn || got.cfg.addressPath != "/m.sock" {
+		t.Errorf("another main socket: got %q, shared conn %v; want /m.sock on its own conn", got.cfg.addressPath, got.main == got.conn)
 	}
 }

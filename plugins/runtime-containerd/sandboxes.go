@@ -21,6 +21,7 @@ func (r *criRuntime) RunSandbox(ctx context.Context, spec SandboxSpec) (string, 
 	}
 	ctx, cancel := b.runtimeCall(ctx, 0)
 	defer cancel()
+	defer r.watch.begin("")()
 	resp, err := b.rt.RunPodSandbox(ctx, &criapi.RunPodSandboxRequest{Config: sandboxConfigToCRI(spec), RuntimeHandler: spec.RuntimeHandler})
 	if err != nil {
 		return "", criError("run sandbox", err)

@@ -13,26 +13,56 @@ import (
 // it misses some; the stream is a hint, so dropping is allowed.
 const subscriberBuffer = 256
 
-// watcher turns containerd's state into events. containerd 1.6 has no CRI
-// event API, so while at least one stream subscribes, one goroutine lists
-// sandboxes and containers every watch interval and diffs the listing
-// against the previous one. The plugin's own successful calls are reported
-// at once (note), and recorded so that the next listing does not repeat
-// them. Nobody subscribed, nothing runs.
+// Timing of the watcher. A subscription that breaks (containerd restarts)
+// is made again with back-off. A containerd event comes before CRI has
+// updated its view, so the object is looked up again, with back-off, until
+// CRI shows what the event told of or confirmTimeout passes (then the
+// host's relist finds it); the next event of the same object (the task's
+// delete, which CRI makes just before it records an exit) restarts the
+// back-off.
+const (
+	resubscribeInitial = 100 * time.Millisecond
+	resubscribeMax     = 5 * time.Second
+	confirmInitial     = 2 * time.Millisecond
+	confirmMax         = 100 * time.Millisecond
+	confirmTimeout     = 10 * time.Second
+)
+
+// watcher turns containerd's state into events. While at least one stream
+// subscribes, one goroutine follows containerd's own event service
+// (ctrdevents.go) and looks each event's object up in CRI (observe.go).
+// Listing every sandbox and container and diffing the listing (diff.go) is
+// only the resync: it gives the baseline when the goroutine starts, and
+// finds what changed while a broken subscription was being made again.
+// The plugin's own successful calls are reported at once (note). Every
+// event, whatever its source, goes through one snapshot, so none is
+// reported twice: a change the snapshot already shows makes no event.
+// Nobody subscribed, nothing runs.
 type watcher struct {
-	lister lister
-	log    hclog.Logger
-	now    func() time.Time
+	src source
+	log hclog.Logger
+	now func() time.Time
 
 	mu   sync.Mutex
 	subs map[chan Event]struct{}
 	run  *watchRun // nil while nobody subscribes
+	// inflight counts the plugin's calls in flight that make or start
+	// something, by ID ("" for creations, whose ID comes with the answer).
+	// An event they cause waits for the call's note rather than looking
+	// the object up while CRI is still making it.
+	inflight map[string]int
+	changed  chan struct{} // closed and replaced on every note and call end
 }
 
-// lister lists containerd's state and tells how often to do it.
-type lister interface {
+// source is containerd, as the watcher sees it.
+type source interface {
+	// list lists every sandbox and container.
 	list(ctx context.Context) (snapshot, error)
-	watchInterval() time.Duration
+	// lookup tells what CRI knows of one ID.
+	lookup(ctx context.Context, id string) (object, error)
+	// subscribe returns once a subscription to containerd's events is
+	// live; it lasts until ctx ends or it breaks.
+	subscribe(ctx context.Context) (taskEvents, error)
 }
 
 // watchRun is one life of the watch goroutine, from the first subscriber
@@ -40,24 +70,69 @@ type lister interface {
 // by watcher.mu.
 type watchRun struct {
 	cancel context.CancelFunc
-	ready  chan struct{} // closed once the first listing is in (or failed)
+	ready  chan struct{} // closed once the first subscription and listing are in (or failed)
 	done   chan struct{} // closed when the goroutine returns
-	err    error         // the first listing's error, set before ready closes
+	err    error         // the start's error, set before ready closes
 
 	last    snapshot
-	touched map[string]bool // objects the plugin changed since the current listing began
-	failing bool            // the last listing failed (logged once)
+	touched map[string]bool // objects changed since the listing in progress began; nil between listings
+	// work holds the IDs being handled; one goroutine per ID handles its
+	// events in order (workers).
+	work    map[string]*idWork
+	workers sync.WaitGroup
 }
 
-func newWatcher(l lister, log hclog.Logger) *watcher {
-	return &watcher{lister: l, log: log, now: time.Now, subs: map[chan Event]struct{}{}}
+// idWork is the events of one ID waiting to be handled, and a count of
+// the other changes to its object (notes, resyncs): a look-up that one
+// overtook is stale.
+type idWork struct {
+	queue []taskEvent
+	gen   uint64
+	more  chan struct{} // signalled when an event joins the queue
+}
+
+func newWatcher(src source, log hclog.Logger) *watcher {
+	return &watcher{src: src, log: log, now: time.Now, subs: map[chan Event]struct{}{}, inflight: map[string]int{}, changed: make(chan struct{})}
+}
+
+// begin marks a call that makes (id "") or starts (id) an object in
+// flight; the function it returns ends it.
+func (w *watcher) begin(id string) func() {
+	w.mu.Lock()
+	w.inflight[id]++
+	w.mu.Unlock()
+	return sync.OnceFunc(func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.inflight[id]--; w.inflight[id] == 0 {
+			delete(w.inflight, id)
+		}
+		w.wake()
+	})
+}
+
+// wake tells waiting handlers that something changed; the caller holds w.mu.
+func (w *watcher) wake() {
+	close(w.changed)
+	w.changed = make(chan struct{})
+}
+
+// waitsForCall reports whether ev is likely the doing of a call of the
+// plugin still in flight; the caller holds w.mu.
+func (w *watcher) waitsForCall(run *watchRun, ev taskEvent) bool {
+	if w.inflight[ev.id] > 0 {
+		return true
+	}
+	_, isContainer := run.last.containers[ev.id]
+	_, isSandbox := run.last.sandboxes[ev.id]
+	return !isContainer && !isSandbox && ev.topic != topicRemoved && w.inflight[""] > 0
 }
 
 // Subscribe returns a channel of the changes made from now on and a
-// function that ends the subscription. It returns once the watcher has a
-// listing to compare with, so no later change is missed; if that first
-// listing fails, so does Subscribe. ctx bounds the wait only: the watch
-// goroutine runs until the last subscriber leaves.
+// function that ends the subscription. It returns once the watcher follows
+// containerd's events and has a listing to compare with, so no later
+// change is missed; if either fails, so does Subscribe. ctx bounds the
+// wait only: the watch goroutine runs until the last subscriber leaves.
 func (w *watcher) Subscribe(ctx context.Context) (<-chan Event, func(), error) {
 	ch := make(chan Event, subscriberBuffer)
 	w.mu.Lock()
@@ -76,7 +151,7 @@ func (w *watcher) Subscribe(ctx context.Context) (<-chan Event, func(), error) {
 	case <-run.ready:
 	case <-ctx.Done():
 		unsubscribe()
-		return nil, nil, fmt.Errorf("%w: waiting for the first listing: %w", errDeadline, ctx.Err())
+		return nil, nil, fmt.Errorf("%w: waiting for the event subscription: %w", errDeadline, ctx.Err())
 	}
 	if run.err != nil {
 		unsubscribe()
@@ -122,27 +197,39 @@ func (w *watcher) note(c change) {
 		return
 	}
 	events := run.last.apply(c, w.now().UnixNano())
+	w.touch(run, events)
+	w.publish(events)
+	w.wake()
+}
+
+// touch records that events changed their objects in the snapshot, so
+// that a listing begun before keeps them (keep) and a look-up in flight
+// for them is stale. The caller holds w.mu.
+func (w *watcher) touch(run *watchRun, events []Event) {
 	for _, ev := range events {
 		id := ev.ContainerID
 		if id == "" {
 			id = ev.SandboxID
 		}
-		run.touched[id] = true
+		if run.touched != nil {
+			run.touched[id] = true
+		}
+		if wk := run.work[id]; wk != nil {
+			wk.gen++
+		}
 	}
-	w.publish(events)
 }
 
 func (w *watcher) loop(ctx context.Context, run *watchRun) {
 	defer close(run.done)
-	first, err := w.lister.list(ctx)
+	defer run.workers.Wait() // they end with ctx
+	events, stop, err := w.follow(ctx, run, true)
 	w.mu.Lock()
 	if err != nil {
-		run.err = fmt.Errorf("watch: first listing: %w", err)
+		run.err = fmt.Errorf("watch: %w", err)
 		if w.run == run {
 			w.run = nil
 		}
-	} else {
-		run.last, run.touched = first, map[string]bool{}
 	}
 	close(run.ready)
 	w.mu.Unlock()
@@ -150,45 +237,170 @@ func (w *watcher) loop(ctx context.Context, run *watchRun) {
 		run.cancel()
 		return
 	}
-	timer := time.NewTimer(w.lister.watchInterval())
-	defer timer.Stop()
 	for {
-		select {
-		case <-ctx.Done():
+		err := w.consume(ctx, run, events)
+		stop()
+		if ctx.Err() != nil {
 			return
-		case <-timer.C:
 		}
-		w.poll(ctx, run)
-		timer.Reset(w.lister.watchInterval())
+		w.log.Warn("watch: containerd's event subscription broke; subscribing again", "err", err)
+		delay := resubscribeInitial
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(delay):
+			}
+			if events, stop, err = w.follow(ctx, run, false); err == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			w.log.Debug("watch: subscribing again failed", "err", err, "retry in", delay)
+			delay = min(2*delay, resubscribeMax)
+		}
+		w.log.Info("watch: following containerd's events again")
 	}
 }
 
-// poll lists once and publishes what changed.
-func (w *watcher) poll(ctx context.Context, run *watchRun) {
+// follow subscribes to containerd's events and then lists, so that the
+// listing misses nothing the subscription does not show: the first
+// listing is the baseline, a later one publishes what changed since the
+// last state known. stop ends the subscription.
+func (w *watcher) follow(ctx context.Context, run *watchRun, baseline bool) (taskEvents, func(), error) {
+	subCtx, stop := context.WithCancel(ctx)
+	events, err := w.src.subscribe(subCtx)
+	if err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("subscribe to containerd's events: %w", err)
+	}
 	w.mu.Lock()
-	clear(run.touched)
+	run.touched = map[string]bool{}
 	w.mu.Unlock()
-	cur, err := w.lister.list(ctx)
+	cur, err := w.src.list(ctx)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.run != run {
-		return
-	}
+	touched := run.touched
+	run.touched = nil
 	if err != nil {
-		if !run.failing && ctx.Err() == nil {
-			w.log.Warn("watch: listing failed; events wait until it works again", "err", err)
+		stop()
+		return nil, nil, fmt.Errorf("list: %w", err)
+	}
+	if baseline {
+		run.last = cur
+		return events, stop, nil
+	}
+	cur.keep(run.last, touched)
+	changes := diff(run.last, cur, w.now().UnixNano())
+	run.last = cur
+	for _, wk := range run.work {
+		wk.gen++
+	}
+	w.publish(changes)
+	return events, stop, nil
+}
+
+// consume handles the subscription's events until it breaks or ctx ends.
+func (w *watcher) consume(ctx context.Context, run *watchRun, events taskEvents) error {
+	for {
+		ev, err := events.next()
+		if err != nil {
+			return err
 		}
-		run.failing = true
+		w.dispatch(ctx, run, ev)
+	}
+}
+
+// dispatch hands ev to the goroutine of its ID, starting one if none runs:
+// a slow look-up of one object holds up no other.
+func (w *watcher) dispatch(ctx context.Context, run *watchRun, ev taskEvent) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if run.work == nil {
+		run.work = map[string]*idWork{}
+	}
+	if wk := run.work[ev.id]; wk != nil {
+		wk.queue = append(wk.queue, ev)
+		select {
+		case wk.more <- struct{}{}:
+		default:
+		}
 		return
 	}
-	if run.failing {
-		w.log.Info("watch: listing works again")
-		run.failing = false
+	wk := &idWork{more: make(chan struct{}, 1)}
+	run.work[ev.id] = wk
+	run.workers.Go(func() {
+		for {
+			w.handle(ctx, run, wk, ev)
+			w.mu.Lock()
+			if len(wk.queue) == 0 || ctx.Err() != nil {
+				delete(run.work, ev.id)
+				w.mu.Unlock()
+				return
+			}
+			ev, wk.queue = wk.queue[0], wk.queue[1:]
+			w.mu.Unlock()
+		}
+	})
+}
+
+// handle looks ev's object up until CRI shows what ev tells of, and
+// publishes what changed. An event the snapshot already shows needs no
+// look-up, nor does one that a call of the plugin in flight will note.
+func (w *watcher) handle(ctx context.Context, run *watchRun, wk *idWork, ev taskEvent) {
+	delay := confirmInitial
+	deadline := time.Now().Add(confirmTimeout)
+	for {
+		w.mu.Lock()
+		settled, waits, changed, gen := run.last.settled(ev), w.waitsForCall(run, ev), w.changed, wk.gen
+		w.mu.Unlock()
+		if settled {
+			return
+		}
+		if waits {
+			select {
+			case <-ctx.Done():
+				return
+			case <-changed:
+			}
+			deadline = time.Now().Add(confirmTimeout)
+			continue
+		}
+		obj, err := w.src.lookup(ctx, ev.id)
+		if err == nil {
+			w.mu.Lock()
+			if wk.gen != gen {
+				// The object changed during the look-up: look again.
+				w.mu.Unlock()
+				continue
+			}
+			events, done := run.last.observe(ev, obj, w.now().UnixNano())
+			w.touch(run, events)
+			w.publish(events)
+			w.mu.Unlock()
+			if done {
+				return
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			w.log.Warn("watch: CRI does not show what containerd told of; the relist will", "id", ev.id, "err", err)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+			delay = min(2*delay, confirmMax)
+		case <-wk.more:
+			// containerd tells more of the object: CRI deletes an exited
+			// task just before it records the exit, so look again soon.
+			delay = confirmInitial
+		}
 	}
-	cur.keep(run.last, run.touched)
-	events := diff(run.last, cur, w.now().UnixNano())
-	run.last = cur
-	w.publish(events)
 }
 
 // publish hands events to every subscriber with room for them. The caller

@@ -48,6 +48,8 @@ type Containerd struct {
 
 	conn *grpc.ClientConn
 	pid  int
+	bin  string // the containerd binary; empty for an instance opened with Open
+	tied bool   // the process dies with this one (StartForTest)
 	// exited is closed when the process ends; nil for an instance this
 	// process did not start (Open).
 	exited chan struct{}
@@ -108,39 +110,8 @@ func start(ctx context.Context, dir string, tied bool) (*Containerd, error) {
 		return nil, fmt.Errorf("write config: %w", err)
 	}
 
-	logFile, err := os.OpenFile(l.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open containerd log: %w", err)
-	}
-	defer logFile.Close() // the child has its own descriptor
-	// Not CommandContext: the daemon must outlive the start-up context.
-	cmd := exec.Command(bin, "--config", l.Config)
-	cmd.Dir = l.Dir
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if tied {
-		// A test binary that dies without cleanup takes containerd along.
-		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start containerd: %w", err)
-	}
-	c := &Containerd{Layout: l, pid: cmd.Process.Pid, exited: make(chan struct{})}
-	go func() {
-		c.err = cmd.Wait()
-		close(c.exited)
-	}()
-	if err := os.WriteFile(l.PIDFile, []byte(strconv.Itoa(c.pid)+"\n"), 0o600); err != nil {
-		c.kill()
-		return nil, fmt.Errorf("write pid file: %w", err)
-	}
-
-	if err := c.connect(); err != nil {
-		c.kill()
-		return nil, err
-	}
-	if err := c.waitReady(ctx); err != nil {
-		c.kill()
+	c := &Containerd{Layout: l, bin: bin, tied: tied}
+	if err := c.launch(ctx); err != nil {
 		return nil, err
 	}
 	for _, a := range archives {
@@ -150,6 +121,49 @@ func start(ctx context.Context, dir string, tied bool) (*Containerd, error) {
 		}
 	}
 	return c, nil
+}
+
+// launch starts the containerd process on the instance's config, records
+// its PID and waits for CRI to answer; a failure leaves no process behind.
+func (c *Containerd) launch(ctx context.Context) error {
+	logFile, err := os.OpenFile(c.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("open containerd log: %w", err)
+	}
+	defer logFile.Close() // the child has its own descriptor
+	// Not CommandContext: the daemon must outlive the start-up context.
+	cmd := exec.Command(c.bin, "--config", c.Config)
+	cmd.Dir = c.Dir
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if c.tied {
+		// A test binary that dies without cleanup takes containerd along.
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start containerd: %w", err)
+	}
+	exited := make(chan struct{})
+	c.pid, c.exited = cmd.Process.Pid, exited
+	go func() {
+		c.err = cmd.Wait()
+		close(exited)
+	}()
+	if err := os.WriteFile(c.PIDFile, []byte(strconv.Itoa(c.pid)+"\n"), 0o600); err != nil {
+		c.kill()
+		return fmt.Errorf("write pid file: %w", err)
+	}
+	if c.conn == nil {
+		if err := c.connect(); err != nil {
+			c.kill()
+			return err
+		}
+	}
+	if err := c.waitReady(ctx); err != nil {
+		c.kill()
+		return err
+	}
+	return nil
 }
 
 // Open attaches to an instance that Start left running under dir.
