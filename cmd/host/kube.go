@@ -72,7 +72,11 @@ func kubeConfig(ctx context.Context, cfg *config.HostConfig) (node.KubeConfig, e
 			return node.KubeConfig{}, fmt.Errorf("kubernetes.nodeIP is not set and finding the address towards the API server failed: %w", err)
 		}
 	}
-	return node.KubeConfig{Client: client, NodeIPs: []string{ip}}, nil
+	kc := node.KubeConfig{Client: client, NodeIPs: []string{ip}, Labels: k.NodeLabels}
+	if sv := k.Server; sv != nil {
+		kc.Server = &node.KubeServer{Addr: sv.Address, CertFile: sv.TLSCertFile, KeyFile: sv.TLSPrivateKeyFile, ClientCAFile: sv.ClientCAFile}
+	}
+	return kc, nil
 }
 
 // localAddressTowards returns the local address the host reaches server

@@ -118,9 +118,6 @@ func runHost(ctx context.Context, cfg *config.HostConfig, logger hclog.Logger) e
 		shutdown()
 		return err
 	}
-	// HOOK: start host/kubenode's Agent here (Node registration,
-	// conditions, Lease): kube.Agent = func(ctx) error {...} with
-	// kube.Client and nodeName. The node runs it beside the pods.
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	n, err := node.New(ctx, node.Config{

@@ -212,6 +212,8 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string) {
 		v.Set(e)
 	case reflect.Slice:
 		d.sequence(n, v, path, line)
+	case reflect.Map:
+		d.stringMap(n, v, path, line)
 	case reflect.String:
 		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
 			d.typeError(path, line, n, "a string")
@@ -293,6 +295,38 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string, line int) 
 		}
 		d.value(val, v.Field(fi), fpath)
 	}
+}
+
+// stringMap decodes a mapping of free keys (labels) into a map of
+// strings; a key set twice is an error, like a field set twice.
+func (d *decoder) stringMap(n *yaml.Node, v reflect.Value, path string, line int) {
+	if v.Type().Key().Kind() != reflect.String || v.Type().Elem().Kind() != reflect.String {
+		d.p.add(path, line, nil, "cannot decode into %s", v.Type())
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		d.typeError(path, line, n, "a mapping")
+		return
+	}
+	m := reflect.MakeMapWithSize(v.Type(), len(n.Content)/2)
+	seen := make(map[string]int)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		name, ok := d.key(k, path)
+		if !ok {
+			continue
+		}
+		kpath := keyPath(path, name)
+		if first, dup := seen[name]; dup {
+			d.p.add(kpath, k.Line, nil, "key set twice; first set on line %d", first)
+			continue
+		}
+		seen[name] = k.Line
+		e := reflect.New(v.Type().Elem()).Elem()
+		d.value(val, e, kpath)
+		m.SetMapIndex(reflect.ValueOf(name).Convert(v.Type().Key()), e)
+	}
+	v.Set(m)
 }
 
 // key returns a mapping key's name, or false after reporting a key that

@@ -24,6 +24,29 @@ type Kubernetes struct {
 	// host-network pods. When left out, cmd/host uses the local address
 	// it reaches the API server from.
 	NodeIP string `yaml:"nodeIP"`
+	// Server is the node's daemon endpoint, which the API server dials for
+	// `kubectl logs`; left out, the node serves none.
+	Server *KubeServer `yaml:"server"`
+	// NodeLabels are set on the Node besides the kubelet's own labels; only
+	// labels a node may set on itself (no node-restriction.kubernetes.io/).
+	NodeLabels map[string]string `yaml:"nodeLabels"`
+}
+
+// KubeServer is the daemon endpoint: HTTPS with a certificate the API
+// server trusts (its --kubelet-certificate-authority), accepting the API
+// server's client certificate (signed by ClientCAFile) or a token that a
+// TokenReview approves.
+type KubeServer struct {
+	// Address is host:port to listen on; the host part is the address the
+	// node advertises (kubernetes.nodeIP) unless it listens on all.
+	Address string `yaml:"address"`
+	// TLSCertFile and TLSPrivateKeyFile are the serving certificate and
+	// key (absolute, required).
+	TLSCertFile       string `yaml:"tlsCertFile"`
+	TLSPrivateKeyFile string `yaml:"tlsPrivateKeyFile"`
+	// ClientCAFile holds the CA of the API server's client certificate
+	// (absolute, required).
+	ClientCAFile string `yaml:"clientCAFile"`
 }
 
 // checkKubernetes checks nodeName and the kubernetes section; with stat,
@@ -55,5 +78,20 @@ func (c *HostConfig) checkKubernetes(p *problems, stat StatFunc) {
 	}
 	if k.NodeIP != "" && net.ParseIP(k.NodeIP) == nil {
 		p.add("kubernetes.nodeIP", line("kubernetes.nodeIP"), nil, "want an IP address, got %q", k.NodeIP)
+	}
+	if s := k.Server; s != nil {
+		const pre = "kubernetes.server."
+		if _, port, err := net.SplitHostPort(s.Address); err != nil || port == "" {
+			p.add(pre+"address", line(pre+"address"), nil, "want host:port, got %q", s.Address)
+		}
+		checkDir(p, pre+"tlsCertFile", line(pre+"tlsCertFile"), s.TLSCertFile, true)
+		checkDir(p, pre+"tlsPrivateKeyFile", line(pre+"tlsPrivateKeyFile"), s.TLSPrivateKeyFile, true)
+		checkDir(p, pre+"clientCAFile", line(pre+"clientCAFile"), s.ClientCAFile, true)
+	}
+	for key := range k.NodeLabels {
+		path := "kubernetes.nodeLabels." + key
+		for _, msg := range validation.IsQualifiedName(key) {
+			p.add(path, line(path), nil, "invalid label key %q: %s", key, msg)
+		}
 	}
 }

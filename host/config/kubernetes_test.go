@@ -3,6 +3,7 @@ package config_test
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -40,6 +41,15 @@ func TestKubernetesSection(t *testing.T) {
 		{name: "bad node IP", extra: "kubernetes: {kubeconfig: " + kubeconfig + ", nodeIP: ten}\n", wantErr: `kubernetes.nodeIP: want an IP address, got "ten"`},
 		{name: "allow is a boolean", extra: "kubernetes: {kubeconfig: " + kubeconfig + ", allowInsecureSkipTLSVerify: yes}\n", wantErr: "kubernetes.allowInsecureSkipTLSVerify: want a boolean"},
 		{name: "bad node name", extra: "nodeName: Node_1\n", wantErr: `nodeName: invalid node name "Node_1"`},
+		{name: "daemon endpoint", extra: "kubernetes:\n  kubeconfig: " + kubeconfig + "\n  server: {address: \"127.0.0.1:10250\", tlsCertFile: /etc/n.crt, tlsPrivateKeyFile: /etc/n.key, clientCAFile: /etc/ca.crt}\n  nodeLabels: {rack: r1}\n",
+			want: &config.Kubernetes{Kubeconfig: kubeconfig, Server: &config.KubeServer{Address: "127.0.0.1:10250", TLSCertFile: "/etc/n.crt",
+				TLSPrivateKeyFile: "/etc/n.key", ClientCAFile: "/etc/ca.crt"}, NodeLabels: map[string]string{"rack": "r1"}}},
+		{name: "daemon endpoint without port", extra: "kubernetes:\n  kubeconfig: " + kubeconfig + "\n  server: {address: 127.0.0.1, tlsCertFile: /etc/n.crt, tlsPrivateKeyFile: /etc/n.key, clientCAFile: /etc/ca.crt}\n",
+			wantErr: `kubernetes.server.address: want host:port, got "127.0.0.1"`},
+		{name: "daemon endpoint without its CA", extra: "kubernetes:\n  kubeconfig: " + kubeconfig + "\n  server: {address: \":10250\", tlsCertFile: /etc/n.crt, tlsPrivateKeyFile: /etc/n.key}\n",
+			wantErr: "kubernetes.server.clientCAFile: required field is missing"},
+		{name: "bad label key", extra: "kubernetes:\n  kubeconfig: " + kubeconfig + "\n  nodeLabels: {\"bad key\": x}\n",
+			wantErr: `kubernetes.nodeLabels.bad key: invalid label key "bad key"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := config.Parse([]byte(doc+tc.extra), "host.yaml")
@@ -58,7 +68,7 @@ func TestKubernetesSection(t *testing.T) {
 			switch {
 			case (cfg.Kubernetes == nil) != (tc.want == nil):
 				t.Errorf("kubernetes = %+v, want %+v", cfg.Kubernetes, tc.want)
-			case tc.want != nil && *cfg.Kubernetes != *tc.want:
+			case tc.want != nil && !reflect.DeepEqual(*cfg.Kubernetes, *tc.want):
 				t.Errorf("kubernetes = %+v, want %+v", *cfg.Kubernetes, *tc.want)
 			}
 			if cfg.NodeName != tc.node {

@@ -34,11 +34,11 @@ type KubeConfig struct {
 	// NodeIPs are the node's addresses, reported as the pod IPs of
 	// host-network pods, as the kubelet does.
 	NodeIPs []string
-	// Agent, when set, runs beside the node until ctx is done.
-	//
-	// HOOK: this is where host/kubenode's Agent (Node registration,
-	// conditions, Lease, node status) is started; cmd/host sets it.
-	Agent func(ctx context.Context) error
+	// Server, when set, is the daemon endpoint the node serves and
+	// advertises in its Node status (kubectl logs).
+	Server *KubeServer
+	// Labels are set on the Node besides the kubelet's own.
+	Labels map[string]string
 }
 
 func (k KubeConfig) enabled() bool { return k.Client != nil }
@@ -52,6 +52,8 @@ type kubeParts struct {
 	mu       sync.Mutex
 	rejected map[types.UID]string
 	wg       sync.WaitGroup
+	// agent registers the Node and keeps its status and Lease.
+	agent *kubeAgent
 }
 
 // newKube builds the Kubernetes-mode parts, or nil outside it.

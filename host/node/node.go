@@ -179,6 +179,12 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 		store.Close()
 		return nil, err
 	}
+	if n.kube != nil {
+		if n.kube.agent, err = n.buildKubeAgent(); err != nil {
+			store.Close()
+			return nil, err
+		}
+	}
 	return n, nil
 }
 
@@ -271,12 +277,8 @@ func (n *Node) Run(ctx context.Context) error {
 	run("plugins", n.watchPlugins)
 	run("runtime events", n.followRuntimeEvents)
 	run("gc", n.collectGarbage)
-	if agent := n.cfg.Kubernetes.Agent; agent != nil {
-		run("kubernetes node agent", func(ctx context.Context) {
-			if err := agent(ctx); err != nil && !errors.Is(err, context.Canceled) {
-				n.log.Error("kubernetes node agent stopped", "err", err)
-			}
-		})
+	if n.kube != nil {
+		run("kubernetes node", func(ctx context.Context) { n.kube.agent.run(ctx, n.log) })
 	}
 	if n.cfg.LogRotation != (runtimemanager.LogRotation{}) {
 		run("log rotation", func(ctx context.Context) { n.runtime.RotateLogs(ctx, n.cfg.LogRotation) })

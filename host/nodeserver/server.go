@@ -98,6 +98,9 @@ func New(opts Options) (*Server, error) {
 // Port is the port the server listens on (status.daemonEndpoints).
 func (s *Server) Port() int32 { return int32(s.ln.Addr().(*net.TCPAddr).Port) }
 
+// Close stops listening, for a server that will not be served.
+func (s *Server) Close() error { return s.ln.Close() }
+
 // Serve serves until ctx ends, then shuts down within 5 s.
 func (s *Server) Serve(ctx context.Context) error {
 	s.srv.BaseContext = func(net.Listener) context.Context { return ctx }

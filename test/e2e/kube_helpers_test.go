@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +37,15 @@ func startKubeHost(t *testing.T) *kubeHost {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := startPodHostWith(t, fmt.Sprintf("nodeName: %s\nkubernetes:\n  kubeconfig: %s\n", kubeNode, kubeconfig))
+	// The daemon endpoint listens where the node's InternalIP says, on a
+	// port of its own, with a certificate the API server trusts.
+	cert, key, err := c.NodeServingCert(kubeNode, net.IPv4(127, 0, 0, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startPodHostWith(t, fmt.Sprintf("nodeName: %s\nkubernetes:\n  kubeconfig: %s\n  nodeIP: 127.0.0.1\n"+
+		"  server: {address: \"127.0.0.1:0\", tlsCertFile: %s, tlsPrivateKeyFile: %s, clientCAFile: %s}\n",
+		kubeNode, kubeconfig, cert, key, c.CAFile))
 	return &kubeHost{podHost: h, cluster: c, pods: c.Client.CoreV1().Pods("default")}
 }
 

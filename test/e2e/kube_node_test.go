@@ -1,0 +1,62 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestKubeNodeRegistersAndServesLogs checks the Node object's side of
+// Kubernetes mode with the real binary: the node registers Ready with the
+// runtime's version and its daemon endpoint, renews its Lease, and
+// `kubectl logs` reads a container's log through the API server, which
+// dials the node with its kubelet-client certificate.
+func TestKubeNodeRegistersAndServesLogs(t *testing.T) {
+	k := startKubeHost(t)
+	ctx := t.Context()
+	var node *v1.Node
+	poll(t, time.Minute, func() bool {
+		n, err := k.cluster.Client.CoreV1().Nodes().Get(ctx, kubeNode, metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		node = n
+		for _, c := range n.Status.Conditions {
+			if c.Type == v1.NodeReady && c.Status == v1.ConditionTrue && c.Reason == "KubeletReady" {
+				return n.Status.DaemonEndpoints.KubeletEndpoint.Port > 0
+			}
+		}
+		return false
+	}, func() string {
+		return fmt.Sprintf("node %s not Ready with a daemon port: %+v\n%s", kubeNode, node, k.logTail())
+	})
+	if v := node.Status.NodeInfo.ContainerRuntimeVersion; !strings.HasPrefix(v, "containerd://") {
+		t.Errorf("containerRuntimeVersion %q; want containerd://VERSION", v)
+	}
+	if !strings.HasPrefix(node.Status.NodeInfo.KubeletVersion, "v1.") {
+		t.Errorf("kubeletVersion %q; want the Kubernetes version podhost speaks", node.Status.NodeInfo.KubeletVersion)
+	}
+	lease, err := k.cluster.Client.CoordinationV1().Leases("kube-node-lease").Get(ctx, kubeNode, metav1.GetOptions{})
+	if err != nil || lease.Spec.RenewTime == nil || lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity != kubeNode {
+		t.Fatalf("lease of %s: %+v, %v; want one held by the node", kubeNode, lease, err)
+	}
+
+	k.create(kubePod("talker", v1.RestartPolicyAlways, sh("app", "echo first line; echo second line; exec sleep 3600")))
+	k.waitAPIRunning("talker", time.Minute)
+	var out string
+	poll(t, 30*time.Second, func() bool {
+		out, err = k.cluster.Kubectl(ctx, "logs", "-n", "default", "talker", "-c", "app")
+		return err == nil && strings.Contains(out, "second line")
+	}, func() string { return fmt.Sprintf("kubectl logs: %q, %v\n%s", out, err, k.logTail()) })
+	if !strings.Contains(out, "first line") {
+		t.Errorf("kubectl logs printed %q; want both lines", out)
+	}
+	out, err = k.cluster.Kubectl(ctx, "logs", "-n", "default", "talker", "--tail=1")
+	if err != nil || strings.TrimSpace(out) != "second line" {
+		t.Errorf("kubectl logs --tail=1: %q, %v; want the last line", out, err)
+	}
+}
