@@ -19,7 +19,9 @@ type stoppingByName struct {
 	stopping map[string]bool
 }
 
-func (s stoppingByName) IsPodForMirrorPodTerminatingByFullName(name string) bool { return s.stopping[name] }
+func (s stoppingByName) IsPodForMirrorPodTerminatingByFullName(name string) bool {
+	return s.stopping[name]
+}
 
 func staticPod(hash string) *v1.Pod {
 	p := apiPod("s1", "web-n1")

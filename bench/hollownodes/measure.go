@@ -104,7 +104,7 @@ func hollowPod(node string, i int) *v1.Pod {
 		Spec: v1.PodSpec{
 			NodeName: node, HostNetwork: true, AutomountServiceAccountToken: ptr.To(false),
 			TerminationGracePeriodSeconds: ptr.To[int64](5),
-			Containers: []v1.Container{{Name: "app", Image: "podhost.local/busybox:1", Command: []string{"sleep", "3600"}}},
+			Containers:                    []v1.Container{{Name: "app", Image: "podhost.local/busybox:1", Command: []string{"sleep", "3600"}}},
 		},
 	}
 }
