@@ -30,8 +30,9 @@ type desiredSet struct {
 	errs     []error
 	synced   bool
 
-	next      []*v1.Pod
-	nextByUID map[types.UID]*v1.Pod
+	next        []*v1.Pod
+	nextByUID   map[types.UID]*v1.Pod
+	nextOrigins map[types.UID]sources.Origin
 	// applied counts the changes apply made, shown the last one committed.
 	applied, shown uint64
 }
@@ -60,6 +61,15 @@ func (d *desiredSet) Origin(uid types.UID) (sources.Origin, bool) {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	o, ok := d.origins[uid]
+	return o, ok
+}
+
+// nextOrigin tells which source holds the pod with the UID in the newest
+// set apply was given, shown or not.
+func (d *desiredSet) nextOrigin(uid types.UID) (sources.Origin, bool) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	o, ok := d.nextOrigins[uid]
 	return o, ok
 }
 
@@ -100,7 +110,7 @@ func (d *desiredSet) apply(next sources.Desired, now time.Time) (updates []lifec
 			updates = append(updates, lifecycle.UpdatePodOptions{UpdateType: lifecycle.UpdateKill, Pod: gone(old, now), StartTime: now})
 		}
 	}
-	d.next, d.nextByUID = pods, byUID
+	d.next, d.nextByUID, d.nextOrigins = pods, byUID, origins
 	d.applied++
 	gen := d.applied
 	commit = func() {

@@ -100,7 +100,9 @@ type Node struct {
 	loop    *lifecycle.SyncLoop
 	runtime *runtimemanager.Manager
 	probes  *lifecycle.ProbeManager
-	updates chan lifecycle.ConfigChange
+	// admission refuses pods that cannot run here (admit.go).
+	admission *admitter
+	updates   chan lifecycle.ConfigChange
 	// The volume manager and the volumes the host serves itself;
 	// volumesReady is closed once its state is rebuilt.
 	volumes          *volumemanager.Manager
@@ -144,6 +146,7 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 		started: time.Now(),
 
 		volumesReady: make(chan struct{}),
+		admission:    newAdmitter(cfg.Registry),
 	}
 	n.api = apisource.New(apisource.Options{Persister: apiPersister{store}, NodeName: cfg.NodeName})
 	if err := n.api.Load(ctx); err != nil {
@@ -358,6 +361,7 @@ func (n *Node) apply(ctx context.Context, d sources.Desired) {
 		}
 	}
 	updates, commit := n.desired.apply(n.finished.restore(d), n.clock.Now())
+	updates = n.admit(ctx, updates)
 	n.leaving.record(updates)
 	n.claims.set(d)
 	n.populateVolumes(ctx, updates)

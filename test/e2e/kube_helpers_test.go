@@ -140,3 +140,23 @@ func (k *kubeHost) waitAPIGone(name string, limit time.Duration) {
 		return fmt.Sprintf("api pod %s still there; last status %s\n%s", name, podStatusString(last), k.logTail())
 	})
 }
+
+// waitNodeReady waits until the Node is Ready: admission needs its labels
+// and allocatable.
+func (k *kubeHost) waitNodeReady(limit time.Duration) {
+	k.t.Helper()
+	var last *v1.Node
+	poll(k.t, limit, func() bool {
+		n, err := k.cluster.Client.CoreV1().Nodes().Get(k.t.Context(), kubeNode, metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		last = n
+		for _, c := range n.Status.Conditions {
+			if c.Type == v1.NodeReady && c.Status == v1.ConditionTrue {
+				return true
+			}
+		}
+		return false
+	}, func() string { return fmt.Sprintf("node %s not Ready: %+v\n%s", kubeNode, last, k.logTail()) })
+}

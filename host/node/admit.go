@@ -1,0 +1,193 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podhost/podhost/host/admission"
+	"github.com/podhost/podhost/host/events"
+	"github.com/podhost/podhost/lifecycle"
+	"github.com/podhost/podhost/sources"
+)
+
+// admitter runs admission (host/admission) on the pods the desired set
+// adds, before they reach the pod workers. A rejected pod never reaches a
+// worker: its status is Failed with the reason, and every later update of
+// it is dropped until it leaves the desired set.
+type admitter struct {
+	mu       sync.Mutex
+	rejected map[types.UID]string // uid → what was last done ("reason", "reason/delete")
+	metric   *prometheus.CounterVec
+}
+
+func newAdmitter(reg prometheus.Registerer) *admitter {
+	a := &admitter{rejected: map[types.UID]string{}, metric: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kubelet_admission_rejections_total",
+		Help: "Pods the node refused to run at admission, by reason.",
+	}, []string{"reason"})}
+	reg.MustRegister(a.metric)
+	return a
+}
+
+// admit returns the updates the workers are to get: creates are admitted
+// in creation order, as the kubelet does, each against the pods that hold
+// node resources (those the workers run and those admitted before it);
+// the updates of rejected pods are dropped.
+func (n *Node) admit(ctx context.Context, updates []lifecycle.UpdatePodOptions) []lifecycle.UpdatePodOptions {
+	a := n.admission
+	if a == nil || n.status == nil || n.core == nil {
+		return updates // a node under construction (unit tests) admits all
+	}
+	creates := make([]*v1.Pod, 0)
+	for _, u := range updates {
+		if u.UpdateType == lifecycle.UpdateCreate && u.Pod != nil {
+			creates = append(creates, u.Pod)
+		}
+	}
+	sort.SliceStable(creates, func(i, j int) bool {
+		return creates[i].CreationTimestamp.Before(&creates[j].CreationTimestamp)
+	})
+	verdicts := map[types.UID]admission.Result{}
+	if len(creates) > 0 {
+		facts, look := n.nodeFacts(), n.admissionLookups(ctx)
+		active := n.activePods()
+		for _, pod := range creates {
+			if pod.DeletionTimestamp != nil || n.isTerminal(pod) {
+				continue
+			}
+			r := admission.Admit(facts, active, pod, look)
+			if r.Admit {
+				active = append(active, pod)
+				continue
+			}
+			verdicts[pod.UID] = r
+		}
+	}
+	out := updates[:0:0]
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, u := range updates {
+		if u.Pod == nil {
+			out = append(out, u)
+			continue
+		}
+		if r, bad := verdicts[u.Pod.UID]; bad {
+			a.metric.WithLabelValues(r.Reason).Inc()
+			n.rejectAtAdmission(ctx, u.Pod, r, "")
+			continue
+		}
+		if step, bad := a.rejected[u.Pod.UID]; bad {
+			if u.UpdateType == lifecycle.UpdateKill {
+				delete(a.rejected, u.Pod.UID) // it left the desired set; nothing of it runs
+			} else if u.Pod.DeletionTimestamp != nil && !strings.HasSuffix(step, "/delete") {
+				reason, _, _ := strings.Cut(step, "/")
+				n.rejectAtAdmission(ctx, u.Pod, admission.Result{Reason: reason, Message: "deleted after its rejection"}, "/delete")
+			}
+			continue
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// rejectAtAdmission fails the pod: its status Failed with the reason, an
+// event, and for a pod of the API server the same status there (and its
+// deletion once it is marked for deletion, since no worker will finish
+// it). Called with a.mu held.
+func (n *Node) rejectAtAdmission(ctx context.Context, pod *v1.Pod, r admission.Result, suffix string) {
+	a := n.admission
+	a.rejected[pod.UID] = r.Reason + suffix
+	st := admission.RejectedStatus(r)
+	if suffix == "" {
+		n.log.Warn("pod rejected at admission", "pod", pod.Namespace+"/"+pod.Name, "uid", pod.UID, "reason", r.Reason, "message", r.Message)
+		n.events.Event(pod, events.Warning, r.Reason, st.Message)
+		n.status.SetPodStatus(pod, st)
+	}
+	o, ok := n.desired.nextOrigin(pod.UID)
+	if n.kube == nil || !ok || o.Source != sources.SourceAPIServer {
+		return
+	}
+	k := n.kube
+	k.wg.Add(1)
+	go func() {
+		defer k.wg.Done()
+		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if err := k.sink.Reject(rctx, pod, st.Reason, st.Message); err != nil {
+			n.log.Warn("failing a pod rejected at admission in the api server", "pod", pod.Namespace+"/"+pod.Name, "uid", pod.UID, "err", err)
+		}
+	}()
+}
+
+// activePods are the desired pods that hold node resources: the ones a
+// worker has and that are not terminated, nor terminal unless still
+// terminating.
+func (n *Node) activePods() []*v1.Pod {
+	pods, _ := n.desired.Pods()
+	active := pods[:0:0]
+	for _, p := range pods {
+		if _, ok := n.core.Inspect(p.UID); !ok || n.core.IsPodKnownTerminated(p.UID) {
+			continue
+		}
+		if n.isTerminal(p) && !n.core.IsPodTerminationRequested(p.UID) {
+			continue
+		}
+		active = append(active, p)
+	}
+	return active
+}
+
+// isTerminal reports a terminal phase in the pod or in the status manager.
+func (n *Node) isTerminal(pod *v1.Pod) bool {
+	terminal := func(p v1.PodPhase) bool { return p == v1.PodSucceeded || p == v1.PodFailed }
+	if terminal(pod.Status.Phase) {
+		return true
+	}
+	st, ok := n.status.PodStatus(pod.UID)
+	return ok && terminal(st.Phase)
+}
+
+// nodeFacts is what admission knows of this node: in Kubernetes mode the
+// Node as last written (labels, taints, allocatable), else the kubelet's
+// own labels and no resource limits.
+func (n *Node) nodeFacts() admission.Node {
+	if n.kube != nil && n.kube.agent != nil {
+		if node := n.kube.agent.agent.Node(); node != nil {
+			return admission.Node{Name: node.Name, Labels: node.Labels, Taints: node.Spec.Taints, Allocatable: node.Status.Allocatable}
+		}
+	}
+	host, _ := os.Hostname()
+	return admission.Node{Name: n.cfg.NodeName, Labels: map[string]string{
+		v1.LabelHostname: strings.ToLower(host), v1.LabelOSStable: runtime.GOOS, v1.LabelArchStable: runtime.GOARCH,
+	}}
+}
+
+// admissionLookups: in Kubernetes mode a runtime class must exist in the
+// API server; in local mode the runtime judges the class itself.
+func (n *Node) admissionLookups(ctx context.Context) admission.Lookups {
+	if n.kube == nil {
+		return admission.Lookups{}
+	}
+	client := n.cfg.Kubernetes.Client
+	return admission.Lookups{RuntimeClass: func(name string) error {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_, err := client.NodeV1().RuntimeClasses().Get(cctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("no RuntimeClass %q in the API server: %w", name, admission.ErrUnknown)
+		}
+		return err
+	}}
+}
