@@ -102,6 +102,17 @@ func (n *Node) admit(ctx context.Context, updates []lifecycle.UpdatePodOptions) 
 	return out
 }
 
+// isRejected reports whether admission refused the pod.
+func (a *admitter) isRejected(uid types.UID) bool {
+	if a == nil {
+		return false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.rejected[uid]
+	return ok
+}
+
 // rejectAtAdmission fails the pod: its status Failed with the reason, an
 // event, and for a pod of the API server the same status there (and its
 // deletion once it is marked for deletion, since no worker will finish

@@ -35,6 +35,8 @@ type desiredSet struct {
 	nextOrigins map[types.UID]sources.Origin
 	// applied counts the changes apply made, shown the last one committed.
 	applied, shown uint64
+	// mirrors, when set, holds the mirror pods (Kubernetes mode).
+	mirrors mirrorIndex
 }
 
 func newDesiredSet() *desiredSet {
@@ -42,11 +44,23 @@ func newDesiredSet() *desiredSet {
 		nextByUID: map[types.UID]*v1.Pod{}}
 }
 
-// Pods returns the desired pods; podhost has no mirror pods of its own.
+// mirrorIndex is where the mirror pods of static pods are: the API
+// server's pods in Kubernetes mode.
+type mirrorIndex interface {
+	Mirror(namespace, name string) (*v1.Pod, bool)
+	Mirrors() []*v1.Pod
+}
+
+// Pods returns the desired pods and, in Kubernetes mode, the mirror pods
+// the API server holds for this node.
 func (d *desiredSet) Pods() (pods, mirrors []*v1.Pod) {
 	d.mu.RLock()
-	defer d.mu.RUnlock()
-	return append([]*v1.Pod(nil), d.pods...), nil
+	pods = append([]*v1.Pod(nil), d.pods...)
+	d.mu.RUnlock()
+	if d.mirrors != nil {
+		mirrors = d.mirrors.Mirrors()
+	}
+	return pods, mirrors
 }
 
 // SourcesReady reports whether every source has reported once.

@@ -54,12 +54,41 @@ func (d *desiredSet) Pod(uid types.UID) (*v1.Pod, bool) {
 	return p, ok
 }
 
-// With no API server there are no mirror pods: the local store keeps a
-// static pod's status under the static pod itself, so the static pod is its
+// A static pod's status goes to its mirror pod in the API server once one
+// exists (Kubernetes mode). Until then, and with no API server at all, the
+// local store keeps it under the static pod itself: the static pod is its
 // own mirror.
-func (d *desiredSet) MirrorPod(static *v1.Pod) (*v1.Pod, bool) { return d.Pod(static.UID) }
+func (d *desiredSet) MirrorPod(static *v1.Pod) (*v1.Pod, bool) {
+	if m, ok := d.apiMirror(static); ok {
+		return m, true
+	}
+	return d.Pod(static.UID)
+}
+
+// apiMirror is the static pod's mirror in the API server, if any.
+func (d *desiredSet) apiMirror(static *v1.Pod) (*v1.Pod, bool) {
+	if d.mirrors == nil || static == nil {
+		return nil, false
+	}
+	return d.mirrors.Mirror(static.Namespace, static.Name)
+}
 
 func (d *desiredSet) StaticPodUID(mirror types.UID) (types.UID, bool) {
+	if d.mirrors != nil {
+		for _, m := range d.mirrors.Mirrors() {
+			if m.UID != mirror {
+				continue
+			}
+			d.mu.RLock()
+			defer d.mu.RUnlock()
+			for _, p := range d.pods {
+				if p.Namespace == m.Namespace && p.Name == m.Name {
+					return p.UID, true
+				}
+			}
+			return "", false
+		}
+	}
 	_, ok := d.Pod(mirror)
 	return mirror, ok
 }

@@ -54,6 +54,8 @@ type kubeParts struct {
 	wg       sync.WaitGroup
 	// agent registers the Node and keeps its status and Lease.
 	agent *kubeAgent
+	// mirrorSeen is each static pod's mirror as last seen (mirrorSyncs).
+	mirrorSeen map[types.UID]string
 }
 
 // newKube builds the Kubernetes-mode parts, or nil outside it.
@@ -101,6 +103,9 @@ func (s routedSink) fromAPIServer(namespace, name string) bool {
 }
 
 func (s routedSink) Get(ctx context.Context, namespace, name string) (*v1.Pod, error) {
+	if _, _, ok := s.staticWithMirror(namespace, name); ok {
+		return s.kube.sink.Get(ctx, namespace, name) // the mirror, which holds the static pod's status
+	}
 	if s.fromAPIServer(namespace, name) {
 		return s.kube.sink.Get(ctx, namespace, name)
 	}
@@ -110,6 +115,17 @@ func (s routedSink) Get(ctx context.Context, namespace, name string) (*v1.Pod, e
 // Put writes an API-server pod's status to the API server, then to the
 // state database.
 func (s routedSink) Put(ctx context.Context, namespace, name string, uid types.UID, status v1.PodStatus) error {
+	if static, m, ok := s.staticWithMirror(namespace, name); ok && m.UID == uid {
+		// A static pod's status: to its mirror, and to the state database
+		// under the static pod, which a restarted host reads.
+		if err := s.kube.sink.Put(ctx, namespace, name, uid, status); err != nil {
+			return err
+		}
+		if err := s.local.Store.Put(ctx, namespace, name, static, status); err != nil {
+			s.log.Debug("recording the status of a static pod locally", "pod", namespace+"/"+name, "uid", static, "err", err)
+		}
+		return nil
+	}
 	if !s.fromAPIServer(namespace, name) {
 		return s.local.Put(ctx, namespace, name, uid, status)
 	}

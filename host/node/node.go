@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/host/events"
+	"github.com/podhost/podhost/host/mirrorpods"
 	"github.com/podhost/podhost/host/prober"
 	"github.com/podhost/podhost/host/runtimemanager"
 	"github.com/podhost/podhost/host/state"
@@ -171,6 +172,7 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 	n.sources = append(n.sources, apiSource{n.api})
 	if n.kube = newKube(cfg); n.kube != nil {
 		n.sources = append(n.sources, n.kube.source)
+		n.desired.mirrors = n.kube.source
 	}
 	n.sources = append(n.sources, cfg.Sources...)
 	names := make([]string, len(n.sources))
@@ -228,8 +230,11 @@ func (n *Node) build() error {
 		Recorder: n.events, Metrics: metrics, Clock: n.clock, Probes: n.probes,
 	}
 	var podSyncer lifecycle.PodSyncer = syncer
+	var mirrors lifecycle.MirrorPodDeleter
 	if n.kube != nil {
-		podSyncer = nodeIPSyncer{PodSyncer: syncer, ips: n.cfg.Kubernetes.NodeIPs}
+		m := mirrorpods.New(n.cfg.Kubernetes.Client, n.cfg.NodeName)
+		syncer.Mirrors, syncer.Logger, mirrors = m, slogger, m
+		podSyncer = mirrorSyncer{PodSyncer: nodeIPSyncer{PodSyncer: syncer, ips: n.cfg.Kubernetes.NodeIPs}, desired: n.desired}
 	}
 	finished := &finishedSyncer{PodSyncer: podSyncer, finished: n.finished, status: n.status, runtime: n.runtime}
 	n.workers = lifecycle.NewWorkers(n.core, &shutdownSyncer{PodSyncer: &removingSyncer{PodSyncer: finished, node: n}, node: n}, n.cache, n.events)
@@ -240,6 +245,7 @@ func (n *Node) build() error {
 		Workers: n.workers,
 		Housekeeper: &lifecycle.Housekeeper{
 			Workers: n.workers, Runtime: n.runtime, Status: n.status, Metrics: metrics, Clock: n.clock, Logger: slogger,
+			Mirrors: mirrors,
 		},
 		Events:  n.pleg.Events(),
 		Updates: n.updates,
@@ -362,6 +368,7 @@ func (n *Node) apply(ctx context.Context, d sources.Desired) {
 	}
 	updates, commit := n.desired.apply(n.finished.restore(d), n.clock.Now())
 	updates = n.admit(ctx, updates)
+	updates = append(updates, n.mirrorSyncs(n.clock.Now())...)
 	n.leaving.record(updates)
 	n.claims.set(d)
 	n.populateVolumes(ctx, updates)

@@ -141,6 +141,29 @@ func (s *Source) Get(namespace, name string) (*v1.Pod, bool) {
 	return pod, ok
 }
 
+// Mirror returns the mirror pod the API server holds under
+// namespace/name (read-only): the API's copy of a static pod, which the
+// snapshots leave out.
+func (s *Source) Mirror(namespace, name string) (*v1.Pod, bool) {
+	pod, ok := s.Get(namespace, name)
+	if !ok || pod.Annotations[AnnotationMirror] == "" {
+		return nil, false
+	}
+	return pod, true
+}
+
+// Mirrors returns every mirror pod of this node the API server holds.
+func (s *Source) Mirrors() []*v1.Pod {
+	var out []*v1.Pod
+	for _, obj := range s.informer.GetStore().List() {
+		if pod, ok := obj.(*v1.Pod); ok && pod.Annotations[AnnotationMirror] != "" {
+			out = append(out, pod)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return key(out[i]) < key(out[j]) })
+	return out
+}
+
 // publish replaces the unread snapshot, if any, with the present.
 func (s *Source) publish() {
 	snap := s.snapshot()
