@@ -6,6 +6,8 @@
 # examples/pods/, waits until every pod is Running or Succeeded, prints
 # `podhost pods list`, keeps running until Ctrl-C or for DEMO_SECONDS, then
 # deletes the pods, stops the host and containerd and removes what it created.
+# The CSI loop driver (bin/csi-loopdriver) runs beside the host and serves
+# the volume of the third pod, examples/csi/data.yaml.
 # Run as root after `make build` (make demo installs containerd and runc when
 # missing, and builds).
 set -euo pipefail
@@ -18,6 +20,7 @@ root="$work/root"
 pods="$work/pods"
 sock="$root/host.sock"
 host_pid=""
+driver_pid=""
 ready_timeout=${DEMO_READY_TIMEOUT:-90}
 
 hostcli() { bin/podhost "$@"; }
@@ -41,6 +44,11 @@ cleanup() {
 		echo "demo: stopping the host"
 		kill -TERM "$host_pid"
 		wait "$host_pid"
+	fi
+	if [ -n "$driver_pid" ] && kill -0 "$driver_pid" 2>/dev/null; then
+		echo "demo: stopping the CSI loop driver"
+		kill -TERM "$driver_pid"
+		wait "$driver_pid"
 	fi
 	echo "demo: stopping the private containerd"
 	bash hack/containerd-down.sh "$ctrd" >/dev/null 2>&1 || echo "demo: containerd-down failed; see $ctrd/containerd.log" >&2
@@ -70,7 +78,17 @@ for want in "rootDir: $root" "pluginDir: $repo/bin/plugins" "manifestDir: $pods"
 		exit 1
 	fi
 done
-cp examples/pods/*.yaml "$pods/"
+echo "demo: starting the CSI loop driver on $work/csi.sock"
+cat >"$work/csi.yaml" <<CSI
+endpoint: unix://$work/csi.sock
+stateDir: $work/csi-state
+nodeID: demo
+defaultVolumeSize: 64Mi
+volumes: [demo-data]
+CSI
+bin/csi-loopdriver -config "$work/csi.yaml" 2>"$work/csi.log" &
+driver_pid=$!
+cp examples/pods/*.yaml examples/csi/data.yaml "$pods/"
 want_pods=$(find "$pods" -name '*.yaml' | wc -l)
 
 hostcli validate --config "$work/host.yaml"
@@ -94,8 +112,12 @@ while :; do
 	if [ "$SECONDS" -ge "$deadline" ]; then
 		echo "demo: pods not Running or Succeeded within ${ready_timeout}s:" >&2
 		printf '%s\n' "$list" >&2
+		echo "demo: events:" >&2
+		hostcli events --socket "$sock" >&2 || true
 		echo "demo: host log:" >&2
 		cat "$work/host.log" >&2
+		echo "demo: CSI loop driver log:" >&2
+		cat "$work/csi.log" >&2
 		exit 1
 	fi
 	sleep 0.5
@@ -107,6 +129,8 @@ echo
 node=$(hostname)
 echo "demo: output of the job (podhost logs default/demo-job-$node):"
 hostcli logs --socket "$sock" "default/demo-job-$node" || true
+echo "demo: the CSI volume pod (podhost logs default/demo-data-$node):"
+hostcli logs --socket "$sock" --tail 2 "default/demo-data-$node" || true
 
 secs=${DEMO_SECONDS:-}
 if [ -n "$secs" ]; then

@@ -23,6 +23,7 @@ type fileConfig struct {
 	DefaultVolumeSize string      `json:"defaultVolumeSize"`
 	Capabilities      fileCaps    `json:"capabilities"`
 	Faults            []fileFault `json:"faults"`
+	Volumes           []string    `json:"volumes"`
 }
 
 type fileCaps struct {
@@ -53,6 +54,9 @@ type config struct {
 	stageUnstage      bool
 	volumeStats       bool
 	faults            []fault
+	// volumes are created at start (defaultVolumeSize each), for a CO
+	// that has no provisioner: the demo's static PersistentVolume.
+	volumes []string
 }
 
 // faultAction is what a fault does to a call.
@@ -130,6 +134,12 @@ func parseConfig(data []byte) (config, error) {
 		c.driverName = defaultDriverName
 	}
 	var errs []error
+	for i, name := range f.Volumes {
+		if name == "" || strings.ContainsAny(name, "/\x00") {
+			errs = append(errs, fmt.Errorf("volumes[%d]: %q is not a volume name", i, name))
+		}
+		c.volumes = append(c.volumes, name)
+	}
 	switch {
 	case c.endpoint == "":
 		errs = append(errs, errors.New("endpoint: required (unix:///path or /path)"))

@@ -156,3 +156,20 @@ func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSuffix(string(p), "\n"))
 	return len(p), nil
 }
+
+// TestConfigVolumesAreCreatedAtStart checks the config's volumes list: a
+// CO without a provisioner (the demo's static PersistentVolume) finds the
+// volume under the ID its name makes.
+func TestConfigVolumesAreCreatedAtStart(t *testing.T) {
+	td := startTestDriver(t, func(fc *fileConfig) { fc.Volumes = []string{"demo-data"} })
+	v, err := volumeStore{dir: filepath.Join(td.stateDir, "volumes")}.get(volumeID("demo-data"))
+	if err != nil {
+		t.Fatalf("volume demo-data after start: %v", err)
+	}
+	if v.CapacityBytes != 64<<20 {
+		t.Errorf("capacity %d; want the default size, 64Mi", v.CapacityBytes)
+	}
+	if _, err := parseConfig([]byte("endpoint: /x.sock\nstateDir: /s\nnodeID: n\nvolumes: [\"a/b\"]\n")); err == nil || !strings.Contains(err.Error(), "volumes[0]") {
+		t.Errorf("a volume name with a slash: %v; want an error naming volumes[0]", err)
+	}
+}

@@ -16,6 +16,7 @@
 //	callLog: /var/log/csi-loop/calls.jsonl    # optional
 //	defaultVolumeSize: 1Gi                    # for CreateVolume without a capacity
 //	capabilities: {stageUnstage: true, volumeStats: true}   # the defaults
+//	volumes: [demo-data]                      # created at start, if missing
 //	faults:
 //	- {rpc: NodeStageVolume, action: fail, code: DeadlineExceeded, times: 3}
 //	- {rpc: NodePublishVolume, action: delay, delay: 3s}

@@ -64,6 +64,17 @@ func start(cfg config, log *slog.Logger) (*server, error) {
 		calls:   calls,
 		log:     log,
 	}
+	for _, name := range cfg.volumes {
+		v, err := d.createVolume(&csi.CreateVolumeRequest{Name: name, VolumeCapabilities: []*csi.VolumeCapability{{
+			AccessMode: &csi.VolumeCapability_AccessMode{Mode: csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
+			AccessType: &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{}},
+		}}})
+		if err != nil {
+			calls.close()
+			return nil, fmt.Errorf("creating volume %q of the config: %w", name, err)
+		}
+		log.Info("volume of the config", "name", name, "volume", v.ID)
+	}
 	if err := removeStaleSocket(cfg.endpoint); err != nil {
 		calls.close()
 		return nil, err
