@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	mount "k8s.io/mount-utils"
 	utilexec "k8s.io/utils/exec"
@@ -69,12 +70,30 @@ func (l losetup) find(image string) (string, error) {
 	return "", nil
 }
 
-func (losetup) detach(ctx context.Context, dev string) error {
+// detach detaches dev and waits until the kernel has let it go: while
+// another process still holds the device open (udev probing it, for one),
+// losetup only marks it to be cleared on the last close, and a DeleteVolume
+// right after the unstage would find the image still attached.
+func (l losetup) detach(ctx context.Context, dev string) error {
 	out, err := exec.CommandContext(ctx, "losetup", "--detach", dev).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("losetup --detach %s: %w: %s", dev, err, strings.TrimSpace(string(out)))
 	}
-	return nil
+	backing := filepath.Join(l.sysBlock, filepath.Base(dev), "loop", "backing_file")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(backing); errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("losetup --detach %s: still attached after 10 s (held open by another process)", dev)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("losetup --detach %s: waiting for the kernel to release it: %w", dev, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // hostMounter is mounter over k8s.io/mount-utils.
