@@ -270,11 +270,25 @@ func (d *decoder) sequence(n *yaml.Node, v reflect.Value, path string, line int)
 }
 
 func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string, line int) {
+	names, index := fieldsOf(v.Type())
+	d.entries(n, path, line, "field", func(name, fpath string, k, val *yaml.Node) {
+		fi, known := index[name]
+		if !known {
+			d.unknownField(fpath, k.Line, name, names, path)
+			return
+		}
+		d.value(val, v.Field(fi), fpath)
+	})
+}
+
+// entries calls each for every key of a mapping node once: a node that is
+// no mapping, a key that cannot be one and a key set twice (what names it)
+// are reported instead.
+func (d *decoder) entries(n *yaml.Node, path string, line int, what string, each func(name, kpath string, k, val *yaml.Node)) {
 	if n.Kind != yaml.MappingNode {
 		d.typeError(path, line, n, "a mapping")
 		return
 	}
-	names, index := fieldsOf(v.Type())
 	seen := make(map[string]int)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
@@ -282,18 +296,13 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string, line int) 
 		if !ok {
 			continue
 		}
-		fpath := keyPath(path, name)
+		kpath := keyPath(path, name)
 		if first, dup := seen[name]; dup {
-			d.p.add(fpath, k.Line, nil, "field set twice; first set on line %d", first)
+			d.p.add(kpath, k.Line, nil, "%s set twice; first set on line %d", what, first)
 			continue
 		}
 		seen[name] = k.Line
-		fi, known := index[name]
-		if !known {
-			d.unknownField(fpath, k.Line, name, names, path)
-			continue
-		}
-		d.value(val, v.Field(fi), fpath)
+		each(name, kpath, k, val)
 	}
 }
 
@@ -304,29 +313,15 @@ func (d *decoder) stringMap(n *yaml.Node, v reflect.Value, path string, line int
 		d.p.add(path, line, nil, "cannot decode into %s", v.Type())
 		return
 	}
-	if n.Kind != yaml.MappingNode {
-		d.typeError(path, line, n, "a mapping")
-		return
-	}
 	m := reflect.MakeMapWithSize(v.Type(), len(n.Content)/2)
-	seen := make(map[string]int)
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, val := n.Content[i], n.Content[i+1]
-		name, ok := d.key(k, path)
-		if !ok {
-			continue
-		}
-		kpath := keyPath(path, name)
-		if first, dup := seen[name]; dup {
-			d.p.add(kpath, k.Line, nil, "key set twice; first set on line %d", first)
-			continue
-		}
-		seen[name] = k.Line
+	d.entries(n, path, line, "key", func(name, kpath string, _, val *yaml.Node) {
 		e := reflect.New(v.Type().Elem()).Elem()
 		d.value(val, e, kpath)
 		m.SetMapIndex(reflect.ValueOf(name).Convert(v.Type().Key()), e)
+	})
+	if n.Kind == yaml.MappingNode {
+		v.Set(m)
 	}
-	v.Set(m)
 }
 
 // key returns a mapping key's name, or false after reporting a key that

@@ -6,8 +6,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/podhost/podhost/lifecycle"
 	"github.com/podhost/podhost/test/kubecluster"
@@ -27,15 +25,7 @@ func static(hash string) *v1.Pod {
 func TestMirrorPodsWithTheNodesOwnCredentials(t *testing.T) {
 	c := kubecluster.StartForTest(t, kubecluster.Options{Nodes: []string{"n1"}})
 	ctx := t.Context()
-	path, err := c.NodeKubeconfig("n1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := kubernetes.NewForConfig(cfg)
+	api, err := c.NodeClient("n1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,6 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
@@ -54,15 +53,7 @@ func (f *fakeLogs) lastOptions() (localapi.LogOptions, string) {
 func startNode(t *testing.T, c *kubecluster.Cluster, logs LogsFunc) *Server {
 	t.Helper()
 	ctx := t.Context()
-	path, err := c.NodeKubeconfig("n1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodeClient, err := kubernetes.NewForConfig(cfg)
+	nodeClient, err := c.NodeClient("n1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -275,6 +275,20 @@ func (c *Cluster) NodeKubeconfig(name string) (string, error) {
 	return path, c.writeKubeconfig(path, "system:node:"+name, t)
 }
 
+// NodeClient returns a clientset with the node's own identity, from its
+// kubeconfig (NodeKubeconfig).
+func (c *Cluster) NodeClient(name string) (kubernetes.Interface, error) {
+	path, err := c.NodeKubeconfig(name)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", name, err)
+	}
+	return kubernetes.NewForConfig(cfg)
+}
+
 // NodeServingCert issues the certificate a node serves its daemon endpoint
 // with (CN system:node:NAME, for the given addresses), signed by the CA the
 // API server trusts for kubelets.

@@ -10,8 +10,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 )
 
@@ -24,15 +22,7 @@ func TestClusterServesNodesAndSurvivesRestart(t *testing.T) {
 	c := StartForTest(t, Options{Nodes: []string{"n1"}})
 	ctx := t.Context()
 
-	path, err := c.NodeKubeconfig("n1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	node, err := kubernetes.NewForConfig(cfg)
+	node, err := c.NodeClient("n1")
 	if err != nil {
 		t.Fatal(err)
 	}
