@@ -189,6 +189,10 @@ func (n *Node) newVolumeManager() error {
 	if err := scsi.check(); err != nil {
 		return err
 	}
+	reconstruction, err := newReconstructionMetrics(n.cfg.Registry)
+	if err != nil {
+		return err
+	}
 	n.volumes = volumemanager.NewManager(volumemanager.Config{
 		Plugins:    volumePlugins{host: n.hostVolumes, csi: csi, scsi: scsi},
 		Classifier: volumemanager.ClassifierFunc(classifyVolumeError),
@@ -196,7 +200,11 @@ func (n *Node) newVolumeManager() error {
 		Clock:      n.clock,
 		Resolver:   &n.claims,
 		Events:     volumeEvents{desired: n.desired, ring: n.events},
+		Metrics:    reconstruction,
 	})
+	if err := reconstruction.watch(n.cfg.Registry, n.volumes); err != nil {
+		return err
+	}
 	n.volumeStats, err = newVolumeStats(n.cfg.Registry, n.volumes, pluginMetrics{csi: csi, scsi: scsi, caps: supervisorCapabilities(n.cfg.Plugins)}, n.clock, n.log.Named("volumes"))
 	return err
 }
@@ -204,7 +212,8 @@ func (n *Node) newVolumeManager() error {
 // runVolumes rebuilds the volume manager's state from what the last run
 // left, then reconciles until ctx is done.
 func (n *Node) runVolumes(ctx context.Context) {
-	if err := n.volumes.Reconstruct(ctx, n.hostVolumes, n.hostVolumes); err != nil {
+	recon := volumeReconstructor{host: n.hostVolumes, scsi: newSCSIVolumes(n, supervisorVolumes{n.cfg.Plugins})}
+	if err := n.volumes.Reconstruct(ctx, n.hostVolumes, recon); err != nil {
 		n.log.Warn("rebuilding the volume state; the volumes it names stay in use until their pods are gone", "err", err)
 	}
 	close(n.volumesReady)

@@ -41,11 +41,16 @@
 // stats: it asks only plugins that declare metrics, never about a volume
 // with an operation in flight, and a stats lease holds back (and cuts
 // short) the call when a teardown of the volume is due. Still to come:
-// node status (volumesInUse), ReadWriteOncePod checks and expansion. A
-// placeholder of a failed reconstruction leaves the volumes in use once
-// its pod is unpublished: the device it stood for is not known, so it is
-// not unstaged (the anchor's stricter rule for FC and iSCSI, 2.8, needs
-// the plugins to name the device from its global path).
+// node status (volumesInUse), ReadWriteOncePod checks and expansion.
+//
+// A pod volume directory whose reconstruction fails becomes an unresolved
+// placeholder, listed in VolumesInUse, reported (Events: FailedReconstruct
+// Volume; Metrics) and asked about again with back-off (OpReconstruct)
+// until the plugin rebuilds it. An FC or iSCSI placeholder is never
+// unpublished, and while one whose pod no longer desires it stands, no
+// volume of its plugin is staged or unstaged, since it may be that
+// volume (anchor 2.8). A CSI placeholder is unpublished once its pod is
+// gone, as the kubelet does.
 //
 // Who may import it: host/node (and cmd/ through it). It imports only the
 // standard library, k8s.io/api and k8s.io/apimachinery; never gRPC,

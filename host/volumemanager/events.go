@@ -11,6 +11,10 @@ const (
 	ReasonFailedMount           = "FailedMount"
 	ReasonFailedMapVolume       = "FailedMapVolume"
 	ReasonSuccessfulMountVolume = "SuccessfulMountVolume"
+	// ReasonFailedReconstructVolume: a pod volume directory found after a
+	// host restart could not be rebuilt; the volume stays in use and the
+	// host asks its plugin again with back-off.
+	ReasonFailedReconstructVolume = "FailedReconstructVolume"
 )
 
 // Events receives the user-facing events of the volume manager, for the
@@ -49,4 +53,12 @@ func opEvent(op Op, err error) (eventType, reason, message string, ok bool) {
 		return "Normal", ReasonSuccessfulMountVolume, fmt.Sprintf("%s succeeded for volume %q", step, name), true
 	}
 	return "", "", "", false
+}
+
+// reconstructEvent is the event for a failed reconstruction of a pod's
+// volume directory.
+func reconstructEvent(e *ReconstructError) (eventType, reason, message string) {
+	return "Warning", ReasonFailedReconstructVolume, fmt.Sprintf(
+		"reconstruction of volume %q (%s) after the host restart failed; the volume stays in use and is retried: %v",
+		e.Dir.Name, e.Dir.Plugin, e.Err)
 }

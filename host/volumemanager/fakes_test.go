@@ -68,7 +68,8 @@ func namedErr(name string) (error, bool) {
 }
 
 // testResolver resolves claim cN to a CSI PV "pv-cN" with handle cN;
-// claims starting "blk" give block volumes, "fc" FC and "iscsi" iSCSI;
+// claims naming "blk" give block volumes, starting "fc" FC and "iscsi"
+// iSCSI;
 // "missing" is not found.
 type testResolver struct{}
 
@@ -85,7 +86,7 @@ func (testResolver) PersistentVolume(_ context.Context, ns, claim string) (*v1.P
 	default:
 		pv.Spec.CSI = &v1.CSIPersistentVolumeSource{Driver: "drv", VolumeHandle: claim}
 	}
-	if strings.HasPrefix(claim, "blk") {
+	if strings.Contains(claim, "blk") {
 		block := v1.PersistentVolumeBlock
 		pv.Spec.VolumeMode = &block
 	}
@@ -164,6 +165,18 @@ func (w *world) apply(op Op, err error, c Class) {
 		if err == nil {
 			delete(w.published[id], op.Pod)
 		}
+		if err == nil && op.Volume.Unresolved {
+			// A placeholder's unpublish clears its target, whichever
+			// volume is published there.
+			for other, pods := range w.published {
+				if w.volumes[other].Plugin == op.Volume.Plugin && pods[op.Pod] == op.Name {
+					delete(pods, op.Pod)
+				}
+				if len(pods) == 0 {
+					delete(w.published, other)
+				}
+			}
+		}
 	}
 	if len(w.published[id]) == 0 {
 		delete(w.published, id)
@@ -201,5 +214,5 @@ func (r worldReconstructor) Reconstruct(_ context.Context, dir PodVolumeDir) (Re
 			return Reconstructed{Volume: r.w.volumes[id], Published: true, Staged: r.w.staged[id]}, nil
 		}
 	}
-	return Reconstructed{}, errors.New("no such volume")
+	return Reconstructed{}, fmt.Errorf("target of pod %s volume %s: %w", dir.Pod, dir.Name, ErrNotMounted)
 }

@@ -77,6 +77,12 @@ func (h *harness) run(c *lifecycletest.Cmd) string {
 		h.printf("inuse=%v", h.r.VolumesInUse())
 	case "fail-reconstruct":
 		h.fail[c.Opt("pod", "")+"/"+c.Opt("name", "")] = true
+	case "heal-reconstruct":
+		delete(h.fail, c.Opt("pod", "")+"/"+c.Opt("name", ""))
+	case "lasterr":
+		h.printf("lasterr=%v", h.r.LastError(types.UID(c.Opt("pod", ""))))
+	case "unresolved":
+		h.printf("unresolved=%v", h.r.Unresolved())
 	case "lose-records":
 		h.store = nil
 	case "lose-dir":
@@ -124,15 +130,33 @@ func (h *harness) finish(c *lifecycletest.Cmd) {
 			return
 		}
 		delete(h.inflight, n)
-		class := Final
-		if err != nil {
-			class = testClassifier(err)
+		if rerr := h.complete(op, err); rerr != nil {
+			h.printf("%d: %v", n, rerr)
 		}
-		h.world.apply(op, err, class)
-		h.r.Complete(h.now, op, err)
 	}
 	h.save()
 	h.state()
+}
+
+// complete feeds op's result back: the world's effect and Complete, or,
+// for an OpReconstruct, the world's answer (err, when set, stands for
+// the plugin's failure) and Resolve, whose error it returns.
+func (h *harness) complete(op Op, err error) error {
+	if op.Kind == OpReconstruct {
+		ans, rerr := ask(context.Background(), worldReconstructor{h.world, h.fail}, op.Dir())
+		if err != nil {
+			ans, rerr = Reconstructed{}, &ReconstructError{Dir: op.Dir(), Err: err}
+		}
+		h.r.Resolve(h.now, op, ans, rerr)
+		return rerr
+	}
+	class := Final
+	if err != nil {
+		class = testClassifier(err)
+	}
+	h.world.apply(op, err, class)
+	h.r.Complete(h.now, op, err)
+	return nil
 }
 
 func (h *harness) state() {
@@ -178,7 +202,7 @@ func (h *harness) restart() {
 	if err != nil {
 		h.printf("reconstruct: %v", err)
 	}
-	h.r.Restore(recs)
+	h.r.Restore(h.now, recs)
 	h.save()
 	h.state()
 }

@@ -2,6 +2,7 @@ package volumemanager
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -10,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// Config is what a Manager needs. Events may be nil.
+// Config is what a Manager needs. Events and Metrics may be nil.
 type Config struct {
 	Plugins    Plugins
 	Classifier Classifier
@@ -18,6 +19,14 @@ type Config struct {
 	Clock      Clock
 	Resolver   Resolver
 	Events     Events
+	Metrics    Metrics
+}
+
+// Metrics counts what operators watch. It must not block.
+type Metrics interface {
+	// ReconstructionFailed counts one failed reconstruction (or retry of
+	// one) of a volume of plugin.
+	ReconstructionFailed(plugin string)
 }
 
 // Manager is the driver of the reconciler: Run starts the operations
@@ -31,6 +40,7 @@ type Manager struct {
 	wake    chan struct{}
 	wg      sync.WaitGroup
 	leases  map[*statsLease]struct{}
+	recon   Reconstructor // set by Reconstruct, asked again by OpReconstruct
 }
 
 // NewManager returns a Manager with empty states.
@@ -58,9 +68,68 @@ func (m *Manager) Reconstruct(ctx context.Context, dirs DirLister, plugins Recon
 	}
 	out, rerr := Reconstruct(ctx, recs, found, plugins)
 	m.mu.Lock()
-	m.r.Restore(out)
+	m.recon = plugins
+	m.r.Restore(m.cfg.Clock.Now(), out)
 	m.mu.Unlock()
+	for _, e := range reconstructErrors(rerr) {
+		m.reportReconstruct(e)
+	}
 	return rerr
+}
+
+// reconstructErrors are the *ReconstructError in err (Reconstruct's).
+func reconstructErrors(err error) []*ReconstructError {
+	if re, ok := err.(*ReconstructError); ok {
+		return []*ReconstructError{re}
+	}
+	var out []*ReconstructError
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			out = append(out, reconstructErrors(e)...)
+		}
+	}
+	return out
+}
+
+// reportReconstruct gives the event and counts the metric of a failed
+// reconstruction.
+func (m *Manager) reportReconstruct(e *ReconstructError) {
+	if m.cfg.Events != nil {
+		typ, reason, msg := reconstructEvent(e)
+		m.cfg.Events.Event(e.Dir.Pod, typ, reason, msg)
+	}
+	if m.cfg.Metrics != nil {
+		m.cfg.Metrics.ReconstructionFailed(e.Dir.Plugin)
+	}
+}
+
+// reconstruct asks the plugin again about op's placeholder.
+func (m *Manager) reconstruct(ctx context.Context, op Op) {
+	m.mu.Lock()
+	recon := m.recon
+	m.mu.Unlock()
+	var ans Reconstructed
+	err := errors.New("no reconstructor")
+	if recon != nil {
+		ans, err = ask(ctx, recon, op.Dir())
+	}
+	m.mu.Lock()
+	m.r.Resolve(m.cfg.Clock.Now(), op, ans, err)
+	m.mu.Unlock()
+	var re *ReconstructError
+	if errors.As(err, &re) {
+		m.reportReconstruct(re)
+	} else if err != nil {
+		m.reportReconstruct(&ReconstructError{Dir: op.Dir(), Err: err})
+	}
+	m.poke()
+}
+
+// Unresolved is Reconciler.Unresolved.
+func (m *Manager) Unresolved() []PodVolumeDir {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.r.Unresolved()
 }
 
 // MarkDesiredPopulated lets unpublish and unstage start (see
@@ -100,6 +169,10 @@ func (m *Manager) Run(ctx context.Context) error {
 			m.wg.Add(1)
 			go func() {
 				defer m.wg.Done()
+				if op.Kind == OpReconstruct {
+					m.reconstruct(ctx, op)
+					return
+				}
 				m.complete(op, call(ctx, m.cfg.Plugins, op))
 			}()
 		}

@@ -19,9 +19,13 @@ const (
 	OpUnpublish // filesystem TearDown
 	OpMap       // block MapPodDevice
 	OpUnmap     // block UnmapPodDevice
+	// OpReconstruct asks the plugin again about the pod volume directory
+	// of an unresolved placeholder (Reconstructor); it changes nothing on
+	// the node, and its answer goes to Reconciler.Resolve.
+	OpReconstruct
 )
 
-var opNames = [...]string{"stage", "unstage", "publish", "unpublish", "map", "unmap"}
+var opNames = [...]string{"stage", "unstage", "publish", "unpublish", "map", "unmap", "reconstruct"}
 
 func (k OpKind) String() string {
 	if int(k) < len(opNames) {
@@ -38,6 +42,11 @@ type Op struct {
 	Pod    types.UID
 	Name   string
 	seq    uint64 // tells a current completion from a stale one
+}
+
+// Dir is the pod volume directory of a pod operation.
+func (o Op) Dir() PodVolumeDir {
+	return PodVolumeDir{Pod: o.Pod, Plugin: o.Volume.Plugin, Name: o.Name, Block: o.Volume.Block}
 }
 
 func (o Op) String() string {

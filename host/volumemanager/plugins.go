@@ -49,6 +49,8 @@ func call(ctx context.Context, p Plugins, op Op) error {
 		return p.Map(ctx, pv)
 	case OpUnmap:
 		return p.Unmap(ctx, pv)
+	case OpReconstruct:
+		return fmt.Errorf("%w: %v is no plugin operation", ErrNotStarted, op.Kind)
 	}
 	return fmt.Errorf("%w: unknown kind %v", ErrNotStarted, op.Kind)
 }

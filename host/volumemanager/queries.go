@@ -3,6 +3,7 @@ package volumemanager
 import (
 	"cmp"
 	"slices"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -112,9 +113,18 @@ func (r *Reconciler) Records() []Record {
 // them. Mounted entries stay mounted (nothing is mounted again); uncertain
 // ones are marked as found by reconstruction, so that a final error of a
 // new mount attempt keeps them uncertain (T5, T12).
-func (r *Reconciler) Restore(recs []Record) {
+//
+// The placeholders of failed reconstructions count as failed once at now:
+// the reconstruct retries start after the first back-off.
+func (r *Reconciler) Restore(now time.Time, recs []Record) {
 	r.actual = map[VolumeID]*device{}
 	for _, rec := range recs {
+		if rec.Volume.Unresolved {
+			for _, p := range rec.Pods {
+				k := Op{Kind: OpReconstruct, Volume: rec.Volume, Pod: p.Pod}.key()
+				r.backoff[k] = r.backoff[k].failed(now)
+			}
+		}
 		d := &device{vol: rec.Volume, state: rec.Device, reconstructed: rec.Device == Uncertain, pods: map[types.UID]*podMount{}}
 		for _, p := range rec.Pods {
 			if p.State == NotMounted {

@@ -104,7 +104,7 @@ func (r *Reconciler) Step(now time.Time) []Op {
 			d := r.actual[id]
 			for _, uid := range sortedKeys(d.pods) {
 				pm := d.pods[uid]
-				if d.vol.Unresolved && r.wantsName(uid, pm.name) {
+				if d.vol.Unresolved && (fenced(d.vol.Plugin) || r.wantsName(uid, pm.name)) {
 					continue // the pod's own volume uses this target (2.8 step 7)
 				}
 				if pm.state != NotMounted && !r.wants(uid, id) {
@@ -113,11 +113,18 @@ func (r *Reconciler) Step(now time.Time) []Op {
 			}
 		}
 	}
+	for _, op := range r.reconstructRetries() {
+		start(op)
+	}
 	for _, uid := range sortedKeys(r.desired) {
 		for _, name := range sortedKeys(r.desired[uid]) {
 			v := r.desired[uid][name].Volume
 			d := r.actual[v.ID]
 			if v.Shared && (d == nil || d.state != Mounted) {
+				if ph := r.heldBy(v); ph != "" {
+					r.lastErr[uid] = heldError(v, ph)
+					continue
+				}
 				start(Op{Kind: OpStage, Volume: v})
 				continue
 			}
@@ -143,6 +150,9 @@ func (r *Reconciler) Step(now time.Time) []Op {
 				r.dirty = true
 				continue
 			}
+			if r.heldBy(d.vol) != "" {
+				continue
+			}
 			start(Op{Kind: OpUnstage, Volume: d.vol})
 		}
 	}
@@ -152,7 +162,17 @@ func (r *Reconciler) Step(now time.Time) []Op {
 // Complete records the result of op, started by Step; err is nil on
 // success. A completion of an operation this reconciler no longer has in
 // flight (one started before a restart) is ignored.
+//
+// An OpReconstruct completed here failed with err (Resolve takes its
+// answer).
 func (r *Reconciler) Complete(now time.Time, op Op, err error) {
+	if op.Kind == OpReconstruct {
+		if err == nil {
+			err = errors.New("no answer")
+		}
+		r.Resolve(now, op, Reconstructed{}, err)
+		return
+	}
 	id := op.Volume.ID
 	if cur, ok := r.inflight[id]; !ok || cur.seq != op.seq {
 		return

@@ -161,8 +161,9 @@ func TestContainerMounts(t *testing.T) {
 	}
 }
 
-// TestReconstructEmptyDir lists the pod volume directories (not the log
-// directories next to them) and rebuilds the emptyDirs among them.
+// TestReconstructEmptyDir lists the pod volume directories and block
+// device files (not the log directories next to them) and rebuilds the
+// emptyDirs among them.
 func TestReconstructEmptyDir(t *testing.T) {
 	root := t.TempDir()
 	m := newFakeMounter()
@@ -177,6 +178,13 @@ func TestReconstructEmptyDir(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	raw := PodDevicePath(root, "u4", volumemanager.PluginISCSI, "raw")
+	if err := os.MkdirAll(filepath.Dir(raw), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(raw, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	m.points[PodVolumeDir(root, "u1", volumemanager.PluginEmptyDir, "mem")] = true
 	dirs, err := h.PodVolumeDirs(context.Background())
 	if err != nil {
@@ -185,7 +193,7 @@ func TestReconstructEmptyDir(t *testing.T) {
 	var got []string
 	for _, d := range dirs {
 		ans, err := h.Reconstruct(context.Background(), d)
-		line := fmt.Sprintf("%s %s %s: ", d.Pod, d.Plugin, d.Name)
+		line := fmt.Sprintf("%s %s %s block=%v: ", d.Pod, d.Plugin, d.Name, d.Block)
 		if err != nil {
 			line += err.Error()
 		} else {
@@ -194,9 +202,10 @@ func TestReconstructEmptyDir(t *testing.T) {
 		got = append(got, line)
 	}
 	want := []string{
-		`u1 kubernetes.io/empty-dir disk: kubernetes.io/empty-dir/u1-disk medium="" published=true`,
-		`u1 kubernetes.io/empty-dir mem: kubernetes.io/empty-dir/u1-mem medium="Memory" published=true`,
-		`u2 kubernetes.io/csi data: not a host volume: plugin kubernetes.io/csi`,
+		`u1 kubernetes.io/empty-dir disk block=false: kubernetes.io/empty-dir/u1-disk medium="" published=true`,
+		`u1 kubernetes.io/empty-dir mem block=false: kubernetes.io/empty-dir/u1-mem medium="Memory" published=true`,
+		`u2 kubernetes.io/csi data block=false: not a host volume: plugin kubernetes.io/csi`,
+		`u4 kubernetes.io/iscsi raw block=true: not a host volume: plugin kubernetes.io/iscsi`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("reconstructed\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -13,28 +13,36 @@ import (
 )
 
 // PodVolumeDirs lists the pod volume directories under the root: every
-// <root>/pods/<uid>/volumes/<plugin>/<name> directory. Only the volumes
-// directories are read, so the pods' log directories, which share
-// <root>/pods, are never mistaken for pods.
+// <root>/pods/<uid>/volumes/<plugin>/<name> directory and every
+// <root>/pods/<uid>/volumeDevices/<plugin>/<name> device file of a raw
+// block volume. Only these directories are read, so the pods' log
+// directories, which share <root>/pods, are never mistaken for pods.
 func (h *Host) PodVolumeDirs(context.Context) ([]volumemanager.PodVolumeDir, error) {
-	matches, err := filepath.Glob(filepath.Join(h.root, "pods", "*", "volumes", "*~*", "*"))
-	if err != nil {
-		return nil, fmt.Errorf("listing pod volume directories: %w", err)
-	}
 	var out []volumemanager.PodVolumeDir
-	for _, m := range matches {
-		if fi, err := os.Stat(m); err != nil || !fi.IsDir() {
-			continue
+	for _, kind := range []string{"volumes", "volumeDevices"} {
+		block := kind == "volumeDevices"
+		matches, err := filepath.Glob(filepath.Join(h.root, "pods", "*", kind, "*~*", "*"))
+		if err != nil {
+			return nil, fmt.Errorf("listing pod volume directories: %w", err)
 		}
-		pluginDir := filepath.Dir(m)
-		out = append(out, volumemanager.PodVolumeDir{
-			Pod:    types.UID(filepath.Base(filepath.Dir(filepath.Dir(pluginDir)))),
-			Plugin: unescapePlugin(filepath.Base(pluginDir)),
-			Name:   filepath.Base(m),
-		})
+		for _, m := range matches {
+			if fi, err := os.Lstat(m); err != nil || fi.IsDir() == block {
+				continue
+			}
+			pluginDir := filepath.Dir(m)
+			out = append(out, volumemanager.PodVolumeDir{
+				Pod:    types.UID(filepath.Base(filepath.Dir(filepath.Dir(pluginDir)))),
+				Plugin: unescapePlugin(filepath.Base(pluginDir)),
+				Name:   filepath.Base(m),
+				Block:  block,
+			})
+		}
 	}
 	return out, nil
 }
+
+// Mounted reports whether path is a mount point (a missing path is not).
+func (h *Host) Mounted(path string) (bool, error) { return h.m.IsMountPoint(path) }
 
 // Reconstruct rebuilds an emptyDir from its directory: published, a
 // tmpfs (medium Memory) when the directory is a mount point. Other
