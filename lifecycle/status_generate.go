@@ -25,6 +25,7 @@ func GeneratePodStatus(pod *v1.Pod, rs *PodStatus, cached v1.PodStatus, podIsTer
 		InitContainerStatuses: conv.convert(pod.Spec.InitContainers, old.InitContainerStatuses, false),
 		ContainerStatuses:     conv.convert(pod.Spec.Containers, old.ContainerStatuses, !initDone(pod, rs)),
 		StartTime:             old.StartTime,
+		QOSClass:              PodQOS(pod),
 	}
 	if rs != nil {
 		for i, ip := range rs.IPs {

@@ -23,6 +23,7 @@ type result struct {
 	registered, running time.Duration
 	hostRSS, pluginRSS  []float64 // MiB per node
 	requests            float64   // API requests in the rest window
+	byKind              map[string]float64
 	window              time.Duration
 	problems            []string
 }
@@ -56,7 +57,7 @@ func (f *fleet) measure(ctx context.Context, o options) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	before, err := f.requestCount(ctx)
+	before, beforeKinds, err := f.requestCount(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -66,12 +67,18 @@ func (f *fleet) measure(ctx context.Context, o options) (*result, error) {
 		return nil, ctx.Err()
 	case <-time.After(o.rest):
 	}
-	after, err := f.requestCount(ctx)
+	after, afterKinds, err := f.requestCount(ctx)
 	if err != nil {
 		return nil, err
 	}
 	r.window = time.Since(restStart)
 	r.requests = after - before
+	r.byKind = map[string]float64{}
+	for k, v := range afterKinds {
+		if d := v - beforeKinds[k]; d > 0 {
+			r.byKind[k] = d
+		}
+	}
 	leasesAfter, err := f.renewTimes(ctx)
 	if err != nil {
 		return nil, err
@@ -176,17 +183,21 @@ func (f *fleet) renewTimes(ctx context.Context) (map[string]time.Time, error) {
 	return out, nil
 }
 
-// requestCount sums apiserver_request_total over every label set.
-func (f *fleet) requestCount(ctx context.Context) (float64, error) {
+// requestCount sums apiserver_request_total over every label set, and by
+// verb and resource.
+func (f *fleet) requestCount(ctx context.Context) (float64, map[string]float64, error) {
 	body, err := f.cluster.Client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("reading the API server's metrics: %w", err)
+		return 0, nil, fmt.Errorf("reading the API server's metrics: %w", err)
 	}
 	return sumMetric(bytes.NewReader(body), "apiserver_request_total")
 }
 
-func sumMetric(r io.Reader, name string) (float64, error) {
+// sumMetric sums a counter over its label sets, in all and by the values
+// of its verb, resource and subresource labels.
+func sumMetric(r io.Reader, name string) (float64, map[string]float64, error) {
 	var sum float64
+	kinds := map[string]float64{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -197,11 +208,28 @@ func sumMetric(r io.Reader, name string) (float64, error) {
 		fields := strings.Fields(line)
 		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
 		if err != nil {
-			return 0, fmt.Errorf("metric line %q: %w", line, err)
+			return 0, nil, fmt.Errorf("metric line %q: %w", line, err)
 		}
 		sum += v
+		kinds[label(line, "verb")+" "+label(line, "resource")+subresource(line)] += v
 	}
-	return sum, sc.Err()
+	return sum, kinds, sc.Err()
+}
+
+func label(line, name string) string {
+	_, rest, ok := strings.Cut(line, name+`="`)
+	if !ok {
+		return ""
+	}
+	v, _, _ := strings.Cut(rest, `"`)
+	return v
+}
+
+func subresource(line string) string {
+	if s := label(line, "subresource"); s != "" {
+		return "/" + s
+	}
+	return ""
 }
 
 // rssOf returns the VmRSS in MiB of the host process pid and of its
@@ -272,6 +300,14 @@ func (r *result) print(w io.Writer, o options) {
 	fmt.Fprintf(w, "| host RSS per node, median / max | %.1f / %.1f MiB |\n", median(r.hostRSS), maxOf(r.hostRSS))
 	fmt.Fprintf(w, "| plugin RSS per node, median / max | %.1f / %.1f MiB |\n", median(r.pluginRSS), maxOf(r.pluginRSS))
 	fmt.Fprintf(w, "| API requests at rest per node per minute | %.1f (over %s) |\n", perNodeMin, r.window.Round(time.Second))
+	kinds := make([]string, 0, len(r.byKind))
+	for k := range r.byKind {
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(i, j int) bool { return r.byKind[kinds[i]] > r.byKind[kinds[j]] })
+	for _, k := range kinds {
+		fmt.Fprintf(w, "| … %s | %.1f |\n", k, r.byKind[k]/float64(o.nodes)/r.window.Minutes())
+	}
 	for _, p := range r.problems {
 		fmt.Fprintf(w, "\nFAILED: %s\n", p)
 	}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -59,4 +60,37 @@ func TestKubeNodeRegistersAndServesLogs(t *testing.T) {
 	if err != nil || strings.TrimSpace(out) != "second line" {
 		t.Errorf("kubectl logs --tail=1: %q, %v; want the last line", out, err)
 	}
+
+	// At rest a node writes no pod status: over two full status batches
+	// (10 s each) the API server sees no status patch. A status that
+	// differs from the API's copy in a field the node never sets
+	// (qosClass) was patched every batch, with no change to show for it.
+	before := k.statusPatches()
+	<-time.After(25 * time.Second)
+	if n := k.statusPatches() - before; n != 0 {
+		t.Errorf("%v pod status patches at rest in 25 s; want none", n)
+	}
+}
+
+// statusPatches is the API server's count of pod status patches so far.
+func (k *kubeHost) statusPatches() float64 {
+	k.t.Helper()
+	body, err := k.cluster.Client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(k.t.Context())
+	if err != nil {
+		k.t.Fatalf("reading the API server's metrics: %v", err)
+	}
+	var sum float64
+	for _, line := range strings.Split(string(body), "\n") {
+		if !strings.HasPrefix(line, "apiserver_request_total{") || !strings.Contains(line, `verb="PATCH"`) ||
+			!strings.Contains(line, `resource="pods"`) || !strings.Contains(line, `subresource="status"`) {
+			continue
+		}
+		fields := strings.Fields(line)
+		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err != nil {
+			k.t.Fatalf("metric line %q: %v", line, err)
+		}
+		sum += v
+	}
+	return sum
 }
