@@ -287,9 +287,15 @@ func (h *Housekeeper) activePods(config []*v1.Pod) []*v1.Pod {
 	return FilterActivePods(config, h.Workers, h.isTerminal)
 }
 
+// TerminationState is what FilterActivePods asks the pod worker.
+type TerminationState interface {
+	IsPodKnownTerminated(uid types.UID) bool
+	IsPodTerminationRequested(uid types.UID) bool
+}
+
 // FilterActivePods returns the config pods that admission must count: not
 // known terminated, and not terminal unless still terminating.
-func FilterActivePods(config []*v1.Pod, w PodWorkerSet, isTerminal func(*v1.Pod) bool) []*v1.Pod {
+func FilterActivePods(config []*v1.Pod, w TerminationState, isTerminal func(*v1.Pod) bool) []*v1.Pod {
 	out := make([]*v1.Pod, 0, len(config))
 	for _, pod := range config {
 		if w.IsPodKnownTerminated(pod.UID) {

@@ -147,17 +147,13 @@ func (n *Node) rejectAtAdmission(ctx context.Context, pod *v1.Pod, r admission.R
 // terminating.
 func (n *Node) activePods() []*v1.Pod {
 	pods, _ := n.desired.Pods()
-	active := pods[:0:0]
+	known := pods[:0:0]
 	for _, p := range pods {
-		if _, ok := n.core.Inspect(p.UID); !ok || n.core.IsPodKnownTerminated(p.UID) {
-			continue
+		if _, ok := n.core.Inspect(p.UID); ok {
+			known = append(known, p)
 		}
-		if n.isTerminal(p) && !n.core.IsPodTerminationRequested(p.UID) {
-			continue
-		}
-		active = append(active, p)
 	}
-	return active
+	return lifecycle.FilterActivePods(known, n.core, n.isTerminal)
 }
 
 // isTerminal reports a terminal phase in the pod or in the status manager.
