@@ -66,6 +66,7 @@ type options struct {
 	settle      time.Duration
 	keep        bool
 	timeout     time.Duration
+	profile     string
 }
 
 func run(ctx context.Context, args []string) (err error) {
@@ -78,6 +79,7 @@ func run(ctx context.Context, args []string) (err error) {
 	fs.DurationVar(&o.settle, "settle", 15*time.Second, "wait after the pods run before the CPU window")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary dir (logs) after the run")
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "longest wait for one pod to run or go")
+	fs.StringVar(&o.profile, "profile", "", "write the host's CPU profile over the window with the volumes to `file`")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

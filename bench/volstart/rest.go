@@ -3,7 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -127,9 +131,19 @@ func measureRest(ctx context.Context, o options, h *host, w *watcher, d *driver)
 			return nil, ctx.Err()
 		case <-time.After(o.settle):
 		}
+		var profiled chan error
+		if withVolumes && o.profile != "" {
+			profiled = make(chan error, 1)
+			go func() { profiled <- profileHost(ctx, h, o.window, o.profile) }()
+		}
 		u, err := measure(ctx, o.window, pids)
 		if err != nil {
 			return nil, err
+		}
+		if profiled != nil {
+			if err := <-profiled; err != nil {
+				return nil, fmt.Errorf("profile: %w", err)
+			}
 		}
 		if withVolumes {
 			r.with = u
@@ -164,4 +178,34 @@ func verdict(met bool) string {
 		return "met"
 	}
 	return "not met"
+}
+
+// profileHost writes the host's CPU profile over window, taken through
+// /debug/pprof on its local API socket, to file.
+func profileHost(ctx context.Context, h *host, window time.Duration, file string) error {
+	socket := filepath.Join(h.root, "host.sock")
+	c := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", socket)
+	}}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://host/debug/pprof/profile?seconds=%d", int(window.Seconds())), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET /debug/pprof/profile: %s", resp.Status)
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
