@@ -16,7 +16,9 @@
 //     [*ConflictError], reported on that object, and is not run. When the
 //     winner drops the object, the earliest remaining claimant takes over.
 //  2. A pod whose persistentVolumeClaim volumes do not all name a claim in
-//     the desired set is rejected with the field at fault.
+//     the desired set is rejected with the field at fault, except a pod of
+//     the API server: its claims are the API server's, resolved when its
+//     volumes are mounted.
 //  3. Errors a source reports (a manifest that does not decode or validate)
 //     are passed through unchanged; they never affect other objects.
 //  4. [Desired.Synced] is true once every source the merger was built with

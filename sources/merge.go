@@ -211,7 +211,11 @@ func (m *Merger) compute() Desired {
 	}
 	lookup := func(ns, name string) bool { return known[ns+"/"+name] }
 	for _, p := range candidates {
-		if errs := podvalidate.ValidatePod(p.Pod, lookup); len(errs) > 0 {
+		claims := lookup
+		if p.Origin.Source == SourceAPIServer {
+			claims = nil // its claims live in the API server, read when it mounts them
+		}
+		if errs := podvalidate.ValidatePod(p.Pod, claims); len(errs) > 0 {
 			err := fmt.Errorf("%s: pod %s/%s: %w", p.Origin.Where, p.Pod.Namespace, p.Pod.Name, errs.ToAggregate())
 			d.Rejected = append(d.Rejected, Rejected{Pod: p, Err: err})
 			continue

@@ -120,6 +120,12 @@ func TestMerger(t *testing.T) {
 			{Snapshot{Source: SourceFile, Claims: []Claim{claim("default/data", "pv.yaml")}, Volumes: []Volume{volume("pv1", "pv.yaml")}}, []string{
 				"run default/db api:r1", "pv pv1 file:pv.yaml", "pvc default/data file:pv.yaml", "synced"}},
 		}},
+		{"a pod of the API server is not rejected for a claim the sources lack: its claims are the API server's", []step{
+			{Snapshot{Source: SourceAPIServer, Pods: []Pod{pod("default/db", "p1", "data")}}, []string{"run default/db apiserver:p1"}},
+			// A static pod's claim still resolves against the sources.
+			{Snapshot{Source: SourceFile, Pods: []Pod{pod("default/st", "st.yaml", "data")}}, []string{
+				"run default/db apiserver:p1", "reject default/st file:st.yaml: invalid"}},
+		}},
 		{"a conflicting claim is an error and the first claim stays", []step{
 			{Snapshot{Source: SourceFile, Claims: []Claim{claim("default/data", "a.yaml")}}, []string{"pvc default/data file:a.yaml"}},
 			{Snapshot{Source: SourceAPI, Claims: []Claim{claim("default/data", "r1")}}, []string{

@@ -124,7 +124,7 @@ func scsiVolumeOf(ctx context.Context, dir volumemanager.PodVolumeDir, resp *vol
 // fixedClaim resolves every claim to pv.
 type fixedClaim struct{ pv *v1.PersistentVolume }
 
-func (f fixedClaim) PersistentVolume(context.Context, string, string) (*v1.PersistentVolumeClaim, *v1.PersistentVolume, error) {
+func (f fixedClaim) PersistentVolume(context.Context, *v1.Pod, string) (*v1.PersistentVolumeClaim, *v1.PersistentVolume, error) {
 	return nil, f.pv, nil
 }
 

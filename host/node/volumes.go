@@ -198,7 +198,7 @@ func (n *Node) newVolumeManager() error {
 		Classifier: volumemanager.ClassifierFunc(classifyVolumeError),
 		Store:      volumeStore{n.store, n.log.Named("volumes")},
 		Clock:      n.clock,
-		Resolver:   &n.claims,
+		Resolver:   n.claimResolver(),
 		Events:     volumeEvents{desired: n.desired, ring: n.events},
 		Metrics:    reconstruction,
 	})
@@ -207,6 +207,15 @@ func (n *Node) newVolumeManager() error {
 	}
 	n.volumeStats, err = newVolumeStats(n.cfg.Registry, n.volumes, pluginMetrics{csi: csi, scsi: scsi, caps: supervisorCapabilities(n.cfg.Plugins)}, n.clock, n.log.Named("volumes"))
 	return err
+}
+
+// claimResolver resolves the claims of pods: see podClaims.
+func (n *Node) claimResolver() podClaims {
+	c := podClaims{static: &n.claims, origin: n.desired.nextOrigin}
+	if n.cfg.Kubernetes.enabled() {
+		c.api = &apiClaims{client: n.cfg.Kubernetes.Client}
+	}
+	return c
 }
 
 // runVolumes rebuilds the volume manager's state from what the last run

@@ -2,6 +2,7 @@ package volumemanager
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -10,12 +11,20 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// Resolver finds the PersistentVolume bound to a claim: the local API
-// objects in standalone mode, the API server's in Kubernetes mode.
+// Resolver finds the PersistentVolume bound to a claim of a pod (in the
+// pod's namespace): the local API objects in standalone mode and for
+// static pods, the API server's for the pods of the API server. It is
+// given the pod so that it can tell where the pod came from.
 type Resolver interface {
-	// PersistentVolume returns the claim and the volume it is bound to.
-	PersistentVolume(ctx context.Context, namespace, claim string) (*v1.PersistentVolumeClaim, *v1.PersistentVolume, error)
+	// PersistentVolume returns the claim and the volume it is bound to; a
+	// nil volume, or an error wrapping ErrClaimNotBound, is a claim not
+	// bound yet, which the pod's next sync asks again.
+	PersistentVolume(ctx context.Context, pod *v1.Pod, claim string) (*v1.PersistentVolumeClaim, *v1.PersistentVolume, error)
 }
+
+// ErrClaimNotBound is wrapped by the error of a claim that is not bound to
+// a volume yet: not an invalid spec, the claim may be bound later.
+var ErrClaimNotBound = errors.New("is not bound")
 
 // DesiredVolumes is the desired state of one pod: a PodVolume for each of
 // spec.volumes. A malformed or unsupported volume gives a FieldError
@@ -99,12 +108,12 @@ func claimVolume(ctx context.Context, pod *v1.Pod, sv *v1.Volume, field string, 
 	if r == nil {
 		return Volume{}, &FieldError{field + ".persistentVolumeClaim", "no claim resolver on this host"}
 	}
-	claim, pv, err := r.PersistentVolume(ctx, pod.Namespace, src.ClaimName)
+	claim, pv, err := r.PersistentVolume(ctx, pod, src.ClaimName)
 	if err != nil {
 		return Volume{}, fmt.Errorf("%s.persistentVolumeClaim: claim %s/%s: %w", field, pod.Namespace, src.ClaimName, err)
 	}
 	if pv == nil {
-		return Volume{}, &FieldError{field + ".persistentVolumeClaim", fmt.Sprintf("claim %s/%s is not bound", pod.Namespace, src.ClaimName)}
+		return Volume{}, fmt.Errorf("%s.persistentVolumeClaim: claim %s/%s %w", field, pod.Namespace, src.ClaimName, ErrClaimNotBound)
 	}
 	pvField := "persistentVolume " + pv.Name + " spec"
 	vol := Volume{

@@ -13,7 +13,7 @@ import (
 // pvResolver returns one fixed PV for every claim.
 type pvResolver struct{ pv *v1.PersistentVolume }
 
-func (r pvResolver) PersistentVolume(context.Context, string, string) (*v1.PersistentVolumeClaim, *v1.PersistentVolume, error) {
+func (r pvResolver) PersistentVolume(context.Context, *v1.Pod, string) (*v1.PersistentVolumeClaim, *v1.PersistentVolume, error) {
 	return nil, r.pv, nil
 }
 

@@ -70,15 +70,17 @@ func namedErr(name string) (error, bool) {
 // testResolver resolves claim cN to a CSI PV "pv-cN" with handle cN;
 // claims naming "blk" give block volumes, starting "fc" FC and "iscsi"
 // iSCSI;
-// "missing" is not found.
+// "missing" is not found, "unbound" not bound.
 type testResolver struct{}
 
-func (testResolver) PersistentVolume(_ context.Context, ns, claim string) (*v1.PersistentVolumeClaim, *v1.PersistentVolume, error) {
+func (testResolver) PersistentVolume(_ context.Context, pod *v1.Pod, claim string) (*v1.PersistentVolumeClaim, *v1.PersistentVolume, error) {
 	pv := &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-" + claim}}
 	lun := int32(0)
 	switch {
 	case claim == "missing":
 		return nil, nil, errors.New("not found")
+	case claim == "unbound":
+		return &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: claim, Namespace: pod.Namespace}}, nil, nil
 	case strings.HasPrefix(claim, "fc"):
 		pv.Spec.FC = &v1.FCVolumeSource{TargetWWNs: []string{"50060e801049cfd1"}, Lun: &lun}
 	case strings.HasPrefix(claim, "iscsi"):
@@ -90,7 +92,7 @@ func (testResolver) PersistentVolume(_ context.Context, ns, claim string) (*v1.P
 		block := v1.PersistentVolumeBlock
 		pv.Spec.VolumeMode = &block
 	}
-	claimObj := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: claim, Namespace: ns}}
+	claimObj := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: claim, Namespace: pod.Namespace}}
 	return claimObj, pv, nil
 }
 

@@ -256,6 +256,11 @@ func (m *Manager) waitFor(ctx context.Context, cond func() bool, failed func() e
 // spec fails at once with a FieldError.
 func (m *Manager) WaitForAttachAndMount(ctx context.Context, pod *v1.Pod) error {
 	if err := m.AddPod(ctx, pod); err != nil {
+		// A claim not bound yet, or not found, is asked again on the
+		// pod's next sync; the event says which.
+		if m.cfg.Events != nil {
+			m.cfg.Events.Event(pod.UID, "Warning", ReasonFailedMount, "Unable to attach or mount volumes: "+err.Error())
+		}
 		return err
 	}
 	return m.waitFor(ctx, func() bool { return m.r.PodMounted(pod.UID) }, func() error {

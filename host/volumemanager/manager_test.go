@@ -151,6 +151,31 @@ func TestManagerMountsAndUnmounts(t *testing.T) {
 	}
 }
 
+// TestUnboundClaimIsRetriable checks that a claim not bound yet fails the
+// wait at once with an error that is not an invalid spec (the pod's next
+// sync asks again) and a FailedMount event naming the claim, and that the
+// pod mounts once the claim resolves.
+func TestUnboundClaimIsRetriable(t *testing.T) {
+	store := &MemoryStore{}
+	plugins := newFakePlugins(store)
+	events := &recordedEvents{}
+	m, _ := startManager(t, store, plugins, events)
+	m.MarkDesiredPopulated()
+	err := m.WaitForAttachAndMount(testCtx(t), testPod("p1", "pvc:unbound"))
+	if !errors.Is(err, ErrClaimNotBound) || errors.Is(err, ErrInvalidVolume) {
+		t.Fatalf("err %v; want ErrClaimNotBound, not ErrInvalidVolume", err)
+	}
+	events.mu.Lock()
+	got := strings.Join(events.got, "\n")
+	events.mu.Unlock()
+	if want := "p1 Warning FailedMount Unable to attach or mount volumes: pod ns/pod-p1: spec.volumes[0].persistentVolumeClaim: claim ns/unbound is not bound"; got != want {
+		t.Errorf("events %q; want %q", got, want)
+	}
+	if err := m.WaitForAttachAndMount(testCtx(t), testPod("p1", "pvc:c1")); err != nil {
+		t.Fatalf("after the claim resolves: %v", err)
+	}
+}
+
 // TestWaitForAttachAndMountIsCancellable checks that a pod whose volume
 // keeps failing waits until its context ends, with an error naming the
 // volume and the last failure, and that the retry waits for the clock.

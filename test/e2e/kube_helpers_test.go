@@ -32,6 +32,13 @@ type kubeHost struct {
 // started first so that its cleanup runs after the host's.
 func startKubeHost(t *testing.T) *kubeHost {
 	t.Helper()
+	return startKubeHostWith(t, "")
+}
+
+// startKubeHostWith is startKubeHost with extra plugin entries (lines of
+// the host config's plugins list).
+func startKubeHostWith(t *testing.T, plugins string) *kubeHost {
+	t.Helper()
 	c := kubecluster.StartForTest(t, kubecluster.Options{Nodes: []string{kubeNode}})
 	kubeconfig, err := c.NodeKubeconfig(kubeNode)
 	if err != nil {
@@ -43,7 +50,7 @@ func startKubeHost(t *testing.T) *kubeHost {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := startPodHostWith(t, fmt.Sprintf("nodeName: %s\nkubernetes:\n  kubeconfig: %s\n  nodeIP: 127.0.0.1\n"+
+	h := startPodHostWith(t, plugins+fmt.Sprintf("nodeName: %s\nkubernetes:\n  kubeconfig: %s\n  nodeIP: 127.0.0.1\n"+
 		"  server: {address: \"127.0.0.1:0\", tlsCertFile: %s, tlsPrivateKeyFile: %s, clientCAFile: %s}\n",
 		kubeNode, kubeconfig, cert, key, c.CAFile))
 	return &kubeHost{podHost: h, cluster: c, pods: c.Client.CoreV1().Pods("default")}

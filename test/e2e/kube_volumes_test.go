@@ -1,0 +1,145 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// kubeCSIHost is a Kubernetes-mode host whose volume-csi plugin serves
+// the loop driver d.
+func kubeCSIHost(t *testing.T, d *loopDriverProc) *kubeHost {
+	t.Helper()
+	k := startKubeHostWith(t, fmt.Sprintf(`  - name: csi
+    kind: volume
+    path: volume-csi
+    config: {drivers: [{name: %s, endpoint: "unix://%s"}], stateDir: "%s"}
+`, loopDriver, d.endpoint, filepath.Join(t.TempDir(), "volume-csi")))
+	t.Cleanup(func() { unmountBelow(t, k.root) })
+	return k
+}
+
+// createVolumeAndClaim creates, through the admin client, a
+// PersistentVolume <claim>-pv of the loop driver's volume handle and the
+// claim <claim>; bound says whether the claim is bound to it (volumeName
+// and phase Bound, as the binder would leave it).
+func (k *kubeHost) createVolumeAndClaim(claim, handle string, bound bool) {
+	k.t.Helper()
+	ctx := k.t.Context()
+	size := resource.MustParse("64Mi")
+	pv := &v1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: claim + "-pv"},
+		Spec: v1.PersistentVolumeSpec{
+			Capacity:    v1.ResourceList{v1.ResourceStorage: size},
+			AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			PersistentVolumeSource: v1.PersistentVolumeSource{CSI: &v1.CSIPersistentVolumeSource{
+				Driver: loopDriver, VolumeHandle: handle, FSType: "ext4"}},
+			ClaimRef: &v1.ObjectReference{Namespace: "default", Name: claim},
+		},
+	}
+	if _, err := k.cluster.Client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
+		k.t.Fatalf("create pv: %v", err)
+	}
+	pvc := &v1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: claim, Namespace: "default"},
+		Spec: v1.PersistentVolumeClaimSpec{
+			AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			Resources:   v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: size}},
+		},
+	}
+	if _, err := k.cluster.Client.CoreV1().PersistentVolumeClaims("default").Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		k.t.Fatalf("create pvc: %v", err)
+	}
+	if bound {
+		k.bindClaim(claim)
+	}
+}
+
+// bindClaim binds the claim to <claim>-pv as the PV controller would:
+// spec.volumeName, then status.phase Bound.
+func (k *kubeHost) bindClaim(claim string) {
+	k.t.Helper()
+	ctx, cancel := context.WithTimeout(k.t.Context(), 10*time.Second)
+	defer cancel()
+	claims := k.cluster.Client.CoreV1().PersistentVolumeClaims("default")
+	pvc, err := claims.Get(ctx, claim, metav1.GetOptions{})
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	pvc.Spec.VolumeName = claim + "-pv"
+	if pvc, err = claims.Update(ctx, pvc, metav1.UpdateOptions{}); err != nil {
+		k.t.Fatalf("bind claim %s: %v", claim, err)
+	}
+	pvc.Status.Phase = v1.ClaimBound
+	if _, err := claims.UpdateStatus(ctx, pvc, metav1.UpdateOptions{}); err != nil {
+		k.t.Fatalf("claim %s status: %v", claim, err)
+	}
+}
+
+// kubeClaimPod is a pod of the API server bound to the node, running
+// script with the claim mounted at /data.
+func kubeClaimPod(name, claim, script string) *v1.Pod {
+	p := claimsPod(name, script)
+	p.Spec.NodeName = kubeNode
+	no := false
+	p.Spec.AutomountServiceAccountToken = &no
+	p.Spec.Volumes = []v1.Volume{volume("data", v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: claim}})}
+	p.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{{Name: "data", MountPath: "/data"}}
+	return p
+}
+
+// TestKubeVolumesClaims: in Kubernetes mode the claims of API-server pods
+// come from the API server.
+func TestKubeVolumesClaims(t *testing.T) {
+	d := startLoopDriver(t)
+	k := kubeCSIHost(t, d)
+	k.waitNodeReady(60 * time.Second)
+	zero := int64(0)
+
+	t.Run("a file written through a claim of the API server outlives its pod", func(t *testing.T) {
+		k.createVolumeAndClaim("data", d.createVolume(t, "kube-data"), true)
+		k.create(kubeClaimPod("kwriter", "data", `echo written-through-the-api > /data/file && sync && echo done; exec sleep 3600`))
+		k.waitAPIRunning("kwriter", 90*time.Second)
+		k.waitLog("kwriter", "main", "done")
+		k.deleteAPIPod("kwriter", &zero)
+		k.waitAPIGone("kwriter", 60*time.Second)
+
+		k.create(kubeClaimPod("kreader", "data", `cat /data/file; exec sleep 3600`))
+		k.waitAPIRunning("kreader", 90*time.Second)
+		k.waitLog("kreader", "main", "written-through-the-api")
+		k.deleteAPIPod("kreader", &zero)
+		k.waitAPIGone("kreader", 60*time.Second)
+	})
+
+	t.Run("a pod whose claim is not bound waits for it", func(t *testing.T) {
+		k.createVolumeAndClaim("later", d.createVolume(t, "kube-later"), false)
+		k.create(kubeClaimPod("kwaiter", "later", `echo mounted; exec sleep 3600`))
+		want := "claim default/later"
+		poll(t, 60*time.Second, func() bool { return hasEvent(k.events("kwaiter"), "FailedMount", want) },
+			func() string { return fmt.Sprintf("events of kwaiter:\n%s\nwant FailedMount naming %q", eventsString(k.events("kwaiter")), want) })
+		p, _ := k.apiPod("kwaiter")
+		if p == nil || p.Status.Phase != v1.PodPending {
+			t.Fatalf("kwaiter: %s; want Pending while its claim is not bound", podStatusString(p))
+		}
+		if got := k.criContainers(string(p.UID)); len(got) != 0 {
+			t.Errorf("kwaiter has containers before its claim is bound: %v", got)
+		}
+		for _, e := range k.events("kwaiter") {
+			if e.Reason == "FailedMount" && !strings.Contains(e.Message, "is not bound") {
+				t.Errorf("FailedMount %q; want it to say the claim is not bound", e.Message)
+			}
+		}
+		k.bindClaim("later")
+		k.waitAPIRunning("kwaiter", 90*time.Second)
+		k.waitLog("kwaiter", "main", "mounted")
+		k.deleteAPIPod("kwaiter", &zero)
+		k.waitAPIGone("kwaiter", 60*time.Second)
+	})
+}
