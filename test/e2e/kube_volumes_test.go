@@ -123,7 +123,9 @@ func TestKubeVolumesClaims(t *testing.T) {
 		k.create(kubeClaimPod("kwaiter", "later", `echo mounted; exec sleep 3600`))
 		want := "claim default/later"
 		poll(t, 60*time.Second, func() bool { return hasEvent(k.events("kwaiter"), "FailedMount", want) },
-			func() string { return fmt.Sprintf("events of kwaiter:\n%s\nwant FailedMount naming %q", eventsString(k.events("kwaiter")), want) })
+			func() string {
+				return fmt.Sprintf("events of kwaiter:\n%s\nwant FailedMount naming %q", eventsString(k.events("kwaiter")), want)
+			})
 		p, _ := k.apiPod("kwaiter")
 		if p == nil || p.Status.Phase != v1.PodPending {
 			t.Fatalf("kwaiter: %s; want Pending while its claim is not bound", podStatusString(p))
