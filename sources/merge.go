@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/podhost/podhost/sources/podvalidate"
 )
 
@@ -211,11 +213,13 @@ func (m *Merger) compute() Desired {
 	}
 	lookup := func(ns, name string) bool { return known[ns+"/"+name] }
 	for _, p := range candidates {
-		claims := lookup
+		var errs field.ErrorList
 		if p.Origin.Source == SourceAPIServer {
-			claims = nil // its claims live in the API server, read when it mounts them
+			errs = podvalidate.ValidateAPIServerPod(p.Pod) // its claims are the API server's
+		} else {
+			errs = podvalidate.ValidatePod(p.Pod, lookup)
 		}
-		if errs := podvalidate.ValidatePod(p.Pod, claims); len(errs) > 0 {
+		if len(errs) > 0 {
 			err := fmt.Errorf("%s: pod %s/%s: %w", p.Origin.Where, p.Pod.Namespace, p.Pod.Name, errs.ToAggregate())
 			d.Rejected = append(d.Rejected, Rejected{Pod: p, Err: err})
 			continue

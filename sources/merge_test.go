@@ -27,6 +27,13 @@ func pod(nsName, key, claim string) Pod {
 	return Pod{Pod: p, Origin: Origin{Key: key, Where: key}}
 }
 
+// projectedPod is pod with a projected volume.
+func projectedPod(nsName, key string) Pod {
+	p := pod(nsName, key, "")
+	p.Pod.Spec.Volumes = []v1.Volume{{Name: "kube-api-access", VolumeSource: v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{}}}}
+	return p
+}
+
 func claim(nsName, key string) Claim {
 	ns, name, _ := strings.Cut(nsName, "/")
 	return Claim{Claim: &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, Origin: Origin{Key: key, Where: key}}
@@ -125,6 +132,11 @@ func TestMerger(t *testing.T) {
 			// A static pod's claim still resolves against the sources.
 			{Snapshot{Source: SourceFile, Pods: []Pod{pod("default/st", "st.yaml", "data")}}, []string{
 				"run default/db apiserver:p1", "reject default/st file:st.yaml: invalid"}},
+		}},
+		{"projected volumes: a pod of the API server may have one, a static pod may not", []step{
+			{Snapshot{Source: SourceAPIServer, Pods: []Pod{projectedPod("default/web", "p1")}}, []string{"run default/web apiserver:p1"}},
+			{Snapshot{Source: SourceFile, Pods: []Pod{projectedPod("default/st", "st.yaml")}}, []string{
+				"run default/web apiserver:p1", "reject default/st file:st.yaml: invalid"}},
 		}},
 		{"a conflicting claim is an error and the first claim stays", []step{
 			{Snapshot{Source: SourceFile, Claims: []Claim{claim("default/data", "a.yaml")}}, []string{"pvc default/data file:a.yaml"}},

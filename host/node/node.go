@@ -22,6 +22,7 @@ import (
 	"github.com/podhost/podhost/host/state"
 	"github.com/podhost/podhost/host/supervisor"
 	"github.com/podhost/podhost/host/volumemanager"
+	"github.com/podhost/podhost/host/volumemanager/apivolumes"
 	"github.com/podhost/podhost/host/volumemanager/hostvolumes"
 	"github.com/podhost/podhost/lifecycle"
 	"github.com/podhost/podhost/sources"
@@ -108,6 +109,7 @@ type Node struct {
 	// volumesReady is closed once its state is rebuilt.
 	volumes          *volumemanager.Manager
 	hostVolumes      *hostvolumes.Host
+	apiVolumes       *apivolumes.Volumes
 	volumesReady     chan struct{}
 	volumesPopulated bool
 	volumeStats      *volumemanager.StatsGatherer

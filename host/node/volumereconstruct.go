@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podhost/podhost/host/volumemanager"
+	"github.com/podhost/podhost/host/volumemanager/apivolumes"
 	"github.com/podhost/podhost/host/volumemanager/hostvolumes"
 	volumev1 "github.com/podhost/podhost/proto/volume/v1"
 )
@@ -26,6 +27,9 @@ type volumeReconstructor struct {
 func (r volumeReconstructor) Reconstruct(ctx context.Context, dir volumemanager.PodVolumeDir) (volumemanager.Reconstructed, error) {
 	if _, ok := scsiKinds[dir.Plugin]; ok {
 		return r.scsi.Reconstruct(ctx, dir)
+	}
+	if apivolumes.Serves(dir.Plugin) {
+		return reconstructAPIVolume(dir), nil
 	}
 	return r.host.Reconstruct(ctx, dir)
 }

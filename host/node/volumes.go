@@ -13,6 +13,7 @@ import (
 	"github.com/podhost/podhost/host/events"
 	"github.com/podhost/podhost/host/state"
 	"github.com/podhost/podhost/host/volumemanager"
+	"github.com/podhost/podhost/host/volumemanager/apivolumes"
 	"github.com/podhost/podhost/host/volumemanager/hostvolumes"
 	"github.com/podhost/podhost/lifecycle"
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
@@ -28,11 +29,13 @@ const mountTimeout = 2*time.Minute + 3*time.Second
 var ErrNoVolumePlugin = errors.New("no volume plugin serves the volume")
 
 // volumePlugins is the volume manager's Plugins: the host serves emptyDir
-// and hostPath itself, CSI volumes go to the volume plugin serving their
+// and hostPath itself, and projected, configMap and secret volumes from
+// the API server (host/volumemanager/apivolumes), CSI volumes go to the volume plugin serving their
 // driver, FC and iSCSI volumes to the plugin that declares it serves
 // them, and any other volume fails with ErrNoVolumePlugin.
 type volumePlugins struct {
 	host *hostvolumes.Host
+	api  *apivolumes.Volumes
 	csi  *csiVolumes
 	scsi *scsiVolumes
 }
@@ -75,6 +78,9 @@ func (p volumePlugins) Unstage(ctx context.Context, v volumemanager.Volume) erro
 }
 
 func (p volumePlugins) Publish(ctx context.Context, pv volumemanager.PodVolume) error {
+	if apivolumes.Serves(pv.Volume.Plugin) {
+		return p.api.Publish(ctx, pv)
+	}
 	if hostvolumes.Serves(pv.Volume.Plugin) {
 		return p.host.Publish(ctx, pv)
 	}
@@ -86,6 +92,9 @@ func (p volumePlugins) Publish(ctx context.Context, pv volumemanager.PodVolume) 
 }
 
 func (p volumePlugins) Unpublish(ctx context.Context, pv volumemanager.PodVolume) error {
+	if apivolumes.Serves(pv.Volume.Plugin) {
+		return p.api.Unpublish(ctx, pv)
+	}
 	if hostvolumes.Serves(pv.Volume.Plugin) {
 		return p.host.Unpublish(ctx, pv)
 	}
@@ -184,6 +193,7 @@ func (n *Node) newVolumeManager() error {
 		return err
 	}
 	n.hostVolumes = hostvolumes.New(n.cfg.RootDir, hostvolumes.SystemMounter{})
+	n.apiVolumes = n.newAPIVolumes()
 	csi := &csiVolumes{root: n.cfg.RootDir, host: n.hostVolumes, clients: supervisorVolumes{n.cfg.Plugins}, routes: routes}
 	scsi := newSCSIVolumes(n, supervisorVolumes{n.cfg.Plugins})
 	if err := scsi.check(); err != nil {
@@ -194,7 +204,7 @@ func (n *Node) newVolumeManager() error {
 		return err
 	}
 	n.volumes = volumemanager.NewManager(volumemanager.Config{
-		Plugins:    volumePlugins{host: n.hostVolumes, csi: csi, scsi: scsi},
+		Plugins:    volumePlugins{host: n.hostVolumes, api: n.apiVolumes, csi: csi, scsi: scsi},
 		Classifier: volumemanager.ClassifierFunc(classifyVolumeError),
 		Store:      volumeStore{n.store, n.log.Named("volumes")},
 		Clock:      n.clock,
@@ -226,6 +236,9 @@ func (n *Node) runVolumes(ctx context.Context) {
 		n.log.Warn("rebuilding the volume state; the volumes it names stay in use until their pods are gone", "err", err)
 	}
 	close(n.volumesReady)
+	if n.apiVolumes != nil {
+		go n.apiVolumes.Run(ctx)
+	}
 	if err := n.volumes.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		n.log.Error("volume manager stopped", "err", err)
 	}

@@ -80,9 +80,21 @@ func desiredVolume(ctx context.Context, pod *v1.Pod, sv *v1.Volume, field string
 		return Volume{ID: private(PluginHostPath), Plugin: PluginHostPath, HostPath: sv.HostPath}, nil
 	case sv.PersistentVolumeClaim != nil:
 		return claimVolume(ctx, pod, sv, field, r)
+	case sv.Projected != nil:
+		return Volume{ID: private(PluginProjected), Plugin: PluginProjected, ReadOnly: true, Projected: sv.Projected}, nil
+	case sv.ConfigMap != nil:
+		cm := sv.ConfigMap
+		src := &v1.ProjectedVolumeSource{DefaultMode: cm.DefaultMode, Sources: []v1.VolumeProjection{{ConfigMap: &v1.ConfigMapProjection{
+			LocalObjectReference: cm.LocalObjectReference, Items: cm.Items, Optional: cm.Optional}}}}
+		return Volume{ID: private(PluginConfigMap), Plugin: PluginConfigMap, ReadOnly: true, Projected: src}, nil
+	case sv.Secret != nil:
+		s := sv.Secret
+		src := &v1.ProjectedVolumeSource{DefaultMode: s.DefaultMode, Sources: []v1.VolumeProjection{{Secret: &v1.SecretProjection{
+			LocalObjectReference: v1.LocalObjectReference{Name: s.SecretName}, Items: s.Items, Optional: s.Optional}}}}
+		return Volume{ID: private(PluginSecret), Plugin: PluginSecret, ReadOnly: true, Projected: src}, nil
 	}
 	if name := firstSet(&sv.VolumeSource); name != "" {
-		return Volume{}, &FieldError{field + "." + name, "unsupported volume source (want csi, persistentVolumeClaim, emptyDir or hostPath)"}
+		return Volume{}, &FieldError{field + "." + name, "unsupported volume source (want csi, persistentVolumeClaim, emptyDir, hostPath, projected, configMap or secret)"}
 	}
 	return Volume{}, &FieldError{field, "no volume source"}
 }

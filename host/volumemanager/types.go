@@ -15,6 +15,12 @@ const (
 	PluginISCSI    = "kubernetes.io/iscsi"
 	PluginEmptyDir = "kubernetes.io/empty-dir"
 	PluginHostPath = "kubernetes.io/host-path"
+	// The volumes whose files come from the API server
+	// (host/volumemanager/apivolumes); configMap and secret volumes are a
+	// projected volume of one source.
+	PluginProjected = "kubernetes.io/projected"
+	PluginConfigMap = "kubernetes.io/configmap"
+	PluginSecret    = "kubernetes.io/secret"
 )
 
 // VolumeID is the unique name of a volume on the node: "<plugin>/<name>"
@@ -45,6 +51,9 @@ type Volume struct {
 	ISCSI    *v1.ISCSIPersistentVolumeSource
 	EmptyDir *v1.EmptyDirVolumeSource
 	HostPath *v1.HostPathVolumeSource
+	// Projected holds the sources of projected, configMap and secret
+	// volumes.
+	Projected *v1.ProjectedVolumeSource
 }
 
 // PodVolume is one volume of one pod: Name is the pod's spec.volumes name.

@@ -21,11 +21,24 @@ var (
 // only part of the claims pass nil and the merger resolves them later with
 // [ValidateClaimRefs].
 func ValidatePod(pod *v1.Pod, claims ClaimLookup) field.ErrorList {
+	return validatePod(pod, claims, false)
+}
+
+// ValidateAPIServerPod is ValidatePod for a pod of the API server: its
+// claims are the API server's (not resolved here), and it may also have
+// projected, configMap and secret volumes, whose files the node reads
+// from the API server. Pods of other sources may not: a host without an
+// API server has nowhere to read them from.
+func ValidateAPIServerPod(pod *v1.Pod) field.ErrorList {
+	return validatePod(pod, nil, true)
+}
+
+func validatePod(pod *v1.Pod, claims ClaimLookup, apiVolumes bool) field.ErrorList {
 	if pod == nil {
 		return field.ErrorList{field.Required(field.NewPath("pod"), "")}
 	}
 	allErrs := validateObjectMeta(&pod.ObjectMeta, field.NewPath("metadata"))
-	allErrs = append(allErrs, validateSpec(&pod.Spec, field.NewPath("spec"))...)
+	allErrs = append(allErrs, validateSpec(&pod.Spec, field.NewPath("spec"), apiVolumes)...)
 	if claims != nil {
 		allErrs = append(allErrs, ValidateClaimRefs(pod, claims)...)
 	}
@@ -68,9 +81,9 @@ func dnsName(name string, path *field.Path, check func(string) []string) field.E
 	return allErrs
 }
 
-func validateSpec(spec *v1.PodSpec, path *field.Path) field.ErrorList {
+func validateSpec(spec *v1.PodSpec, path *field.Path, apiVolumes bool) field.ErrorList {
 	var allErrs field.ErrorList
-	volumes, errs := validateVolumes(spec.Volumes, path.Child("volumes"))
+	volumes, errs := validateVolumes(spec.Volumes, path.Child("volumes"), apiVolumes)
 	allErrs = append(allErrs, errs...)
 	allErrs = append(allErrs, validateContainers(spec, volumes, path)...)
 

@@ -11,7 +11,7 @@ import (
 
 // validateVolumes checks the pod's volumes and returns the names declared,
 // for the volumeMount checks.
-func validateVolumes(volumes []v1.Volume, path *field.Path) (sets.Set[string], field.ErrorList) {
+func validateVolumes(volumes []v1.Volume, path *field.Path, apiVolumes bool) (sets.Set[string], field.ErrorList) {
 	var allErrs field.ErrorList
 	names := sets.New[string]()
 	for i := range volumes {
@@ -24,13 +24,14 @@ func validateVolumes(volumes []v1.Volume, path *field.Path) (sets.Set[string], f
 			}
 			names.Insert(vol.Name)
 		}
-		allErrs = append(allErrs, validateVolumeSource(&vol.VolumeSource, vp)...)
+		allErrs = append(allErrs, validateVolumeSource(&vol.VolumeSource, vp, apiVolumes)...)
 	}
 	return names, allErrs
 }
 
-// validateVolumeSource requires exactly one source, and one podhost serves.
-func validateVolumeSource(src *v1.VolumeSource, path *field.Path) field.ErrorList {
+// validateVolumeSource requires exactly one source, and one podhost serves
+// (projected, configMap and secret only with apiVolumes).
+func validateVolumeSource(src *v1.VolumeSource, path *field.Path, apiVolumes bool) field.ErrorList {
 	var allErrs field.ErrorList
 	set := setSources(src)
 	switch {
@@ -56,6 +57,7 @@ func validateVolumeSource(src *v1.VolumeSource, path *field.Path) field.ErrorLis
 		if src.CSI.Driver == "" {
 			allErrs = append(allErrs, field.Required(path.Child("csi", "driver"), ""))
 		}
+	case apiVolumes && (src.Projected != nil || src.ConfigMap != nil || src.Secret != nil):
 	default:
 		allErrs = append(allErrs, field.Forbidden(path.Child(set[0]), "unsupported volume source: podhost supports emptyDir, hostPath, persistentVolumeClaim and csi"))
 	}

@@ -1,0 +1,52 @@
+package node
+
+import (
+	"context"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/podhost/podhost/host/volumemanager"
+	"github.com/podhost/podhost/host/volumemanager/apivolumes"
+)
+
+// apiVolumeClient reads what projected, configMap and secret volumes need
+// from the API server with the node's credentials: the Node authorizer
+// lets a node get the config maps and secrets its pods name and request
+// tokens of their service accounts bound to them.
+type apiVolumeClient struct{ client kubernetes.Interface }
+
+func (c apiVolumeClient) ConfigMap(ctx context.Context, namespace, name string) (*v1.ConfigMap, error) {
+	return c.client.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
+}
+
+func (c apiVolumeClient) Secret(ctx context.Context, namespace, name string) (*v1.Secret, error) {
+	return c.client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+}
+
+func (c apiVolumeClient) CreateToken(ctx context.Context, namespace, serviceAccount string, req *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+	return c.client.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, serviceAccount, req, metav1.CreateOptions{})
+}
+
+// newAPIVolumes builds the projected, configMap and secret volumes; in
+// standalone mode they have no client and every publish fails naming the
+// volume.
+func (n *Node) newAPIVolumes() *apivolumes.Volumes {
+	cfg := apivolumes.Config{Root: n.cfg.RootDir, Pod: n.desired.Pod, Clock: n.clock, Log: n.log.Named("volumes")}
+	if n.cfg.Kubernetes.enabled() {
+		cfg.Client = apiVolumeClient{n.cfg.Kubernetes.Client}
+	}
+	return apivolumes.New(cfg)
+}
+
+// reconstructAPIVolume rebuilds such a volume's directory found after a
+// restart as uncertain: the pod's next sync writes it again, and it keeps
+// being refreshed; a pod that is gone has it removed.
+func reconstructAPIVolume(dir volumemanager.PodVolumeDir) volumemanager.Reconstructed {
+	return volumemanager.Reconstructed{Volume: volumemanager.Volume{
+		ID:     volumemanager.VolumeID(dir.Plugin + "/" + string(dir.Pod) + "-" + dir.Name),
+		Plugin: dir.Plugin, ReadOnly: true,
+	}}
+}

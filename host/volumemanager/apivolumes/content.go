@@ -1,0 +1,228 @@
+package apivolumes
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// Token refresh, as the kubelet's: a token is renewed once 80 % of its
+// lifetime has passed, and at the latest maxTokenAge after it was issued.
+const (
+	refreshFraction = 0.8
+	maxTokenAge     = 24 * time.Hour
+	// defaultTokenSeconds is the lifetime asked for when a projection
+	// gives none (the API's default).
+	defaultTokenSeconds = 3600
+)
+
+// token is a service-account token the volume holds, with when it is due
+// for renewal.
+type token struct {
+	value     string
+	refreshAt time.Time
+}
+
+// due reports whether the token must be asked for again at now.
+func (t *token) due(now time.Time) bool { return t == nil || !now.Before(t.refreshAt) }
+
+// refreshTime is when a token issued at issued, expiring at expires, is
+// renewed.
+func refreshTime(issued, expires time.Time) time.Time {
+	at := issued.Add(time.Duration(float64(expires.Sub(issued)) * refreshFraction))
+	if latest := issued.Add(maxTokenAge); at.After(latest) {
+		at = latest
+	}
+	return at
+}
+
+// projected is one volume's sources, and the tokens it holds by
+// projection index.
+type projected struct {
+	pod         *v1.Pod
+	volume      string
+	sources     []v1.VolumeProjection
+	defaultMode int32
+	tokens      map[int]*token
+}
+
+// files computes the volume's files at now, asking for the tokens that
+// are due. A source that cannot be read fails the whole volume, naming
+// it; an optional configMap or secret that does not exist gives no files.
+func (p *projected) files(ctx context.Context, c Client, now time.Time) (map[string]File, error) {
+	out := map[string]File{}
+	add := func(path string, data []byte, mode *int32) {
+		m := p.defaultMode
+		if mode != nil {
+			m = *mode
+		}
+		out[path] = File{Data: data, Mode: fs.FileMode(m) & fs.ModePerm}
+	}
+	for i, src := range p.sources {
+		field := fmt.Sprintf("sources[%d]", i)
+		switch {
+		case src.ServiceAccountToken != nil:
+			t, err := p.token(ctx, c, i, src.ServiceAccountToken, now)
+			if err != nil {
+				return nil, fmt.Errorf("%s.serviceAccountToken: %w", field, err)
+			}
+			add(src.ServiceAccountToken.Path, []byte(t), nil)
+		case src.ConfigMap != nil:
+			cm, err := c.ConfigMap(ctx, p.pod.Namespace, src.ConfigMap.Name)
+			if apierrors.IsNotFound(err) && src.ConfigMap.Optional != nil && *src.ConfigMap.Optional {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%s.configMap: configmap %s/%s: %w", field, p.pod.Namespace, src.ConfigMap.Name, err)
+			}
+			data := map[string][]byte{}
+			for k, v := range cm.Data {
+				data[k] = []byte(v)
+			}
+			for k, v := range cm.BinaryData {
+				data[k] = v
+			}
+			if err := project(data, src.ConfigMap.Items, src.ConfigMap.Optional, add); err != nil {
+				return nil, fmt.Errorf("%s.configMap %s: %w", field, src.ConfigMap.Name, err)
+			}
+		case src.Secret != nil:
+			s, err := c.Secret(ctx, p.pod.Namespace, src.Secret.Name)
+			if apierrors.IsNotFound(err) && src.Secret.Optional != nil && *src.Secret.Optional {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%s.secret: secret %s/%s: %w", field, p.pod.Namespace, src.Secret.Name, err)
+			}
+			if err := project(s.Data, src.Secret.Items, src.Secret.Optional, add); err != nil {
+				return nil, fmt.Errorf("%s.secret %s: %w", field, src.Secret.Name, err)
+			}
+		case src.DownwardAPI != nil:
+			for j, item := range src.DownwardAPI.Items {
+				v, err := fieldValue(p.pod, item)
+				if err != nil {
+					return nil, fmt.Errorf("%s.downwardAPI.items[%d]: %w", field, j, err)
+				}
+				add(item.Path, []byte(v), item.Mode)
+			}
+		default:
+			return nil, fmt.Errorf("%s: unsupported projection (want serviceAccountToken, configMap, secret or downwardAPI)", field)
+		}
+	}
+	return out, nil
+}
+
+// project adds data's keys, or only items when given, each under its
+// path; a key the items name but data lacks is an error unless optional.
+func project(data map[string][]byte, items []v1.KeyToPath, optional *bool, add func(string, []byte, *int32)) error {
+	if len(items) == 0 {
+		for k, v := range data {
+			add(k, v, nil)
+		}
+		return nil
+	}
+	for _, it := range items {
+		v, ok := data[it.Key]
+		if !ok {
+			if optional != nil && *optional {
+				continue
+			}
+			return fmt.Errorf("no key %q", it.Key)
+		}
+		add(it.Path, v, it.Mode)
+	}
+	return nil
+}
+
+// token returns the token of projection i, asking the API server for a
+// new one bound to the pod when it is due.
+func (p *projected) token(ctx context.Context, c Client, i int, src *v1.ServiceAccountTokenProjection, now time.Time) (string, error) {
+	if t := p.tokens[i]; !t.due(now) {
+		return t.value, nil
+	}
+	secs := int64(defaultTokenSeconds)
+	if src.ExpirationSeconds != nil {
+		secs = *src.ExpirationSeconds
+	}
+	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+		ExpirationSeconds: &secs,
+		BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: p.pod.Name, UID: p.pod.UID},
+	}}
+	if src.Audience != "" {
+		req.Spec.Audiences = []string{src.Audience}
+	}
+	sa := p.pod.Spec.ServiceAccountName
+	if sa == "" {
+		sa = "default"
+	}
+	resp, err := c.CreateToken(ctx, p.pod.Namespace, sa, req)
+	if err != nil {
+		return "", fmt.Errorf("requesting a token of service account %s/%s: %w", p.pod.Namespace, sa, err)
+	}
+	expires := resp.Status.ExpirationTimestamp.Time
+	if expires.IsZero() {
+		expires = now.Add(time.Duration(secs) * time.Second)
+	}
+	p.tokens[i] = &token{value: resp.Status.Token, refreshAt: refreshTime(now, expires)}
+	return resp.Status.Token, nil
+}
+
+// fieldValue is a downwardAPI item's value: the pod's fields that do not
+// change while it runs (resource fields are not served).
+func fieldValue(pod *v1.Pod, item v1.DownwardAPIVolumeFile) (string, error) {
+	if item.FieldRef == nil {
+		return "", fmt.Errorf("only fieldRef is supported")
+	}
+	switch path := item.FieldRef.FieldPath; {
+	case path == "metadata.name":
+		return pod.Name, nil
+	case path == "metadata.namespace":
+		return pod.Namespace, nil
+	case path == "metadata.uid":
+		return string(pod.UID), nil
+	case path == "spec.nodeName":
+		return pod.Spec.NodeName, nil
+	case path == "spec.serviceAccountName":
+		return pod.Spec.ServiceAccountName, nil
+	case path == "metadata.labels":
+		return formatMap(pod.Labels), nil
+	case path == "metadata.annotations":
+		return formatMap(pod.Annotations), nil
+	case strings.HasPrefix(path, "metadata.labels['") && strings.HasSuffix(path, "']"):
+		return pod.Labels[path[len("metadata.labels['"):len(path)-2]], nil
+	case strings.HasPrefix(path, "metadata.annotations['") && strings.HasSuffix(path, "']"):
+		return pod.Annotations[path[len("metadata.annotations['"):len(path)-2]], nil
+	default:
+		return "", fmt.Errorf("fieldRef.fieldPath %q is not supported", path)
+	}
+}
+
+// formatMap renders labels or annotations one key="value" a line, sorted.
+func formatMap(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "%s=%q", k, m[k])
+	}
+	return b.String()
+}
+
+// Client is what the volumes read from the API server.
+type Client interface {
+	ConfigMap(ctx context.Context, namespace, name string) (*v1.ConfigMap, error)
+	Secret(ctx context.Context, namespace, name string) (*v1.Secret, error)
+	CreateToken(ctx context.Context, namespace, serviceAccount string, req *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error)
+}

@@ -1,0 +1,23 @@
+// Package apivolumes owns the pod volumes whose content comes from the API
+// server: projected volumes (serviceAccountToken, configMap, secret and
+// downwardAPI projections, the kube-api-access volume the ServiceAccount
+// admission plugin adds to every pod), and plain configMap and secret
+// volumes, which are a projected volume of one source.
+//
+// Files are written under the pod's volume directory
+// (<root>/pods/<uid>/volumes/kubernetes.io~projected/<name>/) by
+// [WriteAtomic]: each version goes into a fresh hidden directory and a
+// "..data" symbolic link is renamed onto it, so that a container reading
+// the volume sees the old set of files or the new, never a mix. The writer
+// is written here rather than taken from a library: the one that does this
+// is the kubelet's (k8s.io/kubernetes/pkg/volume/util), which drags the
+// whole kubernetes module into the host, and the pattern is small.
+//
+// [Volumes] publishes and unpublishes such volumes for the volume manager
+// and keeps them fresh: every period it re-reads the configMaps and
+// secrets, and it asks for a new service-account token (TokenRequest,
+// bound to the pod) once 80 % of the token's lifetime has passed or 24
+// hours after it was issued, whichever comes first, as the kubelet does.
+// Time is an injected clock. Only the host (host/node) imports this
+// package.
+package apivolumes

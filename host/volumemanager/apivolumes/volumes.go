@@ -1,0 +1,180 @@
+package apivolumes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podhost/podhost/host/volumemanager"
+	"github.com/podhost/podhost/host/volumemanager/hostvolumes"
+)
+
+// DefaultPeriod is how often the volumes are rewritten from the API
+// server (configMaps and secrets re-read, tokens renewed when due).
+const DefaultPeriod = time.Minute
+
+// ErrNoAPIServer is wrapped by the error of such a volume on a host that
+// has no API server (standalone mode).
+var ErrNoAPIServer = errors.New("needs the API server, and this host has none")
+
+// Clock is the time the volumes go by.
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+// Config configures Volumes.
+type Config struct {
+	// Root is the host's root directory.
+	Root string
+	// Client reads from the API server; nil in standalone mode.
+	Client Client
+	// Pod returns the desired pod of a UID.
+	Pod   func(types.UID) (*v1.Pod, bool)
+	Clock Clock
+	// Period between refreshes; DefaultPeriod when zero.
+	Period time.Duration
+	Log    hclog.Logger
+}
+
+// Volumes publishes the projected, configMap and secret volumes of pods
+// and keeps them fresh. Its methods are safe for concurrent use.
+type Volumes struct {
+	cfg Config
+	mu  sync.Mutex
+	// live are the published volumes by their directory.
+	live map[string]*entry
+}
+
+type entry struct {
+	mu  sync.Mutex
+	dir string
+	p   *projected
+}
+
+// New returns Volumes; call Run to keep them fresh.
+func New(cfg Config) *Volumes {
+	if cfg.Period == 0 {
+		cfg.Period = DefaultPeriod
+	}
+	if cfg.Log == nil {
+		cfg.Log = hclog.NewNullLogger()
+	}
+	return &Volumes{cfg: cfg, live: map[string]*entry{}}
+}
+
+// Serves reports whether the volumes of plugin are this package's.
+func Serves(plugin string) bool {
+	return plugin == volumemanager.PluginProjected || plugin == volumemanager.PluginConfigMap || plugin == volumemanager.PluginSecret
+}
+
+// Dir is the volume's directory, which containers mount.
+func (v *Volumes) Dir(pv volumemanager.PodVolume) string {
+	return hostvolumes.PodVolumeDir(v.cfg.Root, pv.Pod, pv.Volume.Plugin, pv.Name)
+}
+
+// Publish writes the volume's files and keeps them fresh until
+// Unpublish. It is idempotent: a second call rewrites what changed.
+func (v *Volumes) Publish(ctx context.Context, pv volumemanager.PodVolume) error {
+	if v.cfg.Client == nil {
+		return fmt.Errorf("volume %q (%s) %w", pv.Name, pv.Volume.Plugin, ErrNoAPIServer)
+	}
+	src := pv.Volume.Projected
+	if src == nil {
+		return &volumemanager.FieldError{Field: "projected", Detail: "no source"}
+	}
+	pod, ok := v.cfg.Pod(pv.Pod)
+	if !ok {
+		return fmt.Errorf("volume %q: pod %s is not desired", pv.Name, pv.Pod)
+	}
+	dir := v.Dir(pv)
+	v.mu.Lock()
+	e := v.live[dir]
+	if e == nil {
+		e = &entry{dir: dir, p: &projected{tokens: map[int]*token{}}}
+		v.live[dir] = e
+	}
+	v.mu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.p.pod, e.p.volume, e.p.sources = pod, pv.Name, src.Sources
+	e.p.defaultMode = 0o644
+	if src.DefaultMode != nil {
+		e.p.defaultMode = *src.DefaultMode
+	}
+	return v.write(ctx, e)
+}
+
+func (v *Volumes) write(ctx context.Context, e *entry) error {
+	files, err := e.p.files(ctx, v.cfg.Client, v.cfg.Clock.Now())
+	if err != nil {
+		return fmt.Errorf("volume %q: %w", e.p.volume, err)
+	}
+	if _, err := WriteAtomic(e.dir, files); err != nil {
+		return fmt.Errorf("volume %q: writing %s: %w", e.p.volume, e.dir, err)
+	}
+	return nil
+}
+
+// Unpublish stops refreshing the volume and removes its directory.
+// Nothing to remove is success.
+func (v *Volumes) Unpublish(_ context.Context, pv volumemanager.PodVolume) error {
+	dir := v.Dir(pv)
+	v.mu.Lock()
+	e := v.live[dir]
+	delete(v.live, dir)
+	v.mu.Unlock()
+	if e != nil {
+		e.mu.Lock() // a refresh in progress ends first
+		defer e.mu.Unlock()
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("removing volume %q: %w", pv.Name, err)
+	}
+	_ = os.Remove(filepath.Dir(dir)) // the plugin's directory, once empty
+	return nil
+}
+
+// Refresh rewrites every published volume now: configMaps and secrets
+// re-read, tokens renewed when due. A volume that fails keeps its files
+// and is tried again on the next refresh.
+func (v *Volumes) Refresh(ctx context.Context) {
+	v.mu.Lock()
+	entries := make([]*entry, 0, len(v.live))
+	for _, e := range v.live {
+		entries = append(entries, e)
+	}
+	v.mu.Unlock()
+	for _, e := range entries {
+		e.mu.Lock()
+		v.mu.Lock()
+		current := v.live[e.dir] == e
+		v.mu.Unlock()
+		if current {
+			if err := v.write(ctx, e); err != nil {
+				v.cfg.Log.Warn("refreshing a volume", "pod", e.p.pod.Namespace+"/"+e.p.pod.Name, "uid", e.p.pod.UID, "volume", e.p.volume, "err", err)
+			}
+		}
+		e.mu.Unlock()
+	}
+}
+
+// Run refreshes the volumes every period until ctx is done.
+func (v *Volumes) Run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-v.cfg.Clock.After(v.cfg.Period):
+		}
+		v.Refresh(ctx)
+	}
+}
