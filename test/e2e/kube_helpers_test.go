@@ -57,7 +57,8 @@ func startKubeHostWith(t *testing.T, plugins string) *kubeHost {
 }
 
 // kubePod is busyPod bound to the test node, without the service-account
-// token volume (podhost does not serve projected volumes).
+// token volume, which these tests do not need (TestKubeVolumesProjected
+// runs a pod with it).
 func kubePod(name string, policy v1.RestartPolicy, containers ...v1.Container) *v1.Pod {
 	p := busyPod(name, policy, containers...)
 	p.Spec.NodeName = kubeNode

@@ -52,29 +52,20 @@ func TestKubePodsRunAndReport(t *testing.T) {
 		}
 	}
 
-	// The ServiceAccount admission plugin adds a projected token volume.
-	tokened := kubePod("tokened", v1.RestartPolicyAlways, sh("app", "sleep 3600"))
-	tokened.Spec.AutomountServiceAccountToken = nil
-	created := k.create(tokened)
-	var volume string
-	for _, v := range created.Spec.Volumes {
-		if v.Projected != nil {
-			volume = v.Name
-		}
-	}
-	if volume == "" {
-		t.Fatalf("the API server gave pod tokened no projected volume: %+v", created.Spec.Volumes)
-	}
-	p := k.waitAPIPod("tokened", 60*time.Second, "failed", func(p *v1.Pod) bool { return p.Status.Phase == v1.PodFailed })
-	if p.Status.Reason != "UnsupportedVolume" || !strings.Contains(p.Status.Message, fmt.Sprintf("volume %q", volume)) {
-		t.Errorf("tokened: reason %q message %q; want UnsupportedVolume naming volume %q", p.Status.Reason, p.Status.Message, volume)
+	// A volume source podhost does not serve fails the pod, naming it.
+	nfs := kubePod("nfs", v1.RestartPolicyAlways, sh("app", "sleep 3600"))
+	nfs.Spec.Volumes = []v1.Volume{{Name: "share", VolumeSource: v1.VolumeSource{NFS: &v1.NFSVolumeSource{Server: "127.0.0.1", Path: "/export"}}}}
+	k.create(nfs)
+	p := k.waitAPIPod("nfs", 60*time.Second, "failed", func(p *v1.Pod) bool { return p.Status.Phase == v1.PodFailed })
+	if p.Status.Reason != "UnsupportedVolume" || !strings.Contains(p.Status.Message, `volume "share"`) {
+		t.Errorf("nfs: reason %q message %q; want UnsupportedVolume naming volume %q", p.Status.Reason, p.Status.Message, "share")
 	}
 	if got := k.criContainers(string(p.UID)); len(got) != 0 {
-		t.Errorf("tokened has containers in containerd: %v", got)
+		t.Errorf("nfs has containers in containerd: %v", got)
 	}
 	// Deleting the rejected pod removes it: nothing of it runs.
-	k.deleteAPIPod("tokened", nil)
-	k.waitAPIGone("tokened", 30*time.Second)
+	k.deleteAPIPod("nfs", nil)
+	k.waitAPIGone("nfs", 30*time.Second)
 }
 
 func podReady(p *v1.Pod) bool {

@@ -3,11 +3,13 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -144,4 +146,67 @@ func TestKubeVolumesClaims(t *testing.T) {
 		k.deleteAPIPod("kwaiter", &zero)
 		k.waitAPIGone("kwaiter", 60*time.Second)
 	})
+}
+
+// TestKubeVolumesProjected: a pod created without
+// automountServiceAccountToken: false gets the kube-api-access volume of
+// the ServiceAccount admission plugin, and runs with it: a token the API
+// server accepts for the pod's service account, the cluster's CA and the
+// namespace.
+func TestKubeVolumesProjected(t *testing.T) {
+	k := startKubeHost(t)
+	k.waitNodeReady(60 * time.Second)
+	zero := int64(0)
+	const sa = "/var/run/secrets/kubernetes.io/serviceaccount"
+	pod := kubePod("tokened", v1.RestartPolicyAlways, sh("app", "cat "+sa+"/namespace; echo; echo read-"+"$(wc -c < "+sa+"/token); exec sleep 3600"))
+	pod.Spec.AutomountServiceAccountToken = nil
+	pod.Spec.TerminationGracePeriodSeconds = &zero
+	created := k.create(pod)
+	var name string
+	for _, v := range created.Spec.Volumes {
+		if v.Projected != nil {
+			name = v.Name
+		}
+	}
+	if name == "" {
+		t.Fatalf("the API server gave pod tokened no projected volume: %+v", created.Spec.Volumes)
+	}
+	p := k.waitAPIRunning("tokened", 90*time.Second)
+	k.waitLog("tokened", "app", "default\nread-")
+
+	dir := filepath.Join(k.root, "pods", string(p.UID), "volumes", "kubernetes.io~projected", name)
+	read := func(f string) string {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatalf("volume file %s: %v", f, err)
+		}
+		return string(b)
+	}
+	review, err := k.cluster.Client.AuthenticationV1().TokenReviews().Create(t.Context(),
+		&authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: read("token")}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("token review: %v", err)
+	}
+	if want := "system:serviceaccount:default:default"; !review.Status.Authenticated || review.Status.User.Username != want {
+		t.Errorf("token review: authenticated %v as %q (%s); want %s", review.Status.Authenticated, review.Status.User.Username, review.Status.Error, want)
+	}
+	if got := review.Status.User.Extra["authentication.kubernetes.io/pod-uid"]; len(got) != 1 || got[0] != string(p.UID) {
+		t.Errorf("token bound to pod uid %v; want %s", got, p.UID)
+	}
+	ca, err := os.ReadFile(k.cluster.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := read("ca.crt"); got != string(ca) {
+		t.Errorf("ca.crt %q; want the cluster's CA", got)
+	}
+	if got := read("namespace"); got != "default" {
+		t.Errorf("namespace %q; want default", got)
+	}
+	k.deleteAPIPod("tokened", &zero)
+	k.waitAPIGone("tokened", 60*time.Second)
+	// The volume goes with the pod's cleanup, which may follow its removal
+	// from the API.
+	poll(t, 30*time.Second, func() bool { _, err := os.Stat(dir); return os.IsNotExist(err) },
+		func() string { return "the volume directory " + dir + " after the pod is gone" })
 }
