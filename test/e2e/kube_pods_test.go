@@ -14,7 +14,7 @@ import (
 // each runs, and its status in the API server has the container's ID,
 // image ID and start time, the pod's start time and IP (a host-network
 // pod's IP is the node's) and Ready. A pod with a volume podhost does not
-// serve (the service-account token's projected volume) fails in the API
+// serve (nfs) fails in the API
 // with a reason and a message naming the volume.
 func TestKubePodsRunAndReport(t *testing.T) {
 	k := startKubeHost(t)
