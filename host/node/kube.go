@@ -31,9 +31,6 @@ type KubeConfig struct {
 	// Client reaches the API server with the node's own credentials
 	// (system:node:NAME).
 	Client kubernetes.Interface
-	// NodeIPs are the node's addresses, reported as the pod IPs of
-	// host-network pods, as the kubelet does.
-	NodeIPs []string
 	// Server, when set, is the daemon endpoint the node serves and
 	// advertises in its Node status (kubectl logs).
 	Server *KubeServer
@@ -264,28 +261,4 @@ func volumeIndex(path string) (int, bool) {
 		return 0, false
 	}
 	return i, true
-}
-
-// nodeIPSyncer gives host-network pods the node's addresses as their pod
-// IPs, as the kubelet does: the runtime reports none for them.
-type nodeIPSyncer struct {
-	lifecycle.PodSyncer
-	ips []string
-}
-
-func (s nodeIPSyncer) withIPs(pod *v1.Pod, status *lifecycle.PodStatus) *lifecycle.PodStatus {
-	if pod == nil || !pod.Spec.HostNetwork || status == nil || len(status.IPs) > 0 || len(s.ips) == 0 {
-		return status
-	}
-	st := *status
-	st.IPs = s.ips
-	return &st
-}
-
-func (s nodeIPSyncer) SyncPod(ctx context.Context, updateType lifecycle.UpdateType, pod, mirror *v1.Pod, status *lifecycle.PodStatus) (bool, error) {
-	return s.PodSyncer.SyncPod(ctx, updateType, pod, mirror, s.withIPs(pod, status))
-}
-
-func (s nodeIPSyncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, status *lifecycle.PodStatus, gracePeriod *int64, statusFn func(*v1.PodStatus)) error {
-	return s.PodSyncer.SyncTerminatingPod(ctx, pod, s.withIPs(pod, status), gracePeriod, statusFn)
 }

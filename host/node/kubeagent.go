@@ -43,8 +43,8 @@ func (n *Node) buildKubeAgent() (*kubeAgent, error) {
 		}
 		a.server, port = srv, srv.Port()
 	}
-	addrs := make([]v1.NodeAddress, 0, len(k.NodeIPs)+1)
-	for _, ip := range k.NodeIPs {
+	addrs := make([]v1.NodeAddress, 0, len(n.cfg.NodeIPs)+1)
+	for _, ip := range n.cfg.NodeIPs {
 		addrs = append(addrs, v1.NodeAddress{Type: v1.NodeInternalIP, Address: ip})
 	}
 	if host, err := os.Hostname(); err == nil && host != "" {
