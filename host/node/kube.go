@@ -53,18 +53,49 @@ type kubeParts struct {
 	agent *kubeAgent
 	// mirrorSeen is each static pod's mirror as last seen (mirrorSyncs).
 	mirrorSeen map[types.UID]string
+	// runtimeType is the type the container IDs carry in the API server.
+	runtimeType runtimeTypeCache
+}
+
+// runtimeTypeCache keeps the container runtime's type, the runtime
+// plugin's name ("containerd"), from its first answer: the container IDs
+// must not change form in the API server during a run.
+type runtimeTypeCache struct {
+	ask func(ctx context.Context) (string, error)
+	mu  sync.Mutex
+	typ string
+}
+
+func (c *runtimeTypeCache) get(ctx context.Context) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.typ != "" {
+		return c.typ, nil
+	}
+	typ, err := c.ask(ctx)
+	if err != nil {
+		return "", err
+	}
+	if typ == "" {
+		return "", errors.New("the runtime plugin reports no runtime name")
+	}
+	c.typ = typ
+	return typ, nil
 }
 
 // newKube builds the Kubernetes-mode parts, or nil outside it.
-func newKube(cfg Config) *kubeParts {
+// runtimeType asks the runtime plugin for its type.
+func newKube(cfg Config, runtimeType func(ctx context.Context) (string, error)) *kubeParts {
 	if !cfg.Kubernetes.enabled() {
 		return nil
 	}
-	return &kubeParts{
-		source:   kubesource.New(kubesource.Options{Client: cfg.Kubernetes.Client, NodeName: cfg.NodeName}),
-		sink:     kubestatus.New(cfg.Kubernetes.Client),
-		rejected: map[types.UID]string{},
+	k := &kubeParts{
+		source:      kubesource.New(kubesource.Options{Client: cfg.Kubernetes.Client, NodeName: cfg.NodeName}),
+		rejected:    map[types.UID]string{},
+		runtimeType: runtimeTypeCache{ask: runtimeType},
 	}
+	k.sink = kubestatus.New(cfg.Kubernetes.Client, k.runtimeType.get)
+	return k
 }
 
 // statusSink is the status manager's sink: the state database, and in

@@ -174,7 +174,7 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 		})})
 	}
 	n.sources = append(n.sources, apiSource{n.api})
-	if n.kube = newKube(cfg); n.kube != nil {
+	if n.kube = newKube(cfg, n.runtimeType); n.kube != nil {
 		n.sources = append(n.sources, n.kube.source)
 		n.desired.mirrors = n.kube.source
 	}

@@ -66,8 +66,14 @@ func TestKubePodsRunAndReport(t *testing.T) {
 		if !podReady(p) {
 			t.Errorf("%s: conditions %+v; want Ready", name, p.Status.Conditions)
 		}
-		if got := k.runningContainers(string(p.UID)); len(got) != 1 || !strings.HasSuffix(c.ContainerID, got[0].Id) {
-			t.Errorf("%s: containerd runs %v; want exactly the container of the status, %s", name, got, c.ContainerID)
+		// The kubelet's form of a container ID: the runtime's type, then
+		// containerd's ID.
+		var ids []string
+		for _, r := range k.runningContainers(string(p.UID)) {
+			ids = append(ids, r.Id)
+		}
+		if c != nil && (len(ids) != 1 || c.ContainerID != "containerd://"+ids[0]) {
+			t.Errorf("%s: containerd runs %v; want exactly the container of the status, %s, as containerd://ID", name, ids, c.ContainerID)
 		}
 	}
 
