@@ -45,50 +45,83 @@ func (a podsAPI) List(context.Context) ([]localapi.PodItem, error) {
 // that left the set but are still stopping, then the rejected ones with
 // their error.
 func (n *Node) podItems() []localapi.PodItem {
-	pods, _ := n.desired.Pods()
-	items := make([]localapi.PodItem, 0, len(pods))
-	desired := make(map[types.UID]bool, len(pods))
-	for _, p := range pods {
-		desired[p.UID] = true
-		pod := p.DeepCopy()
+	refs := n.podRefs()
+	items := make([]localapi.PodItem, 0, len(refs))
+	for _, r := range refs {
+		items = append(items, n.podItem(r))
+	}
+	return items
+}
+
+// podRef is one pod of the list before it is copied: what its item is
+// made of, so that a watch tells an unchanged pod by comparing refs,
+// without copying or deep-comparing it. The pod is shared with the desired
+// set, the leaving pods or the rejections, and never modified.
+type podRef struct {
+	pod *v1.Pod
+	// version is the status manager's version of the pod's status when the
+	// ref was taken (0: none); podItem reads the status after it, so an
+	// item is never older than its ref says.
+	version uint64
+	// withStatus says the status manager's status replaces pod.Status.
+	withStatus bool
+	source     string
+	err        string
+}
+
+func (r podRef) key() string {
+	return r.pod.Namespace + "/" + r.pod.Name + "/" + string(r.pod.UID)
+}
+
+// podItem is the ref's pod, copied, with its current status.
+func (n *Node) podItem(r podRef) localapi.PodItem {
+	pod := r.pod.DeepCopy()
+	if r.withStatus {
 		if st, ok := n.status.PodStatus(pod.UID); ok {
 			pod.Status = st
 		}
-		item := localapi.PodItem{Pod: pod}
-		if o, ok := n.desired.Origin(pod.UID); ok {
-			item.Source = o.Source
+	}
+	return localapi.PodItem{Pod: pod, Source: r.source, Error: r.err}
+}
+
+// podRefs lists what podItems lists, without copying a pod.
+func (n *Node) podRefs() []podRef {
+	pods, _ := n.desired.Pods()
+	refs := make([]podRef, 0, len(pods))
+	desired := make(map[types.UID]bool, len(pods))
+	for _, p := range pods {
+		desired[p.UID] = true
+		r := podRef{pod: p, version: n.status.Version(p.UID), withStatus: true}
+		if o, ok := n.desired.Origin(p.UID); ok {
+			r.source = o.Source
 		}
-		items = append(items, item)
+		refs = append(refs, r)
 	}
 	// A pod that left the desired set is served, terminating, until its
 	// worker finished it.
 	for _, p := range n.leaving.list(desired, n.core.ShouldPodBeFinished) {
-		pod := p.DeepCopy()
-		if st, ok := n.status.PodStatus(pod.UID); ok {
-			pod.Status = st
-		}
-		items = append(items, localapi.PodItem{Pod: pod, Source: podSource(pod)})
+		refs = append(refs, podRef{pod: p, version: n.status.Version(p.UID), withStatus: true, source: podSource(p)})
 	}
 	rejected, errs := n.desired.Rejected()
 	for _, r := range rejected {
-		items = append(items, localapi.PodItem{Pod: r.Pod.Pod.DeepCopy(), Source: r.Pod.Origin.Source, Error: r.Err.Error()})
+		refs = append(refs, podRef{pod: r.Pod.Pod, source: r.Pod.Origin.Source, err: r.Err.Error()})
 	}
 	// A request the API source refused names a pod that may not exist.
 	for _, err := range errs {
 		if item, ok := sourceErrorItem(err); ok {
-			items = append(items, item)
+			refs = append(refs, podRef{pod: item.Pod, source: item.Source, err: item.Error})
 			continue
 		}
 		var inv *apisource.InvalidError
 		if errors.As(err, &inv) && inv.Name != "" {
-			for i := range items {
-				if items[i].Pod.Namespace == inv.Namespace && items[i].Pod.Name == inv.Name && items[i].Error == "" {
-					items[i].Error = inv.Error()
+			for i := range refs {
+				if refs[i].pod.Namespace == inv.Namespace && refs[i].pod.Name == inv.Name && refs[i].err == "" {
+					refs[i].err = inv.Error()
 				}
 			}
 		}
 	}
-	return items
+	return refs
 }
 
 // sourceErrorItem shows a manifest that did not become a pod (it does not
@@ -111,9 +144,9 @@ func sourceErrorItem(err error) (localapi.PodItem, bool) {
 }
 
 func (a podsAPI) Get(_ context.Context, namespace, name string) (localapi.PodItem, error) {
-	for _, item := range a.n.podItems() {
-		if item.Pod.Namespace == namespace && item.Pod.Name == name {
-			return item, nil
+	for _, r := range a.n.podRefs() {
+		if r.pod.Namespace == namespace && r.pod.Name == name {
+			return a.n.podItem(r), nil
 		}
 	}
 	return localapi.PodItem{}, fmt.Errorf("%w: pod %s/%s", localapi.ErrNotFound, namespace, name)
@@ -167,59 +200,76 @@ func apiError(err error) error {
 }
 
 // Watch reports changes by comparing the pods with what it last reported,
-// every watchPeriod: cheap for a node's few hundred pods, and it can never
-// block the host.
+// every watchPeriod: it can never block the host, and a pod whose ref is
+// unchanged (the same desired pod, the same status version) costs neither
+// a copy nor a comparison, so an open watch on a node at rest is cheap.
 func (a podsAPI) Watch(ctx context.Context) (<-chan localapi.PodChange, error) {
 	out := make(chan localapi.PodChange, 64)
-	last := map[string]localapi.PodItem{}
-	for _, it := range a.n.podItems() {
-		last[itemKey(it)] = it
-	}
+	w := newPodWatch(a.n.podItem)
+	w.step(a.n.podRefs())
 	go func() {
 		defer close(out)
-		send := func(c localapi.PodChange) bool {
-			select {
-			case out <- c:
-				return true
-			case <-ctx.Done():
-				return false
-			}
-		}
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-time.After(watchPeriod):
 			}
-			now := map[string]localapi.PodItem{}
-			for _, it := range a.n.podItems() {
-				k := itemKey(it)
-				now[k] = it
-				old, seen := last[k]
-				switch {
-				case !seen:
-					if !send(localapi.PodChange{Type: localapi.Added, Item: it}) {
-						return
-					}
-				case old.Error != it.Error || !equality.Semantic.DeepEqual(old.Pod, it.Pod):
-					if !send(localapi.PodChange{Type: localapi.Modified, Item: it}) {
-						return
-					}
-				}
-			}
-			for k, old := range last {
-				if _, still := now[k]; !still && !send(localapi.PodChange{Type: localapi.Deleted, Item: old}) {
+			for _, c := range w.step(a.n.podRefs()) {
+				select {
+				case out <- c:
+				case <-ctx.Done():
 					return
 				}
 			}
-			last = now
 		}
 	}()
 	return out, nil
 }
 
-func itemKey(it localapi.PodItem) string {
-	return it.Pod.Namespace + "/" + it.Pod.Name + "/" + string(it.Pod.UID)
+// podWatch is what one watch last reported, by pod.
+type podWatch struct {
+	item func(podRef) localapi.PodItem
+	last map[string]watched
+}
+
+type watched struct {
+	ref  podRef
+	item localapi.PodItem
+}
+
+func newPodWatch(item func(podRef) localapi.PodItem) *podWatch {
+	return &podWatch{item: item, last: map[string]watched{}}
+}
+
+// step takes the pods now and returns the changes since the last step:
+// added, modified (the item differs, not only its ref), deleted.
+func (w *podWatch) step(refs []podRef) []localapi.PodChange {
+	var changes []localapi.PodChange
+	now := make(map[string]watched, len(refs))
+	for _, r := range refs {
+		k := r.key()
+		old, seen := w.last[k]
+		if seen && old.ref == r {
+			now[k] = old
+			continue
+		}
+		it := w.item(r)
+		now[k] = watched{ref: r, item: it}
+		switch {
+		case !seen:
+			changes = append(changes, localapi.PodChange{Type: localapi.Added, Item: it})
+		case old.item.Error != it.Error || !equality.Semantic.DeepEqual(old.item.Pod, it.Pod):
+			changes = append(changes, localapi.PodChange{Type: localapi.Modified, Item: it})
+		}
+	}
+	for k, old := range w.last {
+		if _, still := now[k]; !still {
+			changes = append(changes, localapi.PodChange{Type: localapi.Deleted, Item: old.item})
+		}
+	}
+	w.last = now
+	return changes
 }
 
 func (a podsAPI) Logs(ctx context.Context, namespace, name string, opts localapi.LogOptions, w io.Writer) error {

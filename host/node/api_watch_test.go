@@ -1,0 +1,71 @@
+package node
+
+import (
+	"fmt"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podhost/podhost/host/localapi"
+)
+
+// TestPodWatchStep drives one watch through the changes a node makes and
+// checks what it reports, and that a pod whose ref did not change is
+// neither copied nor compared (an open watch on a node at rest once cost
+// a deep copy and a deep comparison of every pod every 50 ms).
+func TestPodWatchStep(t *testing.T) {
+	statuses := map[types.UID]v1.PodPhase{}
+	built := 0
+	w := newPodWatch(func(r podRef) localapi.PodItem {
+		built++
+		pod := r.pod.DeepCopy()
+		if r.withStatus {
+			pod.Status.Phase = statuses[pod.UID]
+		}
+		return localapi.PodItem{Pod: pod, Source: r.source, Error: r.err}
+	})
+	a := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a", UID: "ua"}}
+	b := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b", UID: "ub"}}
+	aCopy := a.DeepCopy()
+	steps := []struct {
+		name  string
+		setup func()
+		refs  []podRef
+		want  []string // "TYPE name phase"
+		built int      // items built in this step
+	}{
+		{name: "first pod", refs: []podRef{{pod: a, version: 1, withStatus: true}},
+			setup: func() { statuses["ua"] = v1.PodPending },
+			want:  []string{"ADDED a Pending"}, built: 1},
+		{name: "nothing changed", refs: []podRef{{pod: a, version: 1, withStatus: true}}, built: 0},
+		{name: "status version moved", refs: []podRef{{pod: a, version: 2, withStatus: true}},
+			setup: func() { statuses["ua"] = v1.PodRunning },
+			want:  []string{"MODIFIED a Running"}, built: 1},
+		{name: "version moved, same content", refs: []podRef{{pod: a, version: 3, withStatus: true}}, built: 1},
+		{name: "same pod, new pointer, same content", refs: []podRef{{pod: aCopy, version: 3, withStatus: true}}, built: 1},
+		{name: "second pod", refs: []podRef{{pod: aCopy, version: 3, withStatus: true}, {pod: b, err: "bad"}},
+			want: []string{"ADDED b "}, built: 1},
+		{name: "error of the second changed", refs: []podRef{{pod: aCopy, version: 3, withStatus: true}, {pod: b, err: "worse"}},
+			want: []string{"MODIFIED b "}, built: 1},
+		{name: "first gone", refs: []podRef{{pod: b, err: "worse"}},
+			want: []string{"DELETED a Running"}, built: 0},
+	}
+	for _, s := range steps {
+		if s.setup != nil {
+			s.setup()
+		}
+		built = 0
+		var got []string
+		for _, c := range w.step(s.refs) {
+			got = append(got, fmt.Sprintf("%s %s %s", c.Type, c.Item.Pod.Name, c.Item.Pod.Status.Phase))
+		}
+		if fmt.Sprint(got) != fmt.Sprint(s.want) {
+			t.Errorf("%s: changes %q, want %q", s.name, got, s.want)
+		}
+		if built != s.built {
+			t.Errorf("%s: built %d items, want %d", s.name, built, s.built)
+		}
+	}
+}
