@@ -1,10 +1,7 @@
 package kubenode
 
 import (
-	"context"
-	"errors"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -65,22 +62,7 @@ func TestNodeEventsOnTheClock(t *testing.T) {
 	rec := record.NewFakeRecorder(100)
 	a.o.Recorder = rec
 	a.rand = func() float64 { return 0 }
-	var notReady atomic.Bool
-	a.o.RuntimeReady = func(context.Context) error {
-		if notReady.Load() {
-			return errors.New("plugin exited")
-		}
-		return nil
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; !errors.Is(err, context.Canceled) {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	notReady := runAgent(t, a)
 	// settle waits until both loops wait on the clock again: the round a
 	// step started is done, its events recorded.
 	settle := func(what string) {
