@@ -59,6 +59,29 @@ func GeneratePodStatus(pod *v1.Pod, rs *PodStatus, cached v1.PodStatus, podIsTer
 	return s
 }
 
+// SetHostIPs sets the status's hostIP and hostIPs to the node's addresses
+// (primary first), and gives a host-network pod that the runtime reported
+// no IP the node's addresses as its pod IPs, as the kubelet does. No
+// addresses leave the status as it is. The addresses are data the host
+// gives (configured or detected there), never looked up here.
+func SetHostIPs(pod *v1.Pod, s *v1.PodStatus, nodeIPs []string) {
+	if len(nodeIPs) == 0 {
+		return
+	}
+	s.HostIP = nodeIPs[0]
+	s.HostIPs = make([]v1.HostIP, 0, len(nodeIPs))
+	for _, ip := range nodeIPs {
+		s.HostIPs = append(s.HostIPs, v1.HostIP{IP: ip})
+	}
+	if pod.Spec.HostNetwork && s.PodIP == "" {
+		s.PodIP = nodeIPs[0]
+		s.PodIPs = make([]v1.PodIP, 0, len(nodeIPs))
+		for _, ip := range nodeIPs {
+			s.PodIPs = append(s.PodIPs, v1.PodIP{IP: ip})
+		}
+	}
+}
+
 // initDone reports whether every init container exited 0.
 func initDone(pod *v1.Pod, rs *PodStatus) bool {
 	for _, c := range pod.Spec.InitContainers {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podhost/podhost/lifecycle"
@@ -202,6 +203,58 @@ func TestGeneratePodStatusStartFailures(t *testing.T) {
 			final, _ := e.m.PodStatus("1")
 			if term := final.ContainerStatuses[0].State.Terminated; term == nil || term.ExitCode != tc.wantExit {
 				t.Errorf("after TerminatePod %+v; want exit %d", final.ContainerStatuses[0].State, tc.wantExit)
+			}
+		})
+	}
+}
+
+func TestSetHostIPs(t *testing.T) {
+	podIPs := func(ips ...string) []v1.PodIP {
+		var out []v1.PodIP
+		for _, ip := range ips {
+			out = append(out, v1.PodIP{IP: ip})
+		}
+		return out
+	}
+	hostIPs := func(ips ...string) []v1.HostIP {
+		var out []v1.HostIP
+		for _, ip := range ips {
+			out = append(out, v1.HostIP{IP: ip})
+		}
+		return out
+	}
+	tests := []struct {
+		name        string
+		hostNetwork bool
+		nodeIPs     []string
+		runtimeIPs  []string
+		want        v1.PodStatus
+	}{
+		{name: "no node address: nothing set", runtimeIPs: []string{"10.1.0.5"},
+			want: v1.PodStatus{PodIP: "10.1.0.5", PodIPs: podIPs("10.1.0.5")}},
+		{name: "pod network: host IPs, the runtime's pod IP", nodeIPs: []string{"192.0.2.7"}, runtimeIPs: []string{"10.1.0.5"},
+			want: v1.PodStatus{HostIP: "192.0.2.7", HostIPs: hostIPs("192.0.2.7"), PodIP: "10.1.0.5", PodIPs: podIPs("10.1.0.5")}},
+		{name: "pod network without an IP yet keeps none", nodeIPs: []string{"192.0.2.7"},
+			want: v1.PodStatus{HostIP: "192.0.2.7", HostIPs: hostIPs("192.0.2.7")}},
+		{name: "host network: the node's address is the pod's", hostNetwork: true, nodeIPs: []string{"192.0.2.7"},
+			want: v1.PodStatus{HostIP: "192.0.2.7", HostIPs: hostIPs("192.0.2.7"), PodIP: "192.0.2.7", PodIPs: podIPs("192.0.2.7")}},
+		{name: "host network, dual stack: both addresses, primary first", hostNetwork: true, nodeIPs: []string{"192.0.2.7", "2001:db8::7"},
+			want: v1.PodStatus{HostIP: "192.0.2.7", HostIPs: hostIPs("192.0.2.7", "2001:db8::7"), PodIP: "192.0.2.7", PodIPs: podIPs("192.0.2.7", "2001:db8::7")}},
+		{name: "host network with an IP from the runtime keeps it", hostNetwork: true, nodeIPs: []string{"192.0.2.7"}, runtimeIPs: []string{"192.0.2.9"},
+			want: v1.PodStatus{HostIP: "192.0.2.7", HostIPs: hostIPs("192.0.2.7"), PodIP: "192.0.2.9", PodIPs: podIPs("192.0.2.9")}},
+		{name: "host network without a node address gets no pod IP", hostNetwork: true, want: v1.PodStatus{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := apiPod("1", "p")
+			pod.Spec.Containers = []v1.Container{{Name: "c1"}}
+			pod.Spec.HostNetwork = tt.hostNetwork
+			got := lifecycle.GeneratePodStatus(pod, &lifecycle.PodStatus{ID: "1", IPs: tt.runtimeIPs}, v1.PodStatus{}, false, nil)
+			lifecycle.SetHostIPs(pod, &got, tt.nodeIPs)
+			if got.HostIP != tt.want.HostIP || !equality.Semantic.DeepEqual(got.HostIPs, tt.want.HostIPs) ||
+				got.PodIP != tt.want.PodIP || !equality.Semantic.DeepEqual(got.PodIPs, tt.want.PodIPs) {
+				t.Errorf("hostIP %q hostIPs %v podIP %q podIPs %v; want %q %v %q %v", got.HostIP, got.HostIPs, got.PodIP, got.PodIPs,
+					tt.want.HostIP, tt.want.HostIPs, tt.want.PodIP, tt.want.PodIPs)
 			}
 		})
 	}

@@ -42,6 +42,10 @@ type Syncer struct {
 	Mirrors MirrorPods
 	// Logger may be nil.
 	Logger *slog.Logger
+	// HostIPs are the node's addresses, primary first: every status the
+	// Syncer writes reports them as hostIP and hostIPs, and as the pod IPs
+	// of a host-network pod (SetHostIPs). Empty: none are reported.
+	HostIPs []string
 }
 
 // PodProbes starts and stops the probe workers of pods; *ProbeManager
@@ -50,6 +54,13 @@ type PodProbes interface {
 	AddPod(pod *v1.Pod)
 	StopPod(uid types.UID)
 	RemovePod(uid types.UID)
+}
+
+// generate is GeneratePodStatus with the node's addresses set.
+func (s *Syncer) generate(pod *v1.Pod, rs *PodStatus, cached v1.PodStatus, podIsTerminal bool) v1.PodStatus {
+	st := GeneratePodStatus(pod, rs, cached, podIsTerminal, s.Reasons)
+	SetHostIPs(pod, &st, s.HostIPs)
+	return st
 }
 
 func (s *Syncer) cached(uid types.UID) v1.PodStatus {
@@ -69,7 +80,7 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType UpdateType, pod, mirror
 		s.observe(s.Metrics.observeWorkerStart, firstSeen)
 	}
 	prev, hadStatus := s.Status.PodStatus(pod.UID)
-	api := GeneratePodStatus(pod, status, prev, false, s.Reasons)
+	api := s.generate(pod, status, prev, false)
 	if isTerminalPhase(api.Phase) {
 		s.Status.SetPodStatus(pod, api)
 		return true, nil
@@ -128,7 +139,7 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, status *Po
 	if s.Probes != nil {
 		s.Probes.StopPod(pod.UID)
 	}
-	api := GeneratePodStatus(pod, status, s.cached(pod.UID), false, s.Reasons)
+	api := s.generate(pod, status, s.cached(pod.UID), false)
 	if statusFn != nil {
 		statusFn(&api)
 	}
@@ -155,7 +166,7 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, status *Po
 			return fmt.Errorf("pod %s: %w", PodFullName(pod), ErrContainersStillRunning)
 		}
 	}
-	final := GeneratePodStatus(pod, stopped, s.cached(pod.UID), true, s.Reasons)
+	final := s.generate(pod, stopped, s.cached(pod.UID), true)
 	if statusFn != nil {
 		statusFn(&final)
 	}
@@ -177,7 +188,7 @@ func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, status *Pod
 	if s.Probes != nil {
 		s.Probes.RemovePod(pod.UID)
 	}
-	s.Status.SetPodStatus(pod, GeneratePodStatus(pod, status, s.cached(pod.UID), true, s.Reasons))
+	s.Status.SetPodStatus(pod, s.generate(pod, status, s.cached(pod.UID), true))
 	if s.Volumes != nil {
 		if err := s.Volumes.UnmountPod(ctx, pod); err != nil {
 			return fmt.Errorf("unmounting volumes of %s: %w", PodFullName(pod), err)

@@ -3,6 +3,7 @@ package lifecycle_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -64,5 +65,60 @@ func TestSyncerStartsNothingOnceTerminating(t *testing.T) {
 				t.Errorf("SyncPod error %v does not wrap context.Canceled: it would be backed off as a failure", err)
 			}
 		})
+	}
+}
+
+// TestSyncerReportsHostIPs checks that every status the Syncer writes, from
+// the first sync to the final one, carries the node's addresses as the
+// pod's host IPs, and a host-network pod's as its pod IPs: the runtime
+// reports none for it, and the stopped pod's status comes from the
+// runtime, not from the caller.
+func TestSyncerReportsHostIPs(t *testing.T) {
+	nodeIPs := []string{"192.0.2.7", "2001:db8::7"}
+	for _, step := range []struct {
+		name string
+		sync func(t *testing.T, s *lifecycle.Syncer, pod *v1.Pod)
+	}{
+		{"SyncPod", func(t *testing.T, s *lifecycle.Syncer, pod *v1.Pod) {
+			if _, err := s.SyncPod(t.Context(), lifecycle.UpdateCreate, pod, nil, &lifecycle.PodStatus{ID: pod.UID}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"SyncTerminatingPod", func(t *testing.T, s *lifecycle.Syncer, pod *v1.Pod) {
+			if err := s.SyncTerminatingPod(t.Context(), pod, &lifecycle.PodStatus{ID: pod.UID}, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"SyncTerminatedPod", func(t *testing.T, s *lifecycle.Syncer, pod *v1.Pod) {
+			if err := s.SyncTerminatedPod(t.Context(), pod, &lifecycle.PodStatus{ID: pod.UID}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		for _, hostNetwork := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s host network %t", step.name, hostNetwork), func(t *testing.T) {
+				e := newStatusEnv()
+				pod := apiPod("1", "p")
+				pod.Spec.Containers = pod.Spec.Containers[:1]
+				pod.Spec.HostNetwork = hostNetwork
+				rt := lifecycletest.NewFakeRuntime()
+				s := &lifecycle.Syncer{Runtime: rt, Status: e.m, Pods: e.state, HostIPs: nodeIPs}
+				step.sync(t, s, pod)
+				st, ok := e.m.PodStatus(pod.UID)
+				if !ok {
+					t.Fatal("no status cached")
+				}
+				if st.HostIP != nodeIPs[0] || len(st.HostIPs) != 2 || st.HostIPs[1].IP != nodeIPs[1] {
+					t.Errorf("hostIP %q hostIPs %v; want %v", st.HostIP, st.HostIPs, nodeIPs)
+				}
+				wantPodIP := ""
+				if hostNetwork {
+					wantPodIP = nodeIPs[0]
+				}
+				if st.PodIP != wantPodIP {
+					t.Errorf("podIP %q; want %q", st.PodIP, wantPodIP)
+				}
+			})
+		}
 	}
 }

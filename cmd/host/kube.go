@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -37,46 +38,68 @@ func nodeNameOf(cfg *config.HostConfig) (string, error) {
 }
 
 // kubeConfig builds the node's Kubernetes mode from the kubernetes section:
-// a client from the kubeconfig and the node's addresses. Without the
-// section it returns the zero KubeConfig (local mode).
-func kubeConfig(ctx context.Context, cfg *config.HostConfig) (node.KubeConfig, error) {
+// a client from the kubeconfig, and the node's addresses
+// (kubernetes.nodeIP, else the local address towards the API server).
+// Without the section it returns the zero KubeConfig (local mode) and the
+// machine's address, if one is found (standaloneNodeIPs).
+func kubeConfig(ctx context.Context, cfg *config.HostConfig) (node.KubeConfig, []string, error) {
 	k := cfg.Kubernetes
 	if k == nil {
-		return node.KubeConfig{}, nil
+		return node.KubeConfig{}, standaloneNodeIPs(), nil
 	}
+	kc, ip, err := kubeClient(ctx, k)
+	if err != nil {
+		return node.KubeConfig{}, nil, err
+	}
+	return kc, []string{ip}, nil
+}
+
+// standaloneNodeIPs is the machine's address outside Kubernetes mode: the
+// address of the interface of the default route, which the kubelet also
+// falls back to. None when there is no default route.
+func standaloneNodeIPs() []string {
+	ip, err := utilnet.ChooseHostInterface()
+	if err != nil || ip == nil {
+		return nil
+	}
+	return []string{ip.String()}
+}
+
+// kubeClient is kubeConfig's client and node address for the section k.
+func kubeClient(ctx context.Context, k *config.Kubernetes) (node.KubeConfig, string, error) {
 	rest, err := clientcmd.BuildConfigFromFlags("", k.Kubeconfig)
 	if err != nil {
-		return node.KubeConfig{}, fmt.Errorf("kubernetes.kubeconfig: reading %s: %w", k.Kubeconfig, err)
+		return node.KubeConfig{}, "", fmt.Errorf("kubernetes.kubeconfig: reading %s: %w", k.Kubeconfig, err)
 	}
 	server, err := url.Parse(rest.Host)
 	if err != nil || server.Host == "" {
-		return node.KubeConfig{}, fmt.Errorf("kubernetes.kubeconfig: %s: server %q is not a URL", k.Kubeconfig, rest.Host)
+		return node.KubeConfig{}, "", fmt.Errorf("kubernetes.kubeconfig: %s: server %q is not a URL", k.Kubeconfig, rest.Host)
 	}
 	if (rest.Insecure || server.Scheme == "http") && !k.AllowInsecureSkipTLSVerify {
 		what := "sets insecure-skip-tls-verify"
 		if server.Scheme == "http" {
 			what = "names a server without TLS (" + rest.Host + ")"
 		}
-		return node.KubeConfig{}, fmt.Errorf("kubernetes.kubeconfig: %s %s: the API server would not be verified; "+
+		return node.KubeConfig{}, "", fmt.Errorf("kubernetes.kubeconfig: %s %s: the API server would not be verified; "+
 			"set kubernetes.allowInsecureSkipTLSVerify: true to allow it", k.Kubeconfig, what)
 	}
 	rest.QPS, rest.Burst = kubeQPS, kubeBurst
 	rest.UserAgent = "podhost/" + version
 	client, err := kubernetes.NewForConfig(rest)
 	if err != nil {
-		return node.KubeConfig{}, fmt.Errorf("kubernetes.kubeconfig: %s: %w", k.Kubeconfig, err)
+		return node.KubeConfig{}, "", fmt.Errorf("kubernetes.kubeconfig: %s: %w", k.Kubeconfig, err)
 	}
 	ip := k.NodeIP
 	if ip == "" {
 		if ip, err = localAddressTowards(ctx, server); err != nil {
-			return node.KubeConfig{}, fmt.Errorf("kubernetes.nodeIP is not set and finding the address towards the API server failed: %w", err)
+			return node.KubeConfig{}, "", fmt.Errorf("kubernetes.nodeIP is not set and finding the address towards the API server failed: %w", err)
 		}
 	}
-	kc := node.KubeConfig{Client: client, NodeIPs: []string{ip}, Labels: k.NodeLabels}
+	kc := node.KubeConfig{Client: client, Labels: k.NodeLabels}
 	if sv := k.Server; sv != nil {
 		kc.Server = &node.KubeServer{Addr: sv.Address, CertFile: sv.TLSCertFile, KeyFile: sv.TLSPrivateKeyFile, ClientCAFile: sv.ClientCAFile}
 	}
-	return kc, nil
+	return kc, ip, nil
 }
 
 // localAddressTowards returns the local address the host reaches server

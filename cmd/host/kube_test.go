@@ -53,7 +53,7 @@ current-context: x
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			k := tt.k
-			got, err := kubeConfig(t.Context(), &config.HostConfig{Kubernetes: &k})
+			got, ips, err := kubeConfig(t.Context(), &config.HostConfig{Kubernetes: &k})
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v; want one with %q", err, tt.wantErr)
@@ -63,12 +63,12 @@ current-context: x
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Client == nil || len(got.NodeIPs) != 1 || got.NodeIPs[0] != tt.wantIP {
-				t.Errorf("client %v, node IPs %v; want a client and [%s]", got.Client, got.NodeIPs, tt.wantIP)
+			if got.Client == nil || len(ips) != 1 || ips[0] != tt.wantIP {
+				t.Errorf("client %v, node IPs %v; want a client and [%s]", got.Client, ips, tt.wantIP)
 			}
 		})
 	}
-	if got, err := kubeConfig(t.Context(), &config.HostConfig{}); err != nil || got.Client != nil {
+	if got, _, err := kubeConfig(t.Context(), &config.HostConfig{}); err != nil || got.Client != nil {
 		t.Errorf("without a kubernetes section: %+v, %v; want local mode", got, err)
 	}
 }

@@ -113,7 +113,7 @@ func runHost(ctx context.Context, cfg *config.HostConfig, logger hclog.Logger) e
 		shutdown()
 		return err
 	}
-	kube, err := kubeConfig(ctx, cfg)
+	kube, nodeIPs, err := kubeConfig(ctx, cfg)
 	if err != nil {
 		shutdown()
 		return err
@@ -133,6 +133,7 @@ func runHost(ctx context.Context, cfg *config.HostConfig, logger hclog.Logger) e
 		LogRotation: runtimemanager.LogRotation{
 			MaxBytes: cfg.ContainerLogMaxBytes(), MaxFiles: cfg.ContainerLogMaxFiles, Interval: cfg.ContainerLogMonitorInterval,
 		},
+		NodeIPs:    nodeIPs,
 		Kubernetes: kube,
 	})
 	if err != nil {

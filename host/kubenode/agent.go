@@ -51,6 +51,11 @@ func (a *Agent) Run(ctx context.Context) error {
 		return errors.New("kubenode: Run was called already")
 	}
 	a.info = a.m.systemInfo()
+	if a.o.Recorder == nil {
+		stop := a.recordToAPIServer()
+		defer stop()
+	}
+	a.recordStarting()
 	st := &statusLoop{a: a, report: reportPolicy{frequency: a.o.ReportFrequency, rand: a.rand},
 		hb: heartbeat{interval: a.o.StatusFrequency, rand: a.rand}}
 	if err := st.register(ctx); err != nil {

@@ -35,15 +35,30 @@
 // reasons of [Health.NotReady] joined, or when cpu, memory, pods or
 // ephemeral-storage is missing from the capacity.
 //
+// Events on the Node are the kubelet's, through a client-go event recorder
+// with the node's credentials (Options.Recorder in tests): Starting
+// ("Starting kubelet.") when Run begins, and after each status write that
+// the API server accepted, one event per owned condition whose status
+// changed or that the Node did not have, in the conditions' order:
+// NodeHasSufficientMemory/NodeHasInsufficientMemory,
+// NodeHasNoDiskPressure/NodeHasDiskPressure,
+// NodeHasSufficientPID/NodeHasInsufficientPID and NodeReady/NodeNotReady,
+// each "Node NAME status is now: REASON", source component kubelet, and the
+// node's name as the object's UID as a kubelet sets it (kubectl describe
+// node looks events up so). A new Node's Ready is reported too, where a
+// kubelet stays quiet about a Ready condition it creates. RegisteredNode is
+// the node controller's, not recorded here.
+//
 // Everything is done with the permissions a kubelet has under the Node
 // authorizer and NodeRestriction: the agent reads and writes only its own
-// Node (and its status) and its own Lease, sets only labels a node may set
-// on itself (New refuses others), and never writes the Node's spec, so an
-// admin's taints survive.
+// Node (and its status) and its own Lease, creates events, sets only
+// labels a node may set on itself (New refuses others), and never writes
+// the Node's spec, so an admin's taints survive.
 //
 // The decisions are plain Go types tested with an injected clock:
-// conditions and their transitions (conditions.go), whether a status post
-// is due (report.go), and when to renew or retry a heartbeat (heartbeat.go).
+// conditions and their transitions (conditions.go), the events of the
+// transitions (events.go), whether a status post is due (report.go), and
+// when to renew or retry a heartbeat (heartbeat.go).
 // The loops around them (agent.go, register.go, status.go, lease.go) do the
 // API calls. k8s.io/component-helpers' lease controller is not used: it logs
 // through klog only, waits on the wall clock in its back-off (time.After),

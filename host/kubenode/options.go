@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 )
 
@@ -101,6 +102,9 @@ type Options struct {
 	Logger hclog.Logger
 	// Registry gets the agent's metrics; nil: a private registry.
 	Registry prometheus.Registerer
+	// Recorder gets the events on the Node (events.go); nil: they are
+	// written to the API server through Client while Run runs.
+	Recorder record.EventRecorder
 }
 
 // Thresholds say when the machine is under pressure, as the kubelet's

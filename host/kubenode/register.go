@@ -45,6 +45,7 @@ func (s *statusLoop) tryRegister(ctx context.Context) (n *v1.Node, created bool,
 	want := applyNode(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: a.o.NodeName}}, obs, a.o.Clock.Now())
 	n, err = nodes.Create(ctx, want, metav1.CreateOptions{})
 	if err == nil {
+		s.prior = nil
 		return n, true, nil
 	}
 	if !apierrors.IsAlreadyExists(err) && !apierrors.IsForbidden(err) {

@@ -23,13 +23,6 @@ import (
 func TestRunOnTheClock(t *testing.T) {
 	a, cs, clk := fakeAgent(t)
 	a.rand = func() float64 { return 0 }
-	var notReady atomic.Bool
-	a.o.RuntimeReady = func(context.Context) error {
-		if notReady.Load() {
-			return errors.New("plugin exited")
-		}
-		return nil
-	}
 	var failUpdates atomic.Int32
 	cs.PrependReactor("update", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
 		if failUpdates.Load() > 0 {
@@ -38,15 +31,7 @@ func TestRunOnTheClock(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; !errors.Is(err, context.Canceled) {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	notReady := runAgent(t, a)
 
 	failures := a.metrics.failures.WithLabelValues(heartbeatLease)
 	settle := func(what string, ok func() bool) {
@@ -87,4 +72,27 @@ func TestRunOnTheClock(t *testing.T) {
 		!c.LastTransitionTime.Time.Equal(clk.Now()) {
 		t.Errorf("Ready condition %+v; want False/%s since %v", c, ReasonNotReady, clk.Now())
 	}
+}
+
+// runAgent runs the agent until the test ends, with a runtime that is
+// ready until the returned flag is set.
+func runAgent(t *testing.T, a *Agent) *atomic.Bool {
+	t.Helper()
+	notReady := &atomic.Bool{}
+	a.o.RuntimeReady = func(context.Context) error {
+		if notReady.Load() {
+			return errors.New("plugin exited")
+		}
+		return nil
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return notReady
 }

@@ -25,6 +25,10 @@ type statusLoop struct {
 	report reportPolicy
 	hb     heartbeat
 	last   *v1.Node // as last written
+	// prior holds the conditions the API server had before the last
+	// write that succeeded (none for a Node just created): what that
+	// write's events compare against.
+	prior []v1.NodeCondition
 }
 
 // run measures every StatusFrequency and posts when due, until ctx ends.
@@ -57,8 +61,10 @@ func (s *statusLoop) run(ctx context.Context) {
 	}
 }
 
-// wrote records a Node the API server accepted.
+// wrote records a Node the API server accepted, and the events of its
+// condition transitions.
 func (s *statusLoop) wrote(n *v1.Node, changed bool) {
+	s.a.recordTransitions(s.prior, n.Status.Conditions)
 	s.last = n
 	s.a.setNode(n)
 	s.report.posted(s.a.o.Clock.Now(), changed)
@@ -84,6 +90,9 @@ func (s *statusLoop) post(ctx context.Context, obs observed) (*v1.Node, error) {
 		n, err = s.patch(ctx, cur, obs)
 		if apierrors.IsNotFound(err) {
 			return nil, errNodeGone
+		}
+		if err == nil {
+			s.prior = cur.Status.Conditions
 		}
 		if !apierrors.IsConflict(err) {
 			return n, err

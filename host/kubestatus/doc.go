@@ -12,6 +12,14 @@
 //     are removed), and with the pod UID in the patch as the precondition:
 //     a pod recreated under the same name with another UID is never
 //     written, and the error wraps lifecycle.ErrUIDMismatch.
+//   - Container IDs are "<runtime type>://<id>" in the API server, as a
+//     kubelet writes them (containerd://3f…, the type being the runtime
+//     plugin's name from its Version answer), and the runtime's own IDs
+//     everywhere in the node: Put sets the type on what it writes, Get
+//     strips it from what it returns, so the status manager compares like
+//     with like. The node's lookups by ID (state.db, finished pods,
+//     probes, the local API and CLI) never see the type. Put fails while
+//     the type is unknown rather than write IDs of both forms.
 //   - Delete deletes the pod with grace period 0 and a UID precondition;
 //     a pod already gone is not an error, another pod under the name is
 //     lifecycle.ErrUIDMismatch. The status manager calls it only once the
@@ -23,5 +31,6 @@
 //
 // Errors of the API server are wrapped once, here, into the lifecycle's
 // sentinels. Only host/node imports this package; it imports lifecycle (for
-// the sentinels) and client-go.
+// the sentinels), sources/kubesource (the container-ID forms) and
+// client-go.
 package kubestatus

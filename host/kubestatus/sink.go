@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/podhost/podhost/lifecycle"
+	"github.com/podhost/podhost/sources/kubesource"
 )
 
 var _ lifecycle.StatusSink = (*Sink)(nil)
@@ -21,7 +22,8 @@ var _ lifecycle.StatusSink = (*Sink)(nil)
 // Sink is the API server as a status sink. It is safe for concurrent use;
 // the status manager never calls it concurrently for one pod.
 type Sink struct {
-	client kubernetes.Interface
+	client      kubernetes.Interface
+	runtimeType func(ctx context.Context) (string, error)
 
 	mu sync.Mutex
 	// read is the status Get last returned for each pod UID: the base of
@@ -30,11 +32,15 @@ type Sink struct {
 }
 
 // New returns a sink that talks to the API server through client.
-func New(client kubernetes.Interface) *Sink {
-	return &Sink{client: client, read: map[types.UID]v1.PodStatus{}}
+// runtimeType returns the container runtime's type ("containerd"), which
+// the container IDs carry in the API; nil writes the runtime's IDs as
+// they are.
+func New(client kubernetes.Interface, runtimeType func(ctx context.Context) (string, error)) *Sink {
+	return &Sink{client: client, runtimeType: runtimeType, read: map[types.UID]v1.PodStatus{}}
 }
 
-// Get reads the pod from the API server.
+// Get reads the pod from the API server; its container IDs are the
+// runtime's, without the type.
 func (s *Sink) Get(ctx context.Context, namespace, name string) (*v1.Pod, error) {
 	pod, err := s.client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -43,11 +49,21 @@ func (s *Sink) Get(ctx context.Context, namespace, name string) (*v1.Pod, error)
 	s.mu.Lock()
 	s.read[pod.UID] = *pod.Status.DeepCopy()
 	s.mu.Unlock()
+	kubesource.StripContainerIDTypes(&pod.Status)
 	return pod, nil
 }
 
-// Put patches the status of the pod with this UID.
+// Put patches the status of the pod with this UID, its container IDs
+// carrying the runtime's type.
 func (s *Sink) Put(ctx context.Context, namespace, name string, uid types.UID, status v1.PodStatus) error {
+	if s.runtimeType != nil {
+		typ, err := s.runtimeType(ctx)
+		if err != nil {
+			return fmt.Errorf("writing status of pod %s/%s: the container runtime's type: %w", namespace, name, err)
+		}
+		status = *status.DeepCopy()
+		kubesource.SetContainerIDType(&status, typ)
+	}
 	s.mu.Lock()
 	old := s.read[uid]
 	delete(s.read, uid)

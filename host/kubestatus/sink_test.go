@@ -1,6 +1,7 @@
 package kubestatus
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -45,11 +46,16 @@ func patches(t *testing.T, c *fake.Clientset) []map[string]any {
 	return out
 }
 
+// newSink is a sink for a containerd runtime.
+func newSink(client *fake.Clientset) *Sink {
+	return New(client, func(context.Context) (string, error) { return "containerd", nil })
+}
+
 func TestPutPatchesTheStatusFromWhatGetRead(t *testing.T) {
 	ctx := t.Context()
 	old := v1.PodStatus{Phase: v1.PodPending, Reason: "Waiting", Message: "for a while"}
 	client := fake.NewClientset(apiPod("uid-1", old))
-	s := New(client)
+	s := newSink(client)
 	if _, err := s.Get(ctx, "default", "web"); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +119,7 @@ func TestErrorsMapToTheLifecycleSentinels(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			client := fake.NewClientset()
 			client.PrependReactor(tt.verb, "pods", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, tt.err })
-			err := tt.call(New(client))
+			err := tt.call(newSink(client))
 			switch {
 			case tt.want == nil && err != nil:
 				t.Errorf("err %v, want nil", err)
@@ -128,7 +134,7 @@ func TestErrorsMapToTheLifecycleSentinels(t *testing.T) {
 
 func TestDeleteIsImmediateWithTheUIDPrecondition(t *testing.T) {
 	client := fake.NewClientset(apiPod("uid-1", v1.PodStatus{}))
-	if err := New(client).Delete(t.Context(), "default", "web", "uid-1"); err != nil {
+	if err := newSink(client).Delete(t.Context(), "default", "web", "uid-1"); err != nil {
 		t.Fatal(err)
 	}
 	var found bool
@@ -170,7 +176,7 @@ func TestReject(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			client := fake.NewClientset(tt.pod.DeepCopy())
-			if err := New(client).Reject(t.Context(), tt.pod, "UnsupportedVolume", "Pod was rejected: x"); err != nil {
+			if err := newSink(client).Reject(t.Context(), tt.pod, "UnsupportedVolume", "Pod was rejected: x"); err != nil {
 				t.Fatal(err)
 			}
 			ps := patches(t, client)
@@ -188,5 +194,56 @@ func TestReject(t *testing.T) {
 				t.Errorf("pod gone %v (%v), want %v", gone, err, tt.wantGone)
 			}
 		})
+	}
+}
+
+// TestContainerIDsCarryTheRuntimeTypeInTheAPI checks the two sides of the
+// container IDs: the API server gets "containerd://ID", as from a kubelet,
+// while the status manager reads and writes the runtime's IDs, so that a
+// status read back equals the one it wrote and no patch follows.
+func TestContainerIDsCarryTheRuntimeTypeInTheAPI(t *testing.T) {
+	ctx := t.Context()
+	running := func(id, last string) v1.PodStatus {
+		return v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{Name: "app", ContainerID: id,
+			State:                v1.ContainerState{Running: &v1.ContainerStateRunning{}},
+			LastTerminationState: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ContainerID: last, ExitCode: 1}}}}}
+	}
+	client := fake.NewClientset(apiPod("uid-1", v1.PodStatus{Phase: v1.PodPending}))
+	s := newSink(client)
+	if _, err := s.Get(ctx, "default", "web"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(ctx, "default", "web", "uid-1", running("abc", "old")); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := client.CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := stored.Status.ContainerStatuses[0]; c.ContainerID != "containerd://abc" || c.LastTerminationState.Terminated.ContainerID != "containerd://old" {
+		t.Errorf("API container IDs %q and %q; want containerd://abc and containerd://old", c.ContainerID, c.LastTerminationState.Terminated.ContainerID)
+	}
+	read, err := s.Get(ctx, "default", "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := read.Status.ContainerStatuses[0]; c.ContainerID != "abc" || c.LastTerminationState.Terminated.ContainerID != "old" {
+		t.Errorf("Get gave container IDs %q and %q; want the runtime's abc and old", c.ContainerID, c.LastTerminationState.Terminated.ContainerID)
+	}
+	// Writing back what was read changes nothing in the API.
+	client.ClearActions()
+	if err := s.Put(ctx, "default", "web", "uid-1", read.Status); err != nil {
+		t.Fatal(err)
+	}
+	if ps := patches(t, client); len(ps) != 1 || ps[0]["status"] != nil {
+		t.Errorf("patches %v; want one with no status change", ps)
+	}
+
+	// Without the runtime's type nothing is written: IDs never show
+	// both ways in the API.
+	failing := New(client, func(context.Context) (string, error) { return "", errors.New("plugin down") })
+	client.ClearActions()
+	if err := failing.Put(ctx, "default", "web", "uid-1", running("def", "abc")); err == nil || len(patches(t, client)) != 0 {
+		t.Errorf("Put without the runtime type: %v, %d patches; want an error and none", err, len(patches(t, client)))
 	}
 }

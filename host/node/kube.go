@@ -31,9 +31,6 @@ type KubeConfig struct {
 	// Client reaches the API server with the node's own credentials
 	// (system:node:NAME).
 	Client kubernetes.Interface
-	// NodeIPs are the node's addresses, reported as the pod IPs of
-	// host-network pods, as the kubelet does.
-	NodeIPs []string
 	// Server, when set, is the daemon endpoint the node serves and
 	// advertises in its Node status (kubectl logs).
 	Server *KubeServer
@@ -56,18 +53,49 @@ type kubeParts struct {
 	agent *kubeAgent
 	// mirrorSeen is each static pod's mirror as last seen (mirrorSyncs).
 	mirrorSeen map[types.UID]string
+	// runtimeType is the type the container IDs carry in the API server.
+	runtimeType runtimeTypeCache
+}
+
+// runtimeTypeCache keeps the container runtime's type, the runtime
+// plugin's name ("containerd"), from its first answer: the container IDs
+// must not change form in the API server during a run.
+type runtimeTypeCache struct {
+	ask func(ctx context.Context) (string, error)
+	mu  sync.Mutex
+	typ string
+}
+
+func (c *runtimeTypeCache) get(ctx context.Context) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.typ != "" {
+		return c.typ, nil
+	}
+	typ, err := c.ask(ctx)
+	if err != nil {
+		return "", err
+	}
+	if typ == "" {
+		return "", errors.New("the runtime plugin reports no runtime name")
+	}
+	c.typ = typ
+	return typ, nil
 }
 
 // newKube builds the Kubernetes-mode parts, or nil outside it.
-func newKube(cfg Config) *kubeParts {
+// runtimeType asks the runtime plugin for its type.
+func newKube(cfg Config, runtimeType func(ctx context.Context) (string, error)) *kubeParts {
 	if !cfg.Kubernetes.enabled() {
 		return nil
 	}
-	return &kubeParts{
-		source:   kubesource.New(kubesource.Options{Client: cfg.Kubernetes.Client, NodeName: cfg.NodeName}),
-		sink:     kubestatus.New(cfg.Kubernetes.Client),
-		rejected: map[types.UID]string{},
+	k := &kubeParts{
+		source:      kubesource.New(kubesource.Options{Client: cfg.Kubernetes.Client, NodeName: cfg.NodeName}),
+		rejected:    map[types.UID]string{},
+		runtimeType: runtimeTypeCache{ask: runtimeType},
 	}
+	k.sink = kubestatus.New(cfg.Kubernetes.Client, k.runtimeType.get)
+	return k
 }
 
 // statusSink is the status manager's sink: the state database, and in
@@ -264,28 +292,4 @@ func volumeIndex(path string) (int, bool) {
 		return 0, false
 	}
 	return i, true
-}
-
-// nodeIPSyncer gives host-network pods the node's addresses as their pod
-// IPs, as the kubelet does: the runtime reports none for them.
-type nodeIPSyncer struct {
-	lifecycle.PodSyncer
-	ips []string
-}
-
-func (s nodeIPSyncer) withIPs(pod *v1.Pod, status *lifecycle.PodStatus) *lifecycle.PodStatus {
-	if pod == nil || !pod.Spec.HostNetwork || status == nil || len(status.IPs) > 0 || len(s.ips) == 0 {
-		return status
-	}
-	st := *status
-	st.IPs = s.ips
-	return &st
-}
-
-func (s nodeIPSyncer) SyncPod(ctx context.Context, updateType lifecycle.UpdateType, pod, mirror *v1.Pod, status *lifecycle.PodStatus) (bool, error) {
-	return s.PodSyncer.SyncPod(ctx, updateType, pod, mirror, s.withIPs(pod, status))
-}
-
-func (s nodeIPSyncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, status *lifecycle.PodStatus, gracePeriod *int64, statusFn func(*v1.PodStatus)) error {
-	return s.PodSyncer.SyncTerminatingPod(ctx, pod, s.withIPs(pod, status), gracePeriod, statusFn)
 }

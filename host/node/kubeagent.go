@@ -43,8 +43,8 @@ func (n *Node) buildKubeAgent() (*kubeAgent, error) {
 		}
 		a.server, port = srv, srv.Port()
 	}
-	addrs := make([]v1.NodeAddress, 0, len(k.NodeIPs)+1)
-	for _, ip := range k.NodeIPs {
+	addrs := make([]v1.NodeAddress, 0, len(n.cfg.NodeIPs)+1)
+	for _, ip := range n.cfg.NodeIPs {
 		addrs = append(addrs, v1.NodeAddress{Type: v1.NodeInternalIP, Address: ip})
 	}
 	if host, err := os.Hostname(); err == nil && host != "" {
@@ -103,15 +103,34 @@ func (a *kubeAgent) run(ctx context.Context, log interface{ Error(string, ...any
 // runtimeVersion is status.nodeInfo.containerRuntimeVersion:
 // "<runtime name>://<version>" from the runtime plugin.
 func (n *Node) runtimeVersion(ctx context.Context) (string, error) {
-	rt, err := n.cfg.Plugins.Runtime(n.cfg.RuntimePlugin)
+	v, err := n.versionOfRuntime(ctx)
 	if err != nil {
 		return "", err
 	}
+	return v.GetRuntimeName() + "://" + v.GetRuntimeVersion(), nil
+}
+
+// runtimeType is the runtime's type as the container IDs carry it in the
+// API server ("containerd" in containerd://ID): the runtime plugin's
+// runtime name, as in the Node's containerRuntimeVersion.
+func (n *Node) runtimeType(ctx context.Context) (string, error) {
+	v, err := n.versionOfRuntime(ctx)
+	if err != nil {
+		return "", err
+	}
+	return v.GetRuntimeName(), nil
+}
+
+func (n *Node) versionOfRuntime(ctx context.Context) (*runtimev1.VersionResponse, error) {
+	rt, err := n.cfg.Plugins.Runtime(n.cfg.RuntimePlugin)
+	if err != nil {
+		return nil, err
+	}
 	v, err := rt.Version(ctx, &runtimev1.VersionRequest{})
 	if err != nil {
-		return "", fmt.Errorf("runtime plugin %s: version: %w", n.cfg.RuntimePlugin, err)
+		return nil, fmt.Errorf("runtime plugin %s: version: %w", n.cfg.RuntimePlugin, err)
 	}
-	return v.GetRuntimeName() + "://" + v.GetRuntimeVersion(), nil
+	return v, nil
 }
 
 // runtimeReady is nil while the runtime plugin runs and reports its

@@ -71,6 +71,10 @@ type Config struct {
 	// LogRotation is the policy of container log rotation; the zero value
 	// rotates nothing.
 	LogRotation runtimemanager.LogRotation
+	// NodeIPs are the node's addresses, primary first: every pod's
+	// status.hostIP and hostIPs, a host-network pod's pod IPs and, in
+	// Kubernetes mode, the Node's InternalIP addresses. Empty: none.
+	NodeIPs []string
 	// Kubernetes, when its Client is set, makes the node a node of that
 	// API server (kube.go).
 	Kubernetes KubeConfig
@@ -172,7 +176,7 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 		})})
 	}
 	n.sources = append(n.sources, apiSource{n.api})
-	if n.kube = newKube(cfg); n.kube != nil {
+	if n.kube = newKube(cfg, n.runtimeType); n.kube != nil {
 		n.sources = append(n.sources, n.kube.source)
 		n.desired.mirrors = n.kube.source
 	}
@@ -229,14 +233,14 @@ func (n *Node) build() error {
 	n.probes = n.newProbes(runner, results, slogger)
 	syncer := &lifecycle.Syncer{
 		Runtime: n.runtime, Volumes: podVolumes{n.volumes}, Status: n.status, Pods: n.core, Reasons: reasons,
-		Recorder: n.events, Metrics: metrics, Clock: n.clock, Probes: n.probes,
+		Recorder: n.events, Metrics: metrics, Clock: n.clock, Probes: n.probes, HostIPs: n.cfg.NodeIPs,
 	}
 	var podSyncer lifecycle.PodSyncer = syncer
 	var mirrors lifecycle.MirrorPodDeleter
 	if n.kube != nil {
 		m := mirrorpods.New(n.cfg.Kubernetes.Client, n.cfg.NodeName)
 		syncer.Mirrors, syncer.Logger, mirrors = m, slogger, m
-		podSyncer = mirrorSyncer{PodSyncer: nodeIPSyncer{PodSyncer: syncer, ips: n.cfg.Kubernetes.NodeIPs}, desired: n.desired}
+		podSyncer = mirrorSyncer{PodSyncer: syncer, desired: n.desired}
 	}
 	finished := &finishedSyncer{PodSyncer: podSyncer, finished: n.finished, status: n.status, runtime: n.runtime}
 	n.workers = lifecycle.NewWorkers(n.core, &shutdownSyncer{PodSyncer: &removingSyncer{PodSyncer: finished, node: n}, node: n}, n.cache, n.events)

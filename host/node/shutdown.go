@@ -178,6 +178,7 @@ func (s *shutdownSyncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, sta
 	}
 	cached, _ := s.node.status.PodStatus(pod.UID)
 	final := lifecycle.GeneratePodStatus(pod, status, cached, true, nil)
+	lifecycle.SetHostIPs(pod, &final, s.node.cfg.NodeIPs)
 	markShutdownStatus(kept, &final)
 	s.node.status.SetPodStatus(pod, final)
 	if err := s.node.runtime.RemovePod(ctx, pod.UID); err != nil {

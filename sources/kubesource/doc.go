@@ -16,7 +16,10 @@
 // pod is not static) and kubernetes.io/config.seen, the time this source
 // first saw the UID. Mirror pods (kubernetes.io/config.mirror) are left
 // out: they stand for static pods of this node, which run from their own
-// source. Pods are not validated here; the merger validates every source's
+// source. The container IDs in their status lose the runtime type the API
+// server shows ("containerd://"): the node knows containers by the
+// runtime's IDs (containerids.go says where the type is added). Pods are
+// not validated here; the merger validates every source's
 // pods with sources/podvalidate and rejects an invalid one with the field.
 //
 // The host and tests may import this package; it imports sources and

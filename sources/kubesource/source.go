@@ -194,6 +194,7 @@ func (s *Source) snapshot() sources.Snapshot {
 			s.seen[p.UID] = seen
 		}
 		pod := p.DeepCopy()
+		StripContainerIDTypes(&pod.Status)
 		if pod.Annotations == nil {
 			pod.Annotations = map[string]string{}
 		}

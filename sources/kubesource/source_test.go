@@ -195,3 +195,24 @@ func TestSnapshotsFollowTheAPIServer(t *testing.T) {
 	}
 	waitSnapshot(t, s, "web gone", func(s sources.Snapshot) bool { return !has("default/web")(s) })
 }
+
+// TestSnapshotPodsHaveTheRuntimesContainerIDs checks that the pods of a
+// snapshot carry their containers' IDs as the runtime knows them, without
+// the "containerd://" the API server shows: the node looks containers up
+// by those IDs.
+func TestSnapshotPodsHaveTheRuntimesContainerIDs(t *testing.T) {
+	p := pod("a", "uid-a", nil)
+	p.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "app", ContainerID: "containerd://abc",
+		LastTerminationState: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ContainerID: "containerd://old"}}}}
+	client := fake.NewClientset(p)
+	s := newSource(client)
+	run(t, s)
+	snap := waitSnapshot(t, s, "pod a", func(s sources.Snapshot) bool { return len(s.Pods) == 1 })
+	c := snap.Pods[0].Pod.Status.ContainerStatuses[0]
+	if c.ContainerID != "abc" || c.LastTerminationState.Terminated.ContainerID != "old" {
+		t.Errorf("container IDs %q and %q; want abc and old", c.ContainerID, c.LastTerminationState.Terminated.ContainerID)
+	}
+	if got, _ := s.Get("default", "a"); got.Status.ContainerStatuses[0].ContainerID != "containerd://abc" {
+		t.Errorf("the informer's pod was changed: %q", got.Status.ContainerStatuses[0].ContainerID)
+	}
+}

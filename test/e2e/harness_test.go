@@ -94,8 +94,21 @@ func startPodHost(t *testing.T) *podHost {
 // the host config.
 func startPodHostWith(t *testing.T, extra string) *podHost {
 	t.Helper()
+	return startPodHostVia(t, extra, nil)
+}
+
+// startPodHostVia is startPodHostWith whose runtime plugin reaches
+// containerd at the endpoint via returns, given the instance (a proxy in
+// front of its socket); nil via is the instance's own endpoint. The
+// test's own CRI clients (h.ctrd) always talk to containerd directly.
+func startPodHostVia(t *testing.T, extra string, via func(*crisetup.Containerd) string) *podHost {
+	t.Helper()
 	h := &podHost{t: t, bin: sharedBinaries(t)}
 	h.ctrd = crisetup.StartForTest(t)
+	endpoint := h.ctrd.Endpoint()
+	if via != nil {
+		endpoint = via(h.ctrd)
+	}
 	h.dir = t.TempDir()
 	h.root = filepath.Join(h.dir, "root")
 	h.manifests = filepath.Join(h.dir, "manifests")
@@ -116,7 +129,7 @@ plugins:
     kind: runtime
     path: runtime-containerd
     config: {endpoint: "%s"}
-%s`, h.root, filepath.Join(binDir, "plugins"), h.manifests, h.ctrd.Endpoint(), extra)
+%s`, h.root, filepath.Join(binDir, "plugins"), h.manifests, endpoint, extra)
 	if err := os.WriteFile(h.config, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

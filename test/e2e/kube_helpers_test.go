@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	typedv1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
+	"github.com/podhost/podhost/test/crisetup"
 	"github.com/podhost/podhost/test/kubecluster"
 )
 
@@ -32,12 +33,19 @@ type kubeHost struct {
 // started first so that its cleanup runs after the host's.
 func startKubeHost(t *testing.T) *kubeHost {
 	t.Helper()
-	return startKubeHostWith(t, "")
+	return startKubeHostVia(t, "", nil)
 }
 
 // startKubeHostWith is startKubeHost with extra plugin entries (lines of
 // the host config's plugins list).
 func startKubeHostWith(t *testing.T, plugins string) *kubeHost {
+	t.Helper()
+	return startKubeHostVia(t, plugins, nil)
+}
+
+// startKubeHostVia is startKubeHostWith whose runtime plugin reaches
+// containerd through via (startPodHostVia).
+func startKubeHostVia(t *testing.T, plugins string, via func(*crisetup.Containerd) string) *kubeHost {
 	t.Helper()
 	c := kubecluster.StartForTest(t, kubecluster.Options{Nodes: []string{kubeNode}})
 	kubeconfig, err := c.NodeKubeconfig(kubeNode)
@@ -50,9 +58,9 @@ func startKubeHostWith(t *testing.T, plugins string) *kubeHost {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := startPodHostWith(t, plugins+fmt.Sprintf("nodeName: %s\nkubernetes:\n  kubeconfig: %s\n  nodeIP: 127.0.0.1\n"+
+	h := startPodHostVia(t, plugins+fmt.Sprintf("nodeName: %s\nkubernetes:\n  kubeconfig: %s\n  nodeIP: 127.0.0.1\n"+
 		"  server: {address: \"127.0.0.1:0\", tlsCertFile: %s, tlsPrivateKeyFile: %s, clientCAFile: %s}\n",
-		kubeNode, kubeconfig, cert, key, c.CAFile))
+		kubeNode, kubeconfig, cert, key, c.CAFile), via)
 	return &kubeHost{podHost: h, cluster: c, pods: c.Client.CoreV1().Pods("default")}
 }
 

@@ -13,7 +13,8 @@ import (
 
 // TestKubeNodeRegistersAndServesLogs checks the Node object's side of
 // Kubernetes mode with the real binary: the node registers Ready with the
-// runtime's version and its daemon endpoint, renews its Lease, and
+// runtime's version and its daemon endpoint, records the kubelet's node
+// events (Starting, NodeReady) in the API server, renews its Lease, and
 // `kubectl logs` reads a container's log through the API server, which
 // dials the node with its kubelet-client certificate.
 func TestKubeNodeRegistersAndServesLogs(t *testing.T) {
@@ -41,6 +42,28 @@ func TestKubeNodeRegistersAndServesLogs(t *testing.T) {
 	if !strings.HasPrefix(node.Status.NodeInfo.KubeletVersion, "v1.") {
 		t.Errorf("kubeletVersion %q; want the Kubernetes version podhost speaks", node.Status.NodeInfo.KubeletVersion)
 	}
+	// The node's events, as a kubelet records them: Starting, then each
+	// condition's, on the Node (whose events kubectl describe node finds
+	// by the node's name as the UID).
+	var evs []v1.Event
+	poll(t, 30*time.Second, func() bool {
+		list, err := k.cluster.Client.CoreV1().Events("default").List(ctx, metav1.ListOptions{
+			FieldSelector: "involvedObject.kind=Node,involvedObject.name=" + kubeNode})
+		if err != nil {
+			return false
+		}
+		evs = list.Items
+		var starting, ready bool
+		for _, e := range evs {
+			starting = starting || e.Reason == "Starting" && e.Message == "Starting kubelet."
+			ready = ready || e.Reason == "NodeReady" && e.Message == "Node "+kubeNode+" status is now: NodeReady" &&
+				e.Type == v1.EventTypeNormal && e.Source.Component == "kubelet" && e.Source.Host == kubeNode &&
+				e.InvolvedObject.UID == kubeNode
+		}
+		return starting && ready
+	}, func() string {
+		return fmt.Sprintf("node events: %+v; want Starting and NodeReady\n%s", evs, k.logTail())
+	})
 	lease, err := k.cluster.Client.CoordinationV1().Leases("kube-node-lease").Get(ctx, kubeNode, metav1.GetOptions{})
 	if err != nil || lease.Spec.RenewTime == nil || lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity != kubeNode {
 		t.Fatalf("lease of %s: %+v, %v; want one held by the node", kubeNode, lease, err)

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestKubePodsRunAndReport creates 20 pods through the API server at once:
 // each runs, and its status in the API server has the container's ID,
 // image ID and start time, the pod's start time and IP (a host-network
-// pod's IP is the node's) and Ready. A pod with a volume podhost does not
-// serve (nfs) fails in the API
+// pod's IP is the node's), the node's InternalIP as its host IP, and
+// Ready. A pod with a volume podhost does not serve (nfs) fails in the API
 // with a reason and a message naming the volume.
 func TestKubePodsRunAndReport(t *testing.T) {
 	k := startKubeHost(t)
@@ -28,6 +29,20 @@ func TestKubePodsRunAndReport(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	k.waitNodeReady(time.Minute)
+	node, err := k.cluster.Client.CoreV1().Nodes().Get(t.Context(), kubeNode, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var internalIP string
+	for _, a := range node.Status.Addresses {
+		if a.Type == v1.NodeInternalIP && internalIP == "" {
+			internalIP = a.Address
+		}
+	}
+	if internalIP == "" {
+		t.Fatalf("node %s has no InternalIP: %v", kubeNode, node.Status.Addresses)
+	}
 	for i := range n {
 		name := fmt.Sprintf("web-%02d", i)
 		p := k.waitAPIRunning(name, 120*time.Second)
@@ -44,11 +59,20 @@ func TestKubePodsRunAndReport(t *testing.T) {
 		if p.Status.PodIP != "127.0.0.1" || len(p.Status.PodIPs) != 1 || p.Status.PodIPs[0].IP != "127.0.0.1" {
 			t.Errorf("%s: pod IP %q, IPs %v; want the node's 127.0.0.1 (host network)", name, p.Status.PodIP, p.Status.PodIPs)
 		}
+		if p.Status.HostIP != internalIP || len(p.Status.HostIPs) != 1 || p.Status.HostIPs[0].IP != internalIP {
+			t.Errorf("%s: host IP %q, IPs %v; want the node's InternalIP %s", name, p.Status.HostIP, p.Status.HostIPs, internalIP)
+		}
 		if !podReady(p) {
 			t.Errorf("%s: conditions %+v; want Ready", name, p.Status.Conditions)
 		}
-		if got := k.runningContainers(string(p.UID)); len(got) != 1 || !strings.HasSuffix(c.ContainerID, got[0].Id) {
-			t.Errorf("%s: containerd runs %v; want exactly the container of the status, %s", name, got, c.ContainerID)
+		// The kubelet's form of a container ID: the runtime's type, then
+		// containerd's ID.
+		var ids []string
+		for _, r := range k.runningContainers(string(p.UID)) {
+			ids = append(ids, r.Id)
+		}
+		if c != nil && (len(ids) != 1 || c.ContainerID != "containerd://"+ids[0]) {
+			t.Errorf("%s: containerd runs %v; want exactly the container of the status, %s, as containerd://ID", name, ids, c.ContainerID)
 		}
 	}
 

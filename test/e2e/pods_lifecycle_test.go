@@ -12,6 +12,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"github.com/podhost/podhost/host/localapi"
 )
@@ -21,7 +22,8 @@ var criLogLine = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[
 
 // TestPodLifecycle runs real pods through a real host and containerd: a pod
 // reaches Running and its output is in its CRI log and `podhost logs`; the
-// kubelet's events are recorded; exit codes reach the pod status; a
+// kubelet's events are recorded; its status has the node's address as its
+// host IP and (host network) pod IP; exit codes reach the pod status; a
 // restartPolicy Never pod whose container fails ends Failed and stays
 // Failed while it is deleted.
 func TestPodLifecycle(t *testing.T) {
@@ -35,6 +37,15 @@ func TestPodLifecycle(t *testing.T) {
 		pod := h.waitPod("hello", 60*time.Second, "running", running)
 		if st := containerStatus(pod, "main"); st == nil || st.State.Running == nil || st.State.Running.StartedAt.IsZero() {
 			t.Errorf("container main: %+v; want running with a start time", st)
+		}
+		// Outside Kubernetes mode the node's address is the default
+		// route's, and a host-network pod's IP is the node's.
+		wantIP := ""
+		if ip, err := utilnet.ChooseHostInterface(); err == nil {
+			wantIP = ip.String()
+		}
+		if pod.Status.HostIP != wantIP || pod.Status.PodIP != wantIP {
+			t.Errorf("host IP %q, pod IP %q; want the node's address %q for both", pod.Status.HostIP, pod.Status.PodIP, wantIP)
 		}
 
 		var out string
