@@ -16,16 +16,17 @@ import (
 // through its scsifake command: a fake sysfs and /dev, a fake iscsiadm
 // and multipath, and real loop devices behind the disks.
 type scsiFake struct {
-	t    *testing.T
-	bin  string
-	root string
+	t     *testing.T
+	bin   string
+	root  string
+	state string // the plugins' state directories (scsiHost)
 }
 
 func newSCSIFake(t *testing.T) *scsiFake {
 	t.Helper()
 	dir := t.TempDir()
 	repo, _ := filepath.Abs("../..")
-	f := &scsiFake{t: t, bin: filepath.Join(dir, "scsifake"), root: filepath.Join(dir, "tree")}
+	f := &scsiFake{t: t, bin: filepath.Join(dir, "scsifake"), root: filepath.Join(dir, "tree"), state: filepath.Join(dir, "state")}
 	build := exec.CommandContext(t.Context(), "go", "build", "-o", f.bin, "./plugins/internal/scsitest/scsifake")
 	build.Dir, build.Env = repo, append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
@@ -76,10 +77,11 @@ func loopDevice(t *testing.T, size int64) string {
 }
 
 // scsiHost starts a host with volume-iscsi and volume-fc pointed at the
-// fake tree and tools.
-func scsiHost(t *testing.T, f *scsiFake) *podHost {
+// fake tree and tools, their state directories <f.state>/iscsi and
+// <f.state>/fc; fcConfig is added to volume-fc's config (", key: value").
+func scsiHost(t *testing.T, f *scsiFake, fcConfig string) *podHost {
 	t.Helper()
-	state := t.TempDir()
+	state := f.state
 	tree := fmt.Sprintf(`sysfsRoot: "%[1]s/sys", devRoot: "%[1]s/dev", multipath: "%[1]s/bin/multipath"`, f.root)
 	h := startPodHostWith(t, fmt.Sprintf(`  - name: iscsi
     kind: volume
@@ -88,10 +90,40 @@ func scsiHost(t *testing.T, f *scsiFake) *podHost {
   - name: fc
     kind: volume
     path: volume-fc
-    config: {%[1]s, stateDir: "%[3]s/fc", cleanupBudget: 2s}
-`, tree, f.root, state))
+    config: {%[1]s, stateDir: "%[3]s/fc"%[4]s}
+`, tree, f.root, state, fcConfig))
 	t.Cleanup(func() { unmountBelow(t, h.root) })
 	return h
+}
+
+// writeSCSIClaim defines a PersistentVolume <claim>-pv with the source
+// (one flow-style YAML line: "iscsi: {...}" or "fc: {...}"), volumeMode
+// Block when block, extraSpec added to its spec (YAML lines indented by
+// two), and the claim <claim> bound to it.
+func (h *podHost) writeSCSIClaim(claim, source string, block bool, extraSpec string) {
+	h.t.Helper()
+	mode := "Filesystem"
+	if block {
+		mode = "Block"
+	}
+	h.writeManifest(claim+"-claim.yaml", fmt.Sprintf(`apiVersion: v1
+kind: PersistentVolume
+metadata: {name: %[1]s-pv}
+spec:
+  capacity: {storage: 64Mi}
+  accessModes: [ReadWriteOnce]
+  volumeMode: %[2]s
+  %[3]s
+%[4]s---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: %[1]s, namespace: default}
+spec:
+  accessModes: [ReadWriteOnce]
+  volumeMode: %[2]s
+  volumeName: %[1]s-pv
+  resources: {requests: {storage: 64Mi}}
+`, claim, mode, source, extraSpec))
 }
 
 // TestVolumesSCSI runs the real volume-iscsi and volume-fc plugins over
@@ -105,26 +137,11 @@ func TestVolumesSCSI(t *testing.T) {
 	const portal, iqn = "127.0.0.1:3260", "iqn.2024-01.dev.podhost:e2e"
 	f.run("iscsi-target", portal, iqn, "0", loopDevice(t, 64<<20))
 	f.run("fc-disk", "50060e801049cfd1", "0", "sdf", loopDevice(t, 32<<20))
-	h := scsiHost(t, f)
+	h := scsiHost(t, f, ", cleanupBudget: 2s")
 	zero := int64(0)
 
 	t.Run("an iSCSI file outlives its pod", func(t *testing.T) {
-		h.writeManifest("iscsi-claim.yaml", fmt.Sprintf(`apiVersion: v1
-kind: PersistentVolume
-metadata: {name: iscsi-pv}
-spec:
-  capacity: {storage: 64Mi}
-  accessModes: [ReadWriteOnce]
-  iscsi: {targetPortal: "%s", iqn: "%s", lun: 0, fsType: ext4}
----
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: iscsi, namespace: default}
-spec:
-  accessModes: [ReadWriteOnce]
-  volumeName: iscsi-pv
-  resources: {requests: {storage: 64Mi}}
-`, portal, iqn))
+		h.writeSCSIClaim("iscsi", fmt.Sprintf(`iscsi: {targetPortal: "%s", iqn: "%s", lun: 0, fsType: ext4}`, portal, iqn), false, "")
 		h.apply(claimsPod("iscsi-writer", `echo written-into-iscsi > /iscsi/file && sync && echo done; exec sleep 3600`, "iscsi"))
 		w := h.waitPod("iscsi-writer", 90*time.Second, "running", running)
 		h.waitLog("iscsi-writer", "main", "done")
@@ -162,24 +179,7 @@ spec:
 	})
 
 	t.Run("an FC block claim is a device with its capacity on /metrics", func(t *testing.T) {
-		h.writeManifest("fc-claim.yaml", `apiVersion: v1
-kind: PersistentVolume
-metadata: {name: fc-pv}
-spec:
-  capacity: {storage: 32Mi}
-  accessModes: [ReadWriteOnce]
-  volumeMode: Block
-  fc: {targetWWNs: ["50060e801049cfd1"], lun: 0}
----
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: disk, namespace: default}
-spec:
-  accessModes: [ReadWriteOnce]
-  volumeMode: Block
-  volumeName: fc-pv
-  resources: {requests: {storage: 32Mi}}
-`)
+		h.writeSCSIClaim("disk", `fc: {targetWWNs: ["50060e801049cfd1"], lun: 0}`, true, "")
 		pod := busyPod("fc-block", v1.RestartPolicyAlways, sh("main",
 			`echo bytes=$(dd if=/dev/xvda bs=1M 2>/dev/null | wc -c); stat -c 'type=%F' /dev/xvda; exec sleep 3600`))
 		pod.Spec.Volumes = []v1.Volume{volume("disk", v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "disk"}})}

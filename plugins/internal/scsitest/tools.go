@@ -98,20 +98,25 @@ func runTool(root, tool string, args []string) (int, string) {
 	}
 	switch tool {
 	case "multipath":
-		return multipath(f.Tree, args)
+		return multipath(f, args)
 	default:
 		return iscsiadm(f, args)
 	}
 }
 
-// multipath -f <dev>: the device-mapper device disappears.
-func multipath(t scsiTree, args []string) (int, string) {
+// multipath -f <dev>: the device-mapper device disappears (a misuse is
+// noted when it is still mounted).
+func multipath(f *Fake, args []string) (int, string) {
 	if len(args) != 2 || args[0] != "-f" {
 		return 1, fmt.Sprintf("fake multipath: unsupported arguments %q\n", args)
 	}
+	t := f.Tree
 	name := filepath.Base(args[1])
 	if _, err := os.Lstat(filepath.Join(t.Sys, "block", name)); err != nil {
 		return 1, fmt.Sprintf("%s: no such map\n", name)
+	}
+	if at := mountedAt(t.DevPath(name)); len(at) > 0 {
+		f.noteMisuse("multipath -f %s while it is mounted at %s", name, strings.Join(at, ","))
 	}
 	_ = os.RemoveAll(filepath.Join(t.Sys, "block", name))
 	_ = os.Remove(t.DevPath(name))

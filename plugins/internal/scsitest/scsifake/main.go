@@ -7,7 +7,8 @@
 //	scsifake init ROOT
 //	scsifake iscsi-target ROOT PORTAL IQN LUN BACKING
 //	scsifake fc-disk ROOT WWN LUN DISK BACKING
-//	scsifake calls ROOT TOOL        (one call a line, arguments tab-separated)
+//	scsifake calls ROOT TOOL        (one call a line, arguments tab-separated;
+//	                                 TOOL misuse: the calls made under a mount)
 //	scsifake deleted ROOT DISK      (prints true once 1 was written to its delete)
 package main
 
