@@ -34,7 +34,7 @@ func newServer() *server {
 	s := &server{}
 	c := defaultConfig()
 	s.cfg.Store(&c)
-	s.fc = &fc{cfg: s.cfg.Load, run: scsi.Exec{}, interval: cleanupInterval, wait: time.After}
+	s.fc = &fc{cfg: s.cfg.Load, run: scsi.Exec{}, wait: time.After}
 	s.Server = &scsivolume.Server{RequiresAttach: true, Volumes: &scsivolume.Volumes{
 		Transport: s.fc,
 		Tree:      s.fc.tree,

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/host/localapi"
 )
 
 // scsiFake is plugins/internal/scsitest's fake tree, built and read
@@ -137,7 +139,9 @@ func TestVolumesSCSI(t *testing.T) {
 	const portal, iqn = "127.0.0.1:3260", "iqn.2024-01.dev.podhost:e2e"
 	f.run("iscsi-target", portal, iqn, "0", loopDevice(t, 64<<20))
 	f.run("fc-disk", "50060e801049cfd1", "0", "sdf", loopDevice(t, 32<<20))
-	h := scsiHost(t, f, ", cleanupBudget: 2s")
+	// Budget and interval short enough to run out in a test: three tries
+	// a second apart.
+	h := scsiHost(t, f, ", cleanupBudget: 2s, cleanupInterval: 1s")
 	zero := int64(0)
 
 	t.Run("an iSCSI file outlives its pod", func(t *testing.T) {
@@ -207,6 +211,100 @@ func TestVolumesSCSI(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(h.root, "pods", string(p.UID))); !os.IsNotExist(err) {
 			t.Errorf("pod directory after delete: %v; want it gone", err)
+		}
+	})
+	const wwn = "50060e801049cfd1"
+	nodeEvents := func() []localapi.Event {
+		evs, err := h.client.Events(t.Context(), localapi.EventFilter{Kind: "Node"})
+		if err != nil {
+			t.Fatalf("node events: %v", err)
+		}
+		return evs
+	}
+	// flushes are the multipath -f calls for dm.
+	flushes := func(dm string) int {
+		n := 0
+		for _, c := range f.calls("multipath") {
+			if c == "-f "+filepath.Join(f.root, "dev", dm) {
+				n++
+			}
+		}
+		return n
+	}
+	deleted := func(disks ...string) bool {
+		for _, d := range disks {
+			if strings.TrimSpace(f.run("deleted", d)) != "true" {
+				return false
+			}
+		}
+		return true
+	}
+
+	t.Run("an FC cleanup that fails twice completes within its budget", func(t *testing.T) {
+		f.run("fc-multipath", wwn, "1", "dm-1", loopDevice(t, 32<<20), "sdg", "sdh")
+		h.writeSCSIClaim("retried", fmt.Sprintf(`fc: {targetWWNs: ["%s"], lun: 1, fsType: ext4}`, wwn), false, "")
+		h.apply(claimsPod("fc-retried", `echo into-fc > /retried/file && sync && echo done; exec sleep 3600`, "retried"))
+		h.waitPod("fc-retried", 90*time.Second, "running", running)
+		h.waitLog("fc-retried", "main", "done")
+		staging := filepath.Join(h.root, "plugins", "kubernetes.io~fc", wwn+"-lun-1")
+		f.run("rule", "multipath", "1", "2", "map or partition in use\n", "-f")
+		h.delete("fc-retried", &zero)
+		h.waitGone("fc-retried", 60*time.Second)
+		poll(t, 30*time.Second, func() bool { return deleted("sdg", "sdh") },
+			func() string { return fmt.Sprintf("sdg and sdh not deleted; multipath calls %q", f.calls("multipath")) })
+		if n := flushes("dm-1"); n != 3 {
+			t.Errorf("multipath -f dm-1 called %d times; want 3 (two failures, then the flush), in one Unstage", n)
+		}
+		if evs := nodeEvents(); hasEvent(evs, "FailedUnmountDevice", "retried-pv") {
+			t.Errorf("a FailedUnmountDevice event for a cleanup within its budget:\n%s", eventsString(evs))
+		}
+		if mountInfo(t, staging) != nil {
+			t.Errorf("the staging path %s is still mounted", staging)
+		}
+	})
+
+	t.Run("an FC cleanup that keeps failing gives up and the next pod stages the device again", func(t *testing.T) {
+		f.run("fc-multipath", wwn, "2", "dm-2", loopDevice(t, 32<<20), "sdi", "sdj")
+		h.writeSCSIClaim("stuck", fmt.Sprintf(`fc: {targetWWNs: ["%s"], lun: 2, fsType: ext4}`, wwn), false, "")
+		staging := filepath.Join(h.root, "plugins", "kubernetes.io~fc", wwn+"-lun-2")
+		h.apply(claimsPod("fc-stuck-1", `echo from-first > /stuck/file && sync && echo done; exec sleep 3600`, "stuck"))
+		h.waitPod("fc-stuck-1", 90*time.Second, "running", running)
+		h.waitLog("fc-stuck-1", "main", "done")
+		f.run("rule", "multipath", "1", "0", "map or partition in use\n", "-f")
+		h.delete("fc-stuck-1", &zero)
+		h.waitGone("fc-stuck-1", 60*time.Second)
+		want := `UnmountDevice failed for volume "stuck-pv"`
+		poll(t, 30*time.Second, func() bool { return hasEvent(nodeEvents(), "FailedUnmountDevice", want) },
+			func() string { return "node events:\n" + eventsString(nodeEvents()) + h.logTail() })
+		if n := flushes("dm-2"); n < 3 {
+			t.Errorf("multipath -f dm-2 called %d times before the Unstage gave up; want 3 (the budget)", n)
+		}
+		for _, e := range nodeEvents() {
+			if e.Reason == "FailedUnmountDevice" && (!strings.Contains(e.Message, "fc: failed to detach disk") || !strings.Contains(e.Message, "map or partition in use")) {
+				t.Errorf("event %q; want the plugin's error and the tool's output in it", e.Message)
+			}
+		}
+		if deleted("sdi") || deleted("sdj") {
+			t.Errorf("a disk of dm-2 deleted by a cleanup whose flush failed")
+		}
+
+		// The device is uncertain: the next pod stages it again (a mount of
+		// the same filesystem) and reads the first pod's file.
+		h.apply(claimsPod("fc-stuck-2", `cat /stuck/file; exec sleep 3600`, "stuck"))
+		h.waitPod("fc-stuck-2", 90*time.Second, "running", running)
+		h.waitLog("fc-stuck-2", "main", "from-first")
+		if n := mountCount(t, staging); n != 1 {
+			t.Errorf("the staging path is mounted %d times; want once", n)
+		}
+		f.run("clear-rules", "multipath")
+		h.delete("fc-stuck-2", &zero)
+		h.waitGone("fc-stuck-2", 60*time.Second)
+		poll(t, 60*time.Second, func() bool { return deleted("sdi", "sdj") && mountCount(t, staging) == 0 },
+			func() string {
+				return fmt.Sprintf("after the rule went: sdi/sdj deleted %v, staging mounts %d; multipath calls %q", deleted("sdi", "sdj"), mountCount(t, staging), f.calls("multipath"))
+			})
+		if m := f.calls("misuse"); len(m) > 0 {
+			t.Errorf("the fake tools were used under a mount: %q", m)
 		}
 	})
 }

@@ -32,6 +32,15 @@ func (f *Fake) AddRule(r Rule) {
 	}
 }
 
+// ClearRules drops the rules of the fake tool.
+func (f *Fake) ClearRules(tool string) {
+	f.t.Helper()
+	rules := slices.DeleteFunc(readRules(f.rulesFile()), func(r Rule) bool { return r.Tool == tool })
+	if err := writeRules(f.rulesFile(), rules); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
 // Calls returns the argument lists the fake tool was called with, in order.
 func (f *Fake) Calls(tool string) [][]string {
 	b, _ := os.ReadFile(f.logFile())
