@@ -29,10 +29,14 @@ type config struct {
 	// CleanupInterval is the wait between two tries; default "10s" (the
 	// kubelet's). Tests shorten it.
 	CleanupInterval sdk.Duration `json:"cleanupInterval"`
+	// Metrics makes the plugin declare and serve volume metrics (statfs
+	// figures, a block device's size); default true. With false the host
+	// never asks for them.
+	Metrics bool `json:"metrics"`
 }
 
 func defaultConfig() config {
-	return config{SysfsRoot: "/sys", DevRoot: "/dev", Multipath: "multipath", StateDir: "/var/lib/podhost/volume-fc", CleanupBudget: sdk.Duration(time.Minute), CleanupInterval: sdk.Duration(10 * time.Second)}
+	return config{SysfsRoot: "/sys", DevRoot: "/dev", Multipath: "multipath", StateDir: "/var/lib/podhost/volume-fc", CleanupBudget: sdk.Duration(time.Minute), CleanupInterval: sdk.Duration(10 * time.Second), Metrics: true}
 }
 
 // parseConfig decodes and validates a config, returning every problem with

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -128,12 +129,46 @@ spec:
 `, claim, mode, source, extraSpec))
 }
 
+// runBlockPod runs a pod that reads the block claim's device, /dev/xvda,
+// and checks what it sees (a block device of size bytes), the map file
+// under the plugin's directory (kubernetes.io~fc) and the claim's
+// capacity on /metrics. It returns the pod and its map file.
+func (h *podHost) runBlockPod(t *testing.T, name, claim, pluginDir string, size int64) (*v1.Pod, string) {
+	t.Helper()
+	zero := int64(0)
+	pod := busyPod(name, v1.RestartPolicyAlways, sh("main",
+		`echo bytes=$(dd if=/dev/xvda bs=1M 2>/dev/null | wc -c); stat -c 'type=%F' /dev/xvda; exec sleep 3600`))
+	pod.Spec.Volumes = []v1.Volume{volume(claim, v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: claim}})}
+	pod.Spec.Containers[0].VolumeDevices = []v1.VolumeDevice{{Name: claim, DevicePath: "/dev/xvda"}}
+	pod.Spec.TerminationGracePeriodSeconds = &zero
+	h.apply(pod)
+	p := h.waitPod(name, 90*time.Second, "running", running)
+	h.waitLog(name, "main", "type=block special file")
+	h.waitLog(name, "main", fmt.Sprintf("bytes=%d", size))
+	mapFile := filepath.Join(h.root, "pods", string(p.UID), "volumeDevices", pluginDir, claim)
+	if mountInfo(t, mapFile) == nil {
+		t.Errorf("the device file %s is not mapped", mapFile)
+	}
+	var got float64
+	poll(t, 30*time.Second, func() bool {
+		got, _ = h.labeledMetric("kubelet_volume_stats_capacity_bytes", map[string]string{"namespace": "default", "persistentvolumeclaim": claim})
+		return got == float64(size)
+	}, func() string {
+		return fmt.Sprintf("kubelet_volume_stats_capacity_bytes of claim %s: %v; want %d\n%q", claim, got, size, h.metricLines("kubelet_volume_stats_"))
+	})
+	return p, mapFile
+}
+
 // TestVolumesSCSI runs the real volume-iscsi and volume-fc plugins over
 // the fake tree and tools, with real loop devices behind the LUNs: a pod
 // writes into an iSCSI claim, is deleted (unmounted, logged out), and a
-// second pod reads the file; a pod gets an FC claim of volumeMode Block as
-// a device, reads it with dd, its capacity is on /metrics, and deleting
-// it deletes the SCSI disk.
+// second pod reads the file. FC and iSCSI claims of volumeMode Block are
+// devices in their pod (dd reads them whole), their capacity is on
+// /metrics, and deleting the pod deletes the SCSI disk or logs out. An FC
+// cleanup whose multipath flush fails twice completes in one Unstage
+// within its budget; one that keeps failing gives up after the budget
+// (FailedUnmountDevice), keeps the disks, and the next pod stages the
+// device again.
 func TestVolumesSCSI(t *testing.T) {
 	f := newSCSIFake(t)
 	const portal, iqn = "127.0.0.1:3260", "iqn.2024-01.dev.podhost:e2e"
@@ -184,24 +219,7 @@ func TestVolumesSCSI(t *testing.T) {
 
 	t.Run("an FC block claim is a device with its capacity on /metrics", func(t *testing.T) {
 		h.writeSCSIClaim("disk", `fc: {targetWWNs: ["50060e801049cfd1"], lun: 0}`, true, "")
-		pod := busyPod("fc-block", v1.RestartPolicyAlways, sh("main",
-			`echo bytes=$(dd if=/dev/xvda bs=1M 2>/dev/null | wc -c); stat -c 'type=%F' /dev/xvda; exec sleep 3600`))
-		pod.Spec.Volumes = []v1.Volume{volume("disk", v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "disk"}})}
-		pod.Spec.Containers[0].VolumeDevices = []v1.VolumeDevice{{Name: "disk", DevicePath: "/dev/xvda"}}
-		pod.Spec.TerminationGracePeriodSeconds = &zero
-		h.apply(pod)
-		p := h.waitPod("fc-block", 90*time.Second, "running", running)
-		h.waitLog("fc-block", "main", "type=block special file")
-		h.waitLog("fc-block", "main", "bytes=33554432")
-		mapFile := filepath.Join(h.root, "pods", string(p.UID), "volumeDevices", "kubernetes.io~fc", "disk")
-		if mountInfo(t, mapFile) == nil {
-			t.Errorf("the device file %s is not mapped", mapFile)
-		}
-		want := `kubelet_volume_stats_capacity_bytes{namespace="default",persistentvolumeclaim="disk"} 3.3554432e+07`
-		poll(t, 30*time.Second, func() bool {
-			return strings.Contains(strings.Join(h.metricLines("kubelet_volume_stats_capacity_bytes"), "\n"), want)
-		},
-			func() string { return fmt.Sprintf("metrics %q; want %s", h.metricLines("kubelet_volume_stats_"), want) })
+		p, mapFile := h.runBlockPod(t, "fc-block", "disk", "kubernetes.io~fc", 32<<20)
 		h.delete("fc-block", &zero)
 		h.waitGone("fc-block", 60*time.Second)
 		poll(t, 30*time.Second, func() bool { return strings.TrimSpace(f.run("deleted", "sdf")) == "true" },
@@ -213,6 +231,33 @@ func TestVolumesSCSI(t *testing.T) {
 			t.Errorf("pod directory after delete: %v; want it gone", err)
 		}
 	})
+
+	t.Run("an iSCSI block claim is a device with its capacity on /metrics", func(t *testing.T) {
+		const blockIQN = "iqn.2024-01.dev.podhost:block"
+		f.run("iscsi-target", portal, blockIQN, "0", loopDevice(t, 48<<20))
+		h.writeSCSIClaim("raw", fmt.Sprintf(`iscsi: {targetPortal: "%s", iqn: "%s", lun: 0}`, portal, blockIQN), true, "")
+		seen := len(f.calls("iscsiadm"))
+		p, mapFile := h.runBlockPod(t, "iscsi-block", "raw", "kubernetes.io~iscsi", 48<<20)
+		staging := filepath.Join(h.root, "plugins", "kubernetes.io~iscsi", "volumeDevices", "iface-default", portal+"-"+blockIQN+"-lun-0")
+		if _, err := os.Stat(staging); err != nil || mountInfo(t, staging) != nil {
+			t.Errorf("the block staging directory %s: %v, mounted %v; want a directory, not mounted", staging, err, mountInfo(t, staging) != nil)
+		}
+		h.delete("iscsi-block", &zero)
+		h.waitGone("iscsi-block", 60*time.Second)
+		logout := "-m node -p " + portal + " -T " + blockIQN + " --logout -I default"
+		poll(t, 30*time.Second, func() bool { return slices.Contains(f.calls("iscsiadm")[seen:], logout) },
+			func() string { return fmt.Sprintf("iscsiadm calls %q; want %s", f.calls("iscsiadm")[seen:], logout) })
+		if mountInfo(t, mapFile) != nil {
+			t.Errorf("the device file %s is still mapped", mapFile)
+		}
+		if _, err := os.Stat(filepath.Join(h.root, "pods", string(p.UID))); !os.IsNotExist(err) {
+			t.Errorf("pod directory after delete: %v; want it gone", err)
+		}
+		if m := f.calls("misuse"); len(m) > 0 {
+			t.Errorf("the fake tools were used under a mount: %q", m)
+		}
+	})
+
 	const wwn = "50060e801049cfd1"
 	nodeEvents := func() []localapi.Event {
 		evs, err := h.client.Events(t.Context(), localapi.EventFilter{Kind: "Node"})
