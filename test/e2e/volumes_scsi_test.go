@@ -164,7 +164,8 @@ func (h *podHost) runBlockPod(t *testing.T, name, claim, pluginDir string, size 
 // writes into an iSCSI claim, is deleted (unmounted, logged out), and a
 // second pod reads the file. FC and iSCSI claims of volumeMode Block are
 // devices in their pod (dd reads them whole), their capacity is on
-// /metrics, and deleting the pod deletes the SCSI disk or logs out. An FC
+// /metrics, and deleting the pod deletes the SCSI disk or logs out. The
+// iSCSI PersistentVolume's mountOptions are those of its staging mount. An FC
 // cleanup whose multipath flush fails twice completes in one Unstage
 // within its budget; one that keeps failing gives up after the budget
 // (FailedUnmountDevice), keeps the disks, and the next pod stages the
@@ -180,13 +181,17 @@ func TestVolumesSCSI(t *testing.T) {
 	zero := int64(0)
 
 	t.Run("an iSCSI file outlives its pod", func(t *testing.T) {
-		h.writeSCSIClaim("iscsi", fmt.Sprintf(`iscsi: {targetPortal: "%s", iqn: "%s", lun: 0, fsType: ext4}`, portal, iqn), false, "")
+		h.writeSCSIClaim("iscsi", fmt.Sprintf(`iscsi: {targetPortal: "%s", iqn: "%s", lun: 0, fsType: ext4}`, portal, iqn), false,
+			"  mountOptions: [noatime, \"commit=30\"]\n")
 		h.apply(claimsPod("iscsi-writer", `echo written-into-iscsi > /iscsi/file && sync && echo done; exec sleep 3600`, "iscsi"))
 		w := h.waitPod("iscsi-writer", 90*time.Second, "running", running)
 		h.waitLog("iscsi-writer", "main", "done")
 		staging := filepath.Join(h.root, "plugins", "kubernetes.io~iscsi", "iface-default", portal+"-"+iqn+"-lun-0")
-		if mountInfo(t, staging) == nil {
-			t.Errorf("the staging path %s is not a mount point", staging)
+		// The PersistentVolume's mountOptions: one for the mount point,
+		// one for ext4.
+		if m := mountInfo(t, staging); m == nil || !slices.Contains(strings.Split(m[5], ","), "noatime") || !slices.Contains(m, "-") ||
+			!slices.Contains(strings.Split(m[len(m)-1], ","), "commit=30") {
+			t.Errorf("the staging path %s: mountinfo %q; want a mount point with noatime and commit=30", staging, m)
 		}
 		h.delete("iscsi-writer", &zero)
 		h.waitGone("iscsi-writer", 60*time.Second)

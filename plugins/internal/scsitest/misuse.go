@@ -56,3 +56,27 @@ func mountedAt(dev string) []string {
 	}
 	return points
 }
+
+// MountOptions returns the options of the mount at path from
+// /proc/self/mountinfo: the mount point's (rw,noatime) and the
+// filesystem's (commit=30); ok is false when path is no mount point.
+func MountOptions(path string) (mount, super string, ok bool) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "", "", false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 10 || f[4] != path {
+			continue
+		}
+		// After the optional fields, "-", the type, the source and the
+		// filesystem's options.
+		for i := 6; i+3 < len(f); i++ {
+			if f[i] == "-" {
+				mount, super, ok = f[5], f[i+3], true
+			}
+		}
+	}
+	return mount, super, ok
+}
