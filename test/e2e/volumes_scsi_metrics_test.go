@@ -20,8 +20,8 @@ func TestVolumesSCSIUndeclaredMetrics(t *testing.T) {
 	f.run("iscsi-target", portal, iqn, "0", loopDevice(t, 64<<20))
 	f.run("fc-disk", wwn, "0", "sdf", loopDevice(t, 32<<20))
 	h := scsiHost(t, f, ", metrics: false")
-	h.writeSCSIClaim("counted", fmt.Sprintf(`iscsi: {targetPortal: "%s", iqn: "%s", lun: 0, fsType: ext4}`, portal, iqn), false, "")
-	h.writeSCSIClaim("uncounted", fmt.Sprintf(`fc: {targetWWNs: ["%s"], lun: 0}`, wwn), true, "")
+	h.writePVClaim("counted", fmt.Sprintf(`iscsi: {targetPortal: "%s", iqn: "%s", lun: 0, fsType: ext4}`, portal, iqn), false, "")
+	h.writePVClaim("uncounted", fmt.Sprintf(`fc: {targetWWNs: ["%s"], lun: 0}`, wwn), true, "")
 	pod := claimsPod("metrics", `stat -c 'type=%F' /dev/xvda; exec sleep 3600`, "counted")
 	pod.Spec.Volumes = append(pod.Spec.Volumes, volume("uncounted", v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "uncounted"}}))
 	pod.Spec.Containers[0].VolumeDevices = []v1.VolumeDevice{{Name: "uncounted", DevicePath: "/dev/xvda"}}

@@ -65,7 +65,7 @@ func TestVolumesSCSIRestart(t *testing.T) {
 	const portal, iqn = "127.0.0.1:3260", "iqn.2024-01.dev.podhost:restart"
 	f.run("iscsi-target", portal, iqn, "0", loopDevice(t, 64<<20))
 	h := scsiHost(t, f, "")
-	h.writeSCSIClaim("kept", fmt.Sprintf(`iscsi: {targetPortal: "%s", iqn: "%s", lun: 0, fsType: ext4}`, portal, iqn), false, "")
+	h.writePVClaim("kept", fmt.Sprintf(`iscsi: {targetPortal: "%s", iqn: "%s", lun: 0, fsType: ext4}`, portal, iqn), false, "")
 	h.apply(claimsPod("iscsi-kept", `echo kept > /kept/file && sync && echo done; exec sleep 3600`, "kept"))
 	before := h.waitPod("iscsi-kept", 90*time.Second, "running", running)
 	h.waitLog("iscsi-kept", "main", "done")

@@ -99,36 +99,6 @@ func scsiHost(t *testing.T, f *scsiFake, fcConfig string) *podHost {
 	return h
 }
 
-// writeSCSIClaim defines a PersistentVolume <claim>-pv with the source
-// (one flow-style YAML line: "iscsi: {...}" or "fc: {...}"), volumeMode
-// Block when block, extraSpec added to its spec (YAML lines indented by
-// two), and the claim <claim> bound to it.
-func (h *podHost) writeSCSIClaim(claim, source string, block bool, extraSpec string) {
-	h.t.Helper()
-	mode := "Filesystem"
-	if block {
-		mode = "Block"
-	}
-	h.writeManifest(claim+"-claim.yaml", fmt.Sprintf(`apiVersion: v1
-kind: PersistentVolume
-metadata: {name: %[1]s-pv}
-spec:
-  capacity: {storage: 64Mi}
-  accessModes: [ReadWriteOnce]
-  volumeMode: %[2]s
-  %[3]s
-%[4]s---
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: %[1]s, namespace: default}
-spec:
-  accessModes: [ReadWriteOnce]
-  volumeMode: %[2]s
-  volumeName: %[1]s-pv
-  resources: {requests: {storage: 64Mi}}
-`, claim, mode, source, extraSpec))
-}
-
 // runBlockPod runs a pod that reads the block claim's device, /dev/xvda,
 // and checks what it sees (a block device of size bytes), the map file
 // under the plugin's directory (kubernetes.io~fc) and the claim's
@@ -181,7 +151,7 @@ func TestVolumesSCSI(t *testing.T) {
 	zero := int64(0)
 
 	t.Run("an iSCSI file outlives its pod", func(t *testing.T) {
-		h.writeSCSIClaim("iscsi", fmt.Sprintf(`iscsi: {targetPortal: "%s", iqn: "%s", lun: 0, fsType: ext4}`, portal, iqn), false,
+		h.writePVClaim("iscsi", fmt.Sprintf(`iscsi: {targetPortal: "%s", iqn: "%s", lun: 0, fsType: ext4}`, portal, iqn), false,
 			"  mountOptions: [noatime, \"commit=30\"]\n")
 		h.apply(claimsPod("iscsi-writer", `echo written-into-iscsi > /iscsi/file && sync && echo done; exec sleep 3600`, "iscsi"))
 		w := h.waitPod("iscsi-writer", 90*time.Second, "running", running)
@@ -223,7 +193,7 @@ func TestVolumesSCSI(t *testing.T) {
 	})
 
 	t.Run("an FC block claim is a device with its capacity on /metrics", func(t *testing.T) {
-		h.writeSCSIClaim("disk", `fc: {targetWWNs: ["50060e801049cfd1"], lun: 0}`, true, "")
+		h.writePVClaim("disk", `fc: {targetWWNs: ["50060e801049cfd1"], lun: 0}`, true, "")
 		p, mapFile := h.runBlockPod(t, "fc-block", "disk", "kubernetes.io~fc", 32<<20)
 		h.delete("fc-block", &zero)
 		h.waitGone("fc-block", 60*time.Second)
@@ -240,7 +210,7 @@ func TestVolumesSCSI(t *testing.T) {
 	t.Run("an iSCSI block claim is a device with its capacity on /metrics", func(t *testing.T) {
 		const blockIQN = "iqn.2024-01.dev.podhost:block"
 		f.run("iscsi-target", portal, blockIQN, "0", loopDevice(t, 48<<20))
-		h.writeSCSIClaim("raw", fmt.Sprintf(`iscsi: {targetPortal: "%s", iqn: "%s", lun: 0}`, portal, blockIQN), true, "")
+		h.writePVClaim("raw", fmt.Sprintf(`iscsi: {targetPortal: "%s", iqn: "%s", lun: 0}`, portal, blockIQN), true, "")
 		seen := len(f.calls("iscsiadm"))
 		p, mapFile := h.runBlockPod(t, "iscsi-block", "raw", "kubernetes.io~iscsi", 48<<20)
 		staging := filepath.Join(h.root, "plugins", "kubernetes.io~iscsi", "volumeDevices", "iface-default", portal+"-"+blockIQN+"-lun-0")
@@ -292,7 +262,7 @@ func TestVolumesSCSI(t *testing.T) {
 
 	t.Run("an FC cleanup that fails twice completes within its budget", func(t *testing.T) {
 		f.run("fc-multipath", wwn, "1", "dm-1", loopDevice(t, 32<<20), "sdg", "sdh")
-		h.writeSCSIClaim("retried", fmt.Sprintf(`fc: {targetWWNs: ["%s"], lun: 1, fsType: ext4}`, wwn), false, "")
+		h.writePVClaim("retried", fmt.Sprintf(`fc: {targetWWNs: ["%s"], lun: 1, fsType: ext4}`, wwn), false, "")
 		h.apply(claimsPod("fc-retried", `echo into-fc > /retried/file && sync && echo done; exec sleep 3600`, "retried"))
 		h.waitPod("fc-retried", 90*time.Second, "running", running)
 		h.waitLog("fc-retried", "main", "done")
@@ -315,7 +285,7 @@ func TestVolumesSCSI(t *testing.T) {
 
 	t.Run("an FC cleanup that keeps failing gives up and the next pod stages the device again", func(t *testing.T) {
 		f.run("fc-multipath", wwn, "2", "dm-2", loopDevice(t, 32<<20), "sdi", "sdj")
-		h.writeSCSIClaim("stuck", fmt.Sprintf(`fc: {targetWWNs: ["%s"], lun: 2, fsType: ext4}`, wwn), false, "")
+		h.writePVClaim("stuck", fmt.Sprintf(`fc: {targetWWNs: ["%s"], lun: 2, fsType: ext4}`, wwn), false, "")
 		staging := filepath.Join(h.root, "plugins", "kubernetes.io~fc", wwn+"-lun-2")
 		h.apply(claimsPod("fc-stuck-1", `echo from-first > /stuck/file && sync && echo done; exec sleep 3600`, "stuck"))
 		h.waitPod("fc-stuck-1", 90*time.Second, "running", running)
