@@ -140,7 +140,7 @@ func capability(v volumemanager.Volume) *volumev1.Capability {
 }
 
 // accessCapability is v's access mode, and a raw block access type or a
-// mount of fsType.
+// mount of fsType with the PersistentVolume's mount options.
 func accessCapability(v volumemanager.Volume, fsType string) *volumev1.Capability {
 	mode := volumev1.AccessMode_ACCESS_MODE_SINGLE_NODE_WRITER
 	if v.ReadOnly {
@@ -150,7 +150,7 @@ func accessCapability(v volumemanager.Volume, fsType string) *volumev1.Capabilit
 	if v.Block {
 		c.AccessType = &volumev1.Capability_Block{Block: &volumev1.Capability_BlockVolume{}}
 	} else {
-		c.AccessType = &volumev1.Capability_Mount{Mount: &volumev1.Capability_MountVolume{FsType: fsType}}
+		c.AccessType = &volumev1.Capability_Mount{Mount: &volumev1.Capability_MountVolume{FsType: fsType, MountFlags: v.MountOptions}}
 	}
 	return c
 }

@@ -132,14 +132,19 @@ func noPlugin(v volumemanager.Volume) error {
 	return fmt.Errorf("%w: %s", ErrNoVolumePlugin, what)
 }
 
-// volumeEvents records the volume manager's events on the pod in the
-// node's event ring.
+// volumeEvents records the volume manager's events on the pod, or on the
+// node for pod "", in the node's event ring.
 type volumeEvents struct {
 	desired *desiredSet
 	ring    *events.Ring
+	node    string
 }
 
 func (e volumeEvents) Event(uid types.UID, eventType, reason, message string) {
+	if uid == "" {
+		e.ring.Record(events.Object{Kind: events.KindNode, Name: e.node}, eventType, reason, message)
+		return
+	}
 	if pod, ok := e.desired.Pod(uid); ok {
 		e.ring.Event(pod, eventType, reason, message)
 		return
@@ -209,7 +214,7 @@ func (n *Node) newVolumeManager() error {
 		Store:      volumeStore{n.store, n.log.Named("volumes")},
 		Clock:      n.clock,
 		Resolver:   n.claimResolver(),
-		Events:     volumeEvents{desired: n.desired, ring: n.events},
+		Events:     volumeEvents{desired: n.desired, ring: n.events, node: n.cfg.NodeName},
 		Metrics:    reconstruction,
 	})
 	if err := reconstruction.watch(n.cfg.Registry, n.volumes); err != nil {

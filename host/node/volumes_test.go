@@ -9,7 +9,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	bolt "go.etcd.io/bbolt"
+	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/podhost/podhost/host/events"
 	"github.com/podhost/podhost/host/state"
 	"github.com/podhost/podhost/host/volumemanager"
 )
@@ -53,5 +55,28 @@ func TestVolumeStoreLeavesOutCorruptRecords(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "kubernetes.io/csi/drv^x") {
 		t.Errorf("log %q; want the corrupt record named", logs.String())
+	}
+}
+
+// TestVolumeEvents: the volume manager's events go on the pod (by name
+// while it is desired, by UID after), or on the node for pod "".
+func TestVolumeEvents(t *testing.T) {
+	tests := []struct {
+		name string
+		uid  types.UID
+		want events.Object
+	}{
+		{name: "pod gone", uid: "u1", want: events.Object{Kind: events.KindPod, UID: "u1"}},
+		{name: "the node", uid: "", want: events.Object{Kind: events.KindNode, Name: "node-1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ring := events.New(events.Options{})
+			volumeEvents{desired: newDesiredSet(), ring: ring, node: "node-1"}.Event(tt.uid, "Warning", "FailedUnmountDevice", "boom")
+			got := ring.List(events.Filter{})
+			if len(got) != 1 || got[0].Object != tt.want || got[0].Reason != "FailedUnmountDevice" {
+				t.Errorf("events %+v; want one on %+v", got, tt.want)
+			}
+		})
 	}
 }

@@ -46,8 +46,9 @@ func (f *scsiClient) Attach(_ context.Context, r *volumev1.AttachRequest, _ ...g
 }
 
 func (f *scsiClient) Stage(_ context.Context, r *volumev1.StageRequest, _ ...grpc.CallOption) (*volumev1.StageResponse, error) {
-	f.calls = append(f.calls, fmt.Sprintf("stage %s %s pc=%s block=%v fs=%s secrets=%s %s", r.GetVolumeId(), r.GetStagingPath(), kv(r.GetPublishContext()),
-		r.GetCapability().GetBlock() != nil, r.GetCapability().GetMount().GetFsType(), r.GetSecretsDir(), kv(r.GetVolumeContext())))
+	f.calls = append(f.calls, fmt.Sprintf("stage %s %s pc=%s block=%v fs=%s flags=%s secrets=%s %s", r.GetVolumeId(), r.GetStagingPath(), kv(r.GetPublishContext()),
+		r.GetCapability().GetBlock() != nil, r.GetCapability().GetMount().GetFsType(), strings.Join(r.GetCapability().GetMount().GetMountFlags(), ","),
+		r.GetSecretsDir(), kv(r.GetVolumeContext())))
 	return &volumev1.StageResponse{}, nil
 }
 
@@ -128,12 +129,12 @@ func TestSCSIRoute(t *testing.T) {
 func TestSCSIVolumeCalls(t *testing.T) {
 	lun := int32(2)
 	fcVol := volumemanager.Volume{ID: "kubernetes.io/fc/[w1 w2]:2", Plugin: volumemanager.PluginFC, Shared: true, PV: "fc-pv",
-		FC: &v1.FCVolumeSource{TargetWWNs: []string{"w1", "w2"}, Lun: &lun, FSType: "xfs"}}
+		FC: &v1.FCVolumeSource{TargetWWNs: []string{"w1", "w2"}, Lun: &lun, FSType: "xfs"}, MountOptions: []string{"noatime", "logbsize=256k"}}
 	iscsiVol := volumemanager.Volume{ID: "kubernetes.io/iscsi/10.0.0.1:3260:iqn.x:0", Plugin: volumemanager.PluginISCSI, Shared: true, PV: "i-pv",
 		ISCSI: &v1.ISCSIPersistentVolumeSource{TargetPortal: "10.0.0.1:3260", IQN: "iqn.x", Portals: []string{"10.0.0.2"}, SessionCHAPAuth: true,
 			SecretRef: &v1.SecretReference{Name: "chap"}}}
 	blockVol := fcVol
-	blockVol.Block, blockVol.FC = true, &v1.FCVolumeSource{WWIDs: []string{"3600a", "3600b"}}
+	blockVol.Block, blockVol.FC = true, &v1.FCVolumeSource{WWIDs: []string{"3600a", "3600b"}} // mount options are not for a device
 	tests := []struct {
 		name string
 		vol  volumemanager.Volume
@@ -142,21 +143,21 @@ func TestSCSIVolumeCalls(t *testing.T) {
 	}{
 		{"fc filesystem with attach", fcVol, &volumev1.GetCapabilitiesResponse{RequiresAttach: true, StageUnstage: true}, []string{
 			"attach kubernetes.io/fc/[w1 w2]:2 node=node-1 lun=2,targetWWNs=w1,w2",
-			"stage kubernetes.io/fc/[w1 w2]:2 ROOT/plugins/kubernetes.io~fc/w1-w2-lun-2 pc=disk=sdb block=false fs=xfs secrets= lun=2,targetWWNs=w1,w2",
+			"stage kubernetes.io/fc/[w1 w2]:2 ROOT/plugins/kubernetes.io~fc/w1-w2-lun-2 pc=disk=sdb block=false fs=xfs flags=noatime,logbsize=256k secrets= lun=2,targetWWNs=w1,w2",
 			"publish kubernetes.io/fc/[w1 w2]:2 ROOT/plugins/kubernetes.io~fc/w1-w2-lun-2 ROOT/pods/u1/volumes/kubernetes.io~fc/data/mount ro=false",
 			"unpublish kubernetes.io/fc/[w1 w2]:2 ROOT/pods/u1/volumes/kubernetes.io~fc/data/mount",
 			"unstage kubernetes.io/fc/[w1 w2]:2 ROOT/plugins/kubernetes.io~fc/w1-w2-lun-2",
 			"detach kubernetes.io/fc/[w1 w2]:2 lun=2,targetWWNs=w1,w2",
 		}},
 		{"iscsi with chap, no attach", iscsiVol, &volumev1.GetCapabilitiesResponse{StageUnstage: true}, []string{
-			"stage kubernetes.io/iscsi/10.0.0.1:3260:iqn.x:0 ROOT/plugins/kubernetes.io~iscsi/iface-default/10.0.0.1:3260-iqn.x-lun-0 pc= block=false fs= secrets=ROOT/secrets/default/chap " +
+			"stage kubernetes.io/iscsi/10.0.0.1:3260:iqn.x:0 ROOT/plugins/kubernetes.io~iscsi/iface-default/10.0.0.1:3260-iqn.x-lun-0 pc= block=false fs= flags= secrets=ROOT/secrets/default/chap " +
 				"chapAuthSession=true,iqn=iqn.x,iscsiInterface=default,lun=0,portals=10.0.0.2,targetPortal=10.0.0.1:3260",
 			"publish kubernetes.io/iscsi/10.0.0.1:3260:iqn.x:0 ROOT/plugins/kubernetes.io~iscsi/iface-default/10.0.0.1:3260-iqn.x-lun-0 ROOT/pods/u1/volumes/kubernetes.io~iscsi/data/mount ro=false",
 			"unpublish kubernetes.io/iscsi/10.0.0.1:3260:iqn.x:0 ROOT/pods/u1/volumes/kubernetes.io~iscsi/data/mount",
 			"unstage kubernetes.io/iscsi/10.0.0.1:3260:iqn.x:0 ROOT/plugins/kubernetes.io~iscsi/iface-default/10.0.0.1:3260-iqn.x-lun-0",
 		}},
 		{"fc block by wwids", blockVol, &volumev1.GetCapabilitiesResponse{StageUnstage: true, Block: true}, []string{
-			"stage kubernetes.io/fc/[w1 w2]:2 ROOT/plugins/kubernetes.io~fc/volumeDevices/3600a-3600b pc= block=true fs= secrets= wwids=3600a,3600b",
+			"stage kubernetes.io/fc/[w1 w2]:2 ROOT/plugins/kubernetes.io~fc/volumeDevices/3600a-3600b pc= block=true fs= flags= secrets= wwids=3600a,3600b",
 			"map kubernetes.io/fc/[w1 w2]:2 ROOT/plugins/kubernetes.io~fc/volumeDevices/3600a-3600b ROOT/pods/u1/volumeDevices/kubernetes.io~fc/data",
 			"unmap kubernetes.io/fc/[w1 w2]:2 ROOT/pods/u1/volumeDevices/kubernetes.io~fc/data",
 			"unstage kubernetes.io/fc/[w1 w2]:2 ROOT/plugins/kubernetes.io~fc/volumeDevices/3600a-3600b",

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -129,10 +130,11 @@ func claimVolume(ctx context.Context, pod *v1.Pod, sv *v1.Volume, field string, 
 	}
 	pvField := "persistentVolume " + pv.Name + " spec"
 	vol := Volume{
-		PV:       pv.Name,
-		Shared:   true,
-		ReadOnly: src.ReadOnly,
-		Block:    pv.Spec.VolumeMode != nil && *pv.Spec.VolumeMode == v1.PersistentVolumeBlock,
+		PV:           pv.Name,
+		Shared:       true,
+		ReadOnly:     src.ReadOnly,
+		Block:        pv.Spec.VolumeMode != nil && *pv.Spec.VolumeMode == v1.PersistentVolumeBlock,
+		MountOptions: slices.Clone(pv.Spec.MountOptions),
 	}
 	if claim != nil && claim.Spec.VolumeMode != nil && *claim.Spec.VolumeMode == v1.PersistentVolumeBlock {
 		vol.Block = true

@@ -3,6 +3,7 @@ package volumemanager
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,6 +72,33 @@ func TestDesiredVolumes(t *testing.T) {
 			}
 			if shared := tt.pv != nil; got[0].Volume.Shared != shared {
 				t.Errorf("shared %v, want %v", got[0].Volume.Shared, shared)
+			}
+		})
+	}
+}
+
+// TestDesiredVolumesMountOptions: a PersistentVolume's mountOptions go
+// with its volume (the plugins mount the device with them).
+func TestDesiredVolumesMountOptions(t *testing.T) {
+	block := v1.PersistentVolumeBlock
+	tests := []struct {
+		name string
+		spec v1.PersistentVolumeSpec
+		want []string
+	}{
+		{name: "none", spec: v1.PersistentVolumeSpec{}},
+		{name: "iscsi", spec: v1.PersistentVolumeSpec{MountOptions: []string{"noatime", "commit=30"}}, want: []string{"noatime", "commit=30"}},
+		{name: "block", spec: v1.PersistentVolumeSpec{MountOptions: []string{"noatime"}, VolumeMode: &block}, want: []string{"noatime"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pv := &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv1"}, Spec: tt.spec}
+			pv.Spec.ISCSI = &v1.ISCSIPersistentVolumeSource{TargetPortal: "p:3260", IQN: "iqn.x"}
+			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u1", Namespace: "ns"}}
+			pod.Spec.Volumes = []v1.Volume{{Name: "v", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}}}
+			got, err := DesiredVolumes(context.Background(), pod, pvResolver{pv})
+			if err != nil || len(got) != 1 || !slices.Equal(got[0].Volume.MountOptions, tt.want) {
+				t.Fatalf("got %+v, %v; want mount options %q", got, err, tt.want)
 			}
 		})
 	}

@@ -15,17 +15,27 @@ const (
 	// host restart could not be rebuilt; the volume stays in use and the
 	// host asks its plugin again with back-off.
 	ReasonFailedReconstructVolume = "FailedReconstructVolume"
+	// ReasonFailedUnmountDevice and ReasonFailedUnmapDevice: an unstage
+	// failed, so the device stays uncertain (node events: no pod uses the
+	// device any more).
+	ReasonFailedUnmountDevice = "FailedUnmountDevice"
+	ReasonFailedUnmapDevice   = "FailedUnmapDevice"
 )
 
 // Events receives the user-facing events of the volume manager, for the
-// pod they concern. It must not block. Unmount failures give no event.
+// pod they concern, or for the node when pod is "" (a failed unstage).
+// It must not block. Pod unmount failures give no event.
 type Events interface {
 	Event(pod types.UID, eventType, reason, message string)
 }
 
 // opEvent is the event for the result of a mount operation of pod uid, in
-// the kubelet's wording; ok is false when there is none.
+// the kubelet's wording, or of a failed unstage; ok is false when there
+// is none.
 func opEvent(op Op, err error) (eventType, reason, message string, ok bool) {
+	if op.Kind == OpUnstage {
+		return unstageEvent(op, err)
+	}
 	step := map[OpKind]string{
 		OpStage:   "MountVolume.MountDevice",
 		OpPublish: "MountVolume.SetUp",
@@ -37,13 +47,7 @@ func opEvent(op Op, err error) (eventType, reason, message string, ok bool) {
 	if step == "" {
 		return "", "", "", false
 	}
-	name := op.Name
-	if op.Volume.PV != "" {
-		name = op.Volume.PV
-	}
-	if name == "" {
-		name = string(op.Volume.ID)
-	}
+	name := eventName(op)
 	switch {
 	case err != nil && op.Volume.Block:
 		return "Warning", ReasonFailedMapVolume, fmt.Sprintf("%s failed for volume %q : %v", step, name, err), true
@@ -53,6 +57,31 @@ func opEvent(op Op, err error) (eventType, reason, message string, ok bool) {
 		return "Normal", ReasonSuccessfulMountVolume, fmt.Sprintf("%s succeeded for volume %q", step, name), true
 	}
 	return "", "", "", false
+}
+
+// unstageEvent is the event of a failed unstage, none for a success.
+func unstageEvent(op Op, err error) (eventType, reason, message string, ok bool) {
+	if err == nil {
+		return "", "", "", false
+	}
+	step, reason := "UnmountDevice", ReasonFailedUnmountDevice
+	if op.Volume.Block {
+		step, reason = "UnmapDevice", ReasonFailedUnmapDevice
+	}
+	return "Warning", reason, fmt.Sprintf("%s failed for volume %q : %v; the device stays uncertain: it is unmounted again, or staged again for the next pod",
+		step, eventName(op), err), true
+}
+
+// eventName names op's volume in events: its PersistentVolume, else its
+// spec name, else its ID.
+func eventName(op Op) string {
+	switch {
+	case op.Volume.PV != "":
+		return op.Volume.PV
+	case op.Name != "":
+		return op.Name
+	}
+	return string(op.Volume.ID)
 }
 
 // reconstructEvent is the event for a failed reconstruction of a pod's

@@ -6,7 +6,7 @@ import (
 )
 
 // TestOpEvent checks the event of each mount result, in the kubelet's
-// wording; unmount results give none.
+// wording, and of a failed unstage; pod unmount results give none.
 func TestOpEvent(t *testing.T) {
 	fs := Volume{ID: "kubernetes.io/csi/d^h", PV: "pv1", Shared: true}
 	block := Volume{ID: "kubernetes.io/csi/d^b", PV: "pv2", Shared: true, Block: true}
@@ -26,7 +26,9 @@ func TestOpEvent(t *testing.T) {
 		{"map ok", Op{Kind: OpMap, Volume: block, Pod: "u", Name: "raw"}, nil, `Normal SuccessfulMountVolume MapVolume.MapPodDevice succeeded for volume "pv2"`},
 		{"publish ok", Op{Kind: OpPublish, Volume: fs, Pod: "u", Name: "data"}, nil, ""},
 		{"unpublish failed", Op{Kind: OpUnpublish, Volume: fs, Pod: "u", Name: "data"}, boom, ""},
-		{"unstage failed", Op{Kind: OpUnstage, Volume: fs}, boom, ""},
+		{"unstage failed", Op{Kind: OpUnstage, Volume: fs}, boom, `Warning FailedUnmountDevice UnmountDevice failed for volume "pv1" : boom; the device stays uncertain: it is unmounted again, or staged again for the next pod`},
+		{"block unstage failed", Op{Kind: OpUnstage, Volume: block}, boom, `Warning FailedUnmapDevice UnmapDevice failed for volume "pv2" : boom; the device stays uncertain: it is unmounted again, or staged again for the next pod`},
+		{"unstage ok", Op{Kind: OpUnstage, Volume: fs}, nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

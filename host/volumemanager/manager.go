@@ -196,9 +196,12 @@ func (m *Manager) complete(op Op, err error) {
 	m.mu.Lock()
 	m.r.Complete(m.cfg.Clock.Now(), op, err)
 	var pods []types.UID
-	if op.Pod != "" {
+	switch {
+	case op.Pod != "":
 		pods = []types.UID{op.Pod}
-	} else {
+	case op.Kind == OpUnstage:
+		pods = []types.UID{""} // the node's: no pod uses the device
+	default:
 		for uid := range m.r.desired {
 			if m.r.wants(uid, op.Volume.ID) {
 				pods = append(pods, uid)

@@ -214,6 +214,37 @@ func TestWaitForAttachAndMountIsCancellable(t *testing.T) {
 	}
 }
 
+// TestManagerReportsFailedUnstage: an unstage that fails gives a node
+// event (pod "") naming the volume and the error, and is retried.
+func TestManagerReportsFailedUnstage(t *testing.T) {
+	store := &MemoryStore{}
+	plugins := newFakePlugins(store)
+	events := &recordedEvents{ch: make(chan string, 10)}
+	m, clock := startManager(t, store, plugins, events)
+	m.MarkDesiredPopulated()
+	pod := testPod("p1", "pvc:c1")
+	if err := m.WaitForAttachAndMount(testCtx(t), pod); err != nil {
+		t.Fatal(err)
+	}
+	plugins.expectCalls(t, "stage kubernetes.io/csi/drv^c1", "publish kubernetes.io/csi/drv^c1 p1")
+	plugins.queue(OpUnstage, codeErr("Internal"))
+	if err := m.UnmountVolumes(testCtx(t), pod); err != nil {
+		t.Fatal(err)
+	}
+	plugins.expectCalls(t, "unpublish kubernetes.io/csi/drv^c1 p1", "unstage kubernetes.io/csi/drv^c1")
+	want := ` Warning FailedUnmountDevice UnmountDevice failed for volume "pv-c1" : rpc error: code = Internal`
+	select {
+	case got := <-events.ch:
+		if !strings.HasPrefix(got, want) {
+			t.Errorf("event %q, want %q…", got, want)
+		}
+	case <-testCtx(t).Done():
+		t.Fatal("no event for the failed unstage")
+	}
+	clock.Step(InitialBackoff)
+	plugins.expectCalls(t, "unstage kubernetes.io/csi/drv^c1")
+}
+
 // TestWaitForAttachAndMountRejectsBadSpec checks the field error.
 func TestWaitForAttachAndMountRejectsBadSpec(t *testing.T) {
 	store := &MemoryStore{}

@@ -42,6 +42,9 @@ type Volume struct {
 	ReadOnly bool
 	// PV is the PersistentVolume name, empty for inline volumes.
 	PV string
+	// MountOptions are the PersistentVolume's spec.mountOptions, with
+	// which the plugin mounts the device (a filesystem volume's stage).
+	MountOptions []string
 	// Unresolved marks a placeholder for a pod volume directory whose
 	// plugin could not reconstruct it: it may only be unpublished.
 	Unresolved bool

@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -23,14 +25,18 @@ const lunSize = 16 << 20
 func TestBlockAndMetrics(t *testing.T) {
 	blockCap := &volumev1.Capability{AccessType: &volumev1.Capability_Block{Block: &volumev1.Capability_BlockVolume{}}}
 	fsCap := &volumev1.Capability{AccessType: &volumev1.Capability_Mount{Mount: &volumev1.Capability_MountVolume{FsType: "ext4"}}}
+	optsCap := &volumev1.Capability{AccessType: &volumev1.Capability_Mount{Mount: &volumev1.Capability_MountVolume{FsType: "ext4", MountFlags: []string{"noatime", "commit=30"}}}}
 	tests := []struct {
 		name     string
 		cap      *volumev1.Capability
 		readonly bool
+		// wantMount and wantSuper are options the staging mount must show.
+		wantMount, wantSuper string
 	}{
 		{name: "block", cap: blockCap},
 		{name: "read-only block", cap: blockCap, readonly: true},
-		{name: "filesystem", cap: fsCap},
+		{name: "filesystem", cap: fsCap, wantMount: "relatime"},
+		{name: "filesystem with mount options", cap: optsCap, wantMount: "noatime", wantSuper: "commit=30"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,6 +81,10 @@ func TestBlockAndMetrics(t *testing.T) {
 				wantCode(t, "MapBlock of a filesystem volume", err, codes.FailedPrecondition)
 				_, err = s.Publish(ctx, &volumev1.PublishRequest{VolumeId: "v", StagingPath: staging, TargetPath: target, Capability: tt.cap})
 				must(t, "Publish", err)
+				m, super, ok := scsitest.MountOptions(staging)
+				if !ok || !slices.Contains(strings.Split(m, ","), tt.wantMount) || tt.wantSuper != "" && !slices.Contains(strings.Split(super, ","), tt.wantSuper) {
+					t.Errorf("staging mount options %q, filesystem options %q (mounted %v); want %s and %q", m, super, ok, tt.wantMount, tt.wantSuper)
+				}
 			}
 			m, err := s.GetMetrics(ctx, &volumev1.GetMetricsRequest{VolumeId: "v", VolumePath: target, StagingPath: staging})
 			must(t, "GetMetrics", err)

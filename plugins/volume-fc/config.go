@@ -22,13 +22,21 @@ type config struct {
 	// StateDir holds the records of staged volumes; default
 	// "/var/lib/podhost/volume-fc".
 	StateDir string `json:"stateDir"`
-	// CleanupBudget is how long Unstage keeps retrying, every 10 s, to
-	// flush and delete the devices of a volume; default "1m".
+	// CleanupBudget is how long Unstage keeps retrying, every
+	// CleanupInterval, to flush and delete the devices of a volume;
+	// default "1m". "0s" tries once.
 	CleanupBudget sdk.Duration `json:"cleanupBudget"`
+	// CleanupInterval is the wait between two tries; default "10s" (the
+	// kubelet's). Tests shorten it.
+	CleanupInterval sdk.Duration `json:"cleanupInterval"`
+	// Metrics makes the plugin declare and serve volume metrics (statfs
+	// figures, a block device's size); default true. With false the host
+	// never asks for them.
+	Metrics bool `json:"metrics"`
 }
 
 func defaultConfig() config {
-	return config{SysfsRoot: "/sys", DevRoot: "/dev", Multipath: "multipath", StateDir: "/var/lib/podhost/volume-fc", CleanupBudget: sdk.Duration(time.Minute)}
+	return config{SysfsRoot: "/sys", DevRoot: "/dev", Multipath: "multipath", StateDir: "/var/lib/podhost/volume-fc", CleanupBudget: sdk.Duration(time.Minute), CleanupInterval: sdk.Duration(10 * time.Second), Metrics: true}
 }
 
 // parseConfig decodes and validates a config, returning every problem with
@@ -49,6 +57,9 @@ func parseConfig(raw []byte) (config, []sdk.FieldError) {
 	}
 	if c.CleanupBudget < 0 {
 		errs.Addf("cleanupBudget", "must not be negative, got %s", c.CleanupBudget)
+	}
+	if c.CleanupInterval <= 0 {
+		errs.Addf("cleanupInterval", "must be positive, got %s", c.CleanupInterval)
 	}
 	if len(errs) > 0 {
 		return config{}, errs

@@ -16,16 +16,12 @@ const (
 	keyWWIDs = "wwids" // comma-separated
 )
 
-// cleanupInterval is how often Unstage retries a failed device cleanup.
-const cleanupInterval = 10 * time.Second
-
 // fc is the FC transport: discovery by WWNs and LUN or WWIDs, and device
 // cleanup with retries.
 type fc struct {
-	cfg      func() *config
-	run      scsi.Runner
-	interval time.Duration
-	wait     func(time.Duration) <-chan time.Time // time.After; tests make it immediate
+	cfg  func() *config
+	run  scsi.Runner
+	wait func(time.Duration) <-chan time.Time // time.After; tests make it immediate
 }
 
 func (f *fc) tree() scsi.Tree { c := f.cfg(); return scsi.Tree{Sys: c.SysfsRoot, Dev: c.DevRoot} }
@@ -47,10 +43,10 @@ func (f *fc) Attach(_ context.Context, vc, _ map[string]string) (scsi.Disk, erro
 }
 
 // Release flushes and deletes the recorded devices, retrying every
-// interval for the configured budget.
+// cleanup interval for the cleanup budget.
 func (f *fc) Release(ctx context.Context, rec scsivolume.Record, _ []scsivolume.Record) error {
 	c := f.cfg()
-	err := scsi.Retry(ctx, f.interval, time.Duration(c.CleanupBudget), f.wait, func() error {
+	err := scsi.Retry(ctx, time.Duration(c.CleanupInterval), time.Duration(c.CleanupBudget), f.wait, func() error {
 		return f.tree().Cleanup(ctx, f.run, c.Multipath, rec.Disk)
 	})
 	if err != nil {

@@ -110,8 +110,8 @@ func multipathVolume(t *testing.T, budget time.Duration) (*server, *scsitest.Fak
 	s.cfg.Store(&c)
 	waits := 0
 	s.fc.wait = func(d time.Duration) <-chan time.Time {
-		if d != cleanupInterval {
-			t.Errorf("waiting %v between cleanups; want %v", d, cleanupInterval)
+		if d != 10*time.Second {
+			t.Errorf("waiting %v between cleanups; want the default 10s", d)
 		}
 		waits++
 		ch := make(chan time.Time, 1)

@@ -6,8 +6,9 @@
 // empty and mounts it (or, for a raw block volume, only records it);
 // Publish bind-mounts it for a pod and MapBlock maps the device itself.
 // Unstage unmounts and cleans the device up (multipath -f, then deleting
-// the SCSI disks through sysfs), retrying every 10 s for a configurable
-// budget, and a cleanup left unfinished is finished by the next Unstage.
+// the SCSI disks through sysfs), retrying every 10 s (cleanupInterval) for
+// a budget of a minute (cleanupBudget), and a cleanup left unfinished is
+// finished by the next Unstage.
 // GetMetrics reports statfs figures for filesystems and the device size
 // for block volumes; Reconstruct tells what a target path shows.
 package main

@@ -34,8 +34,8 @@ func newServer() *server {
 	s := &server{}
 	c := defaultConfig()
 	s.cfg.Store(&c)
-	s.fc = &fc{cfg: s.cfg.Load, run: scsi.Exec{}, interval: cleanupInterval, wait: time.After}
-	s.Server = &scsivolume.Server{RequiresAttach: true, Volumes: &scsivolume.Volumes{
+	s.fc = &fc{cfg: s.cfg.Load, run: scsi.Exec{}, wait: time.After}
+	s.Server = &scsivolume.Server{RequiresAttach: true, Metrics: func() bool { return s.cfg.Load().Metrics }, Volumes: &scsivolume.Volumes{
 		Transport: s.fc,
 		Tree:      s.fc.tree,
 		StateDir:  func() string { return s.cfg.Load().StateDir },

@@ -23,10 +23,14 @@ type config struct {
 	// StateDir holds the records of staged volumes; default
 	// "/var/lib/podhost/volume-iscsi".
 	StateDir string `json:"stateDir"`
+	// Metrics makes the plugin declare and serve volume metrics (statfs
+	// figures, a block device's size); default true. With false the host
+	// never asks for them.
+	Metrics bool `json:"metrics"`
 }
 
 func defaultConfig() config {
-	return config{Iscsiadm: "iscsiadm", Multipath: "multipath", SysfsRoot: "/sys", DevRoot: "/dev", StateDir: "/var/lib/podhost/volume-iscsi"}
+	return config{Iscsiadm: "iscsiadm", Multipath: "multipath", SysfsRoot: "/sys", DevRoot: "/dev", StateDir: "/var/lib/podhost/volume-iscsi", Metrics: true}
 }
 
 // parseConfig decodes and validates a config, returning every problem with

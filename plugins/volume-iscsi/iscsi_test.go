@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -177,7 +178,34 @@ func TestISCSIScenarios(t *testing.T) {
 			if f.LoggedIn(portal, iqn) != tt.loggedIn {
 				t.Errorf("logged in after the last Unstage: %v; want %v", !tt.loggedIn, tt.loggedIn)
 			}
+			if m := f.Misuses(); len(m) > 0 {
+				t.Errorf("fake tools used on mounted devices: %q", m)
+			}
 		})
+	}
+}
+
+// TestFakeNotesLogoutWhileMounted: the fake iscsiadm notes a logout made
+// while the LUN is still mounted, which the order checks of the tests
+// rely on.
+func TestFakeNotesLogoutWhileMounted(t *testing.T) {
+	scsitest.NeedRoot(t)
+	f := scsitest.New(t)
+	f.AddTarget(scsitest.Target{Portal: portal, IQN: iqn, LUNs: map[string]string{"0": scsitest.Loop(t, 16<<20)}})
+	s, _ := iscsiServer(t, f)
+	staging := filepath.Join(t.TempDir(), "staging")
+	t.Cleanup(func() { _ = mount.Unmount(staging) })
+	if err := s.Volumes.Stage(context.Background(), scsivolume.StageArgs{ID: "v", StagingPath: staging, Context: vc("0")}); err != nil {
+		t.Fatalf("Stage: %v", err)
+	}
+	if m := f.Misuses(); len(m) > 0 {
+		t.Fatalf("misuses before the logout: %q", m)
+	}
+	if out, err := exec.CommandContext(t.Context(), f.Command("iscsiadm"), strings.Fields(logout)...).CombinedOutput(); err != nil {
+		t.Fatalf("iscsiadm %s: %v: %s", logout, err, out)
+	}
+	if m := f.Misuses(); len(m) != 1 || !strings.Contains(m[0], "--logout") || !strings.Contains(m[0], staging) {
+		t.Errorf("misuses after a logout under the mount: %q; want one naming the logout and %s", m, staging)
 	}
 }
 

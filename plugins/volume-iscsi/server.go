@@ -38,7 +38,7 @@ func newServer() *server {
 	t := &iscsi{cfg: s.cfg.Load, adm: func() scsi.ISCSI {
 		return scsi.ISCSI{Tree: tree(), Run: scsi.Exec{}, Iscsiadm: s.cfg.Load().Iscsiadm, Wait: s.wait}
 	}}
-	s.Server = &scsivolume.Server{Volumes: &scsivolume.Volumes{
+	s.Server = &scsivolume.Server{Metrics: func() bool { return s.cfg.Load().Metrics }, Volumes: &scsivolume.Volumes{
 		Transport: t,
 		Tree:      tree,
 		StateDir:  func() string { return s.cfg.Load().StateDir },

@@ -98,22 +98,38 @@ func csiHost(t *testing.T, timeout string, drivers ...string) *podHost {
 // writeClaim defines a PersistentVolume <claim>-pv of the driver's volume
 // handle and the claim <claim> bound to it.
 func (h *podHost) writeClaim(claim, driver, handle string) {
+	h.t.Helper()
+	h.writePVClaim(claim, fmt.Sprintf("csi: {driver: %s, volumeHandle: %s, fsType: ext4}", driver, handle), false, "")
+}
+
+// writePVClaim defines a PersistentVolume <claim>-pv with the source
+// (one flow-style YAML line: "iscsi: {...}", "fc: {...}", "csi: {...}"), volumeMode
+// Block when block, extraSpec added to its spec (YAML lines indented by
+// two), and the claim <claim> bound to it.
+func (h *podHost) writePVClaim(claim, source string, block bool, extraSpec string) {
+	h.t.Helper()
+	mode := "Filesystem"
+	if block {
+		mode = "Block"
+	}
 	h.writeManifest(claim+"-claim.yaml", fmt.Sprintf(`apiVersion: v1
 kind: PersistentVolume
 metadata: {name: %[1]s-pv}
 spec:
   capacity: {storage: 64Mi}
   accessModes: [ReadWriteOnce]
-  csi: {driver: %[2]s, volumeHandle: %[3]s, fsType: ext4}
----
+  volumeMode: %[2]s
+  %[3]s
+%[4]s---
 apiVersion: v1
 kind: PersistentVolumeClaim
 metadata: {name: %[1]s, namespace: default}
 spec:
   accessModes: [ReadWriteOnce]
+  volumeMode: %[2]s
   volumeName: %[1]s-pv
   resources: {requests: {storage: 64Mi}}
-`, claim, driver, handle))
+`, claim, mode, source, extraSpec))
 }
 
 // claimsPod runs script with each claim mounted at /<claim>.

@@ -3,15 +3,15 @@ package scsitest
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/podhost/podhost/plugins/internal/scsi"
 )
-
-type scsiTree = scsi.Tree
 
 func treeAt(root string) scsi.Tree {
 	return scsi.Tree{Sys: filepath.Join(root, "sys"), Dev: filepath.Join(root, "dev")}
@@ -118,6 +118,13 @@ func iscsiadm(f *Fake, args []string) (int, string) {
 		s := st.Sessions[portal+"|"+iqn]
 		if s == nil {
 			return 21, "iscsiadm: No matching sessions found\n"
+		}
+		if t := target(st, portal, iqn); t != nil {
+			for _, lun := range slices.Sorted(maps.Keys(s.Disks)) {
+				if at := mountedAt(t.LUNs[lun]); len(at) > 0 {
+					f.noteMisuse("iscsiadm --logout of %s at %s while lun %s is mounted at %s", iqn, portal, lun, strings.Join(at, ","))
+				}
+			}
 		}
 		f.removeSession(st, portal, iqn, s)
 		delete(st.Sessions, portal+"|"+iqn)

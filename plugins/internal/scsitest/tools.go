@@ -32,6 +32,15 @@ func (f *Fake) AddRule(r Rule) {
 	}
 }
 
+// ClearRules drops the rules of the fake tool.
+func (f *Fake) ClearRules(tool string) {
+	f.t.Helper()
+	rules := slices.DeleteFunc(readRules(f.rulesFile()), func(r Rule) bool { return r.Tool == tool })
+	if err := writeRules(f.rulesFile(), rules); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
 // Calls returns the argument lists the fake tool was called with, in order.
 func (f *Fake) Calls(tool string) [][]string {
 	b, _ := os.ReadFile(f.logFile())
@@ -66,6 +75,11 @@ func writeRules(path string, rules []Rule) error {
 func Main() {
 	tool := filepath.Base(os.Args[0])
 	if tool != "multipath" && tool != "iscsiadm" {
+		// The fakes are this binary started again. Built with -race, each
+		// would wait a second at exit (the race runtime's atexit_sleep_ms,
+		// time for other goroutines to report, of which a fake has none):
+		// a minute over a scenario table. They inherit this setting.
+		_ = os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 		return
 	}
 	root := filepath.Dir(filepath.Dir(os.Args[0]))
@@ -98,20 +112,25 @@ func runTool(root, tool string, args []string) (int, string) {
 	}
 	switch tool {
 	case "multipath":
-		return multipath(f.Tree, args)
+		return multipath(f, args)
 	default:
 		return iscsiadm(f, args)
 	}
 }
 
-// multipath -f <dev>: the device-mapper device disappears.
-func multipath(t scsiTree, args []string) (int, string) {
+// multipath -f <dev>: the device-mapper device disappears (a misuse is
+// noted when it is still mounted).
+func multipath(f *Fake, args []string) (int, string) {
 	if len(args) != 2 || args[0] != "-f" {
 		return 1, fmt.Sprintf("fake multipath: unsupported arguments %q\n", args)
 	}
+	t := f.Tree
 	name := filepath.Base(args[1])
 	if _, err := os.Lstat(filepath.Join(t.Sys, "block", name)); err != nil {
 		return 1, fmt.Sprintf("%s: no such map\n", name)
+	}
+	if at := mountedAt(t.DevPath(name)); len(at) > 0 {
+		f.noteMisuse("multipath -f %s while it is mounted at %s", name, strings.Join(at, ","))
 	}
 	_ = os.RemoveAll(filepath.Join(t.Sys, "block", name))
 	_ = os.Remove(t.DevPath(name))

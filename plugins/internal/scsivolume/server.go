@@ -21,13 +21,22 @@ type Server struct {
 	// it Stage attaches and Unstage releases (iSCSI, whose login needs the
 	// secrets Stage is given).
 	RequiresAttach bool
+	// Metrics tells, on each call, whether the plugin serves metrics (its
+	// config's metrics); nil means it does.
+	Metrics func() bool
 }
 
+// errMetricsOff is the answer of GetMetrics when metrics are off.
+var errMetricsOff = status.Error(codes.FailedPrecondition, "metrics are off (config metrics: false) and not declared in GetCapabilities")
+
+func (s *Server) metrics() bool { return s.Metrics == nil || s.Metrics() }
+
 // GetCapabilities declares every step both plugins serve, metrics for
-// block volumes included (SupportsMetrics), explicitly.
+// block volumes included (SupportsMetrics, unless the config turns them
+// off), explicitly.
 func (s *Server) GetCapabilities(context.Context, *volumev1.GetCapabilitiesRequest) (*volumev1.GetCapabilitiesResponse, error) {
 	return &volumev1.GetCapabilitiesResponse{
-		RequiresAttach: s.RequiresAttach, StageUnstage: true, Block: true, SupportsMetrics: true, Reconstruction: true,
+		RequiresAttach: s.RequiresAttach, StageUnstage: true, Block: true, SupportsMetrics: s.metrics(), Reconstruction: true,
 	}, nil
 }
 
@@ -75,7 +84,12 @@ func (s *Server) UnmapBlock(ctx context.Context, req *volumev1.UnmapBlockRequest
 	return reply(&volumev1.UnmapBlockResponse{}, s.Volumes.UnmapBlock(ctx, req.GetVolumeId(), req.GetTargetPath()))
 }
 
+// GetMetrics answers FAILED_PRECONDITION when metrics are off: a host
+// that asks all the same counts a failure, which shows.
 func (s *Server) GetMetrics(ctx context.Context, req *volumev1.GetMetricsRequest) (*volumev1.GetMetricsResponse, error) {
+	if !s.metrics() {
+		return nil, errMetricsOff
+	}
 	u, err := s.Volumes.Metrics(ctx, req.GetVolumeId(), req.GetVolumePath())
 	return reply(&volumev1.GetMetricsResponse{
 		TotalBytes: u.TotalBytes, UsedBytes: u.UsedBytes, AvailableBytes: u.AvailableBytes,

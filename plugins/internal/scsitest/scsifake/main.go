@@ -7,13 +7,19 @@
 //	scsifake init ROOT
 //	scsifake iscsi-target ROOT PORTAL IQN LUN BACKING
 //	scsifake fc-disk ROOT WWN LUN DISK BACKING
-//	scsifake calls ROOT TOOL        (one call a line, arguments tab-separated)
+//	scsifake calls ROOT TOOL        (one call a line, arguments tab-separated;
+//	                                 TOOL misuse: the calls made under a mount)
 //	scsifake deleted ROOT DISK      (prints true once 1 was written to its delete)
+//	scsifake fc-multipath ROOT WWN LUN DM BACKING DISK...
+//	                                (DM over the DISKs, the LUN's link to the first)
+//	scsifake rule ROOT TOOL EXIT TIMES OUTPUT [ARG...]   (see scsitest.Rule)
+//	scsifake clear-rules ROOT TOOL
 package main
 
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/podhost/podhost/plugins/internal/scsitest"
@@ -31,9 +37,10 @@ func (fatal) Fatal(args ...any) {
 func main() {
 	scsitest.Main()
 	args := os.Args[1:]
-	want := map[string]int{"init": 1, "iscsi-target": 5, "fc-disk": 5, "calls": 2, "deleted": 2}
-	if len(args) == 0 || want[args[0]] == 0 || len(args)-1 != want[args[0]] {
-		fatal{}.Fatal("usage: scsifake init|iscsi-target|fc-disk|calls|deleted ROOT ... (see the package doc)")
+	// The number of arguments of each command; negative: at least that.
+	want := map[string]int{"init": 1, "iscsi-target": 5, "fc-disk": 5, "calls": 2, "deleted": 2, "fc-multipath": -6, "rule": -5, "clear-rules": 2}
+	if len(args) == 0 || want[args[0]] == 0 || want[args[0]] > 0 && len(args)-1 != want[args[0]] || len(args)-1 < -want[args[0]] {
+		fatal{}.Fatal("usage: scsifake init|iscsi-target|fc-disk|fc-multipath|rule|clear-rules|calls|deleted ROOT ... (see the package doc)")
 	}
 	a := args[1:]
 	switch args[0] {
@@ -55,5 +62,21 @@ func main() {
 		}
 	case "deleted":
 		fmt.Println(scsitest.Open(fatal{}, a[0]).Deleted(a[1]))
+	case "fc-multipath":
+		f := scsitest.Open(fatal{}, a[0])
+		for _, d := range a[5:] {
+			f.AddDisk(d, "")
+		}
+		f.AddMultipath(a[3], a[4], a[5:]...)
+		f.AddFCLink(a[1], a[2], a[5])
+	case "rule":
+		exit, err1 := strconv.Atoi(a[2])
+		times, err2 := strconv.Atoi(a[3])
+		if err1 != nil || err2 != nil {
+			fatal{}.Fatal("rule: EXIT and TIMES must be numbers")
+		}
+		scsitest.Open(fatal{}, a[0]).AddRule(scsitest.Rule{Tool: a[1], Exit: exit, Times: times, Output: a[4], Args: a[5:]})
+	case "clear-rules":
+		scsitest.Open(fatal{}, a[0]).ClearRules(a[1])
 	}
 }
