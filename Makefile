@@ -13,7 +13,7 @@ TOOL_PKGS   := github.com/bufbuild/buf/cmd/buf \
 TEST_TIMEOUT ?= 30m
 
 .PHONY: all build host plugins tools proto check-proto lint test unit e2e deps kube-binaries images demo \
-        containerd-up containerd-down bench-floor bench-podstart clean
+        containerd-up containerd-down bench-floor bench-podstart bench-volstart clean
 
 all: build
 
@@ -93,6 +93,12 @@ containerd-down:
 # containerd (see BENCHMARKS.md). Root; about 2 minutes.
 bench-podstart: deps
 	$(GO) run ./bench/podstart -n 20
+
+# What the volume manager costs: a pod with a CSI volume against one without
+# plus the loop driver's own stage + publish, and 200 mounted volumes at rest
+# (see BENCHMARKS.md). Root; about 6 minutes.
+bench-volstart: deps
+	$(GO) run ./bench/volstart -n 20
 
 # The floor: the same CRI calls issued directly to containerd, no agent.
 bench-floor: deps

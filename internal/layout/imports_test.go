@@ -31,7 +31,9 @@ import (
 //   - bench/, hack/ and test/ are programs and tests around the product;
 //     test/crisetup (a private containerd) serves the other two and the
 //     plugins' tests, and test/kubecluster (a real etcd and kube-apiserver)
-//     serves test/e2e and bench/, but no product code.
+//     serves test/e2e and bench/, but no product code, nor does
+//     test/criproxy (a counting, fault-injecting proxy in front of
+//     containerd's socket).
 var mayImport = map[string][]string{
 	"proto":     nil,
 	"images":    nil,
@@ -49,9 +51,10 @@ var mayImport = map[string][]string{
 
 	"test/crisetup":    {"images"},
 	"test/kubecluster": nil,
-	"bench":            {"host", "images", "test/crisetup", "test/kubecluster"},
+	"test/criproxy":    nil,
+	"bench":            {"host", "images", "test/crisetup", "test/kubecluster", "test/criproxy"},
 	"hack":             {"images", "test/crisetup"},
-	"test/e2e":         {"host", "images", "test/crisetup", "test/kubecluster"},
+	"test/e2e":         {"host", "images", "test/crisetup", "test/kubecluster", "test/criproxy"},
 }
 
 // testsMayImport adds what a part's tests (its _test.go files) may import
