@@ -2,7 +2,7 @@
 // against the floor of the bare CRI calls, on one private containerd in one
 // run. It must run as root inside this module:
 //
-//	go run ./bench/podstart [-n 20] [-host bin/podhost -plugins bin/plugins]
+//	go run ./bench/podstart [-n 20] [-host bin/podhost -plugins bin/plugins] [-calls [-rest 30s]]
 //
 // It starts a private containerd (test/crisetup) and a `podhost run` with only
 // the runtime-containerd plugin, then, interleaved so that both see the same
@@ -25,6 +25,14 @@
 // p50 meets its goal (the rows of report.go; BENCHMARKS.md keeps
 // the results). Host, plugin and containerd are stopped, and
 // the temporary directory removed, whatever happens.
+//
+// With -calls the plugin reaches containerd through test/criproxy, which
+// counts its calls by method (calls.go): the table then also gives the
+// calls per pod lifecycle of each host phase (first apply to last pod gone
+// from the host API) next to the floor's seven, and, after a fifth phase
+// that leaves -n pods running idle for -rest, the calls per minute at
+// rest. The proxy adds a hop to every call, so the timings of a -calls run
+// are not comparable with those of a run without.
 package main
 
 import (
@@ -42,6 +50,7 @@ import (
 	"github.com/podhost/podhost/bench/internal/hostproc"
 	"github.com/podhost/podhost/bench/internal/stats"
 	"github.com/podhost/podhost/images/localimages"
+	"github.com/podhost/podhost/test/criproxy"
 	"github.com/podhost/podhost/test/crisetup"
 )
 
@@ -61,6 +70,8 @@ type options struct {
 	poll      time.Duration
 	keep      bool
 	timeout   time.Duration
+	calls     bool
+	rest      time.Duration
 }
 
 func run(ctx context.Context, args []string) (err error) {
@@ -72,6 +83,8 @@ func run(ctx context.Context, args []string) (err error) {
 	fs.DurationVar(&o.poll, "poll", 10*time.Millisecond, "CRI poll period while waiting for deletes")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary dir (host and containerd logs) after the run")
 	fs.DurationVar(&o.timeout, "timeout", 60*time.Second, "longest wait for one pod to run or go")
+	fs.BoolVar(&o.calls, "calls", false, "count the plugin's calls to containerd (through test/criproxy) per pod lifecycle and at rest")
+	fs.DurationVar(&o.rest, "rest", 30*time.Second, "with -calls: how long to count calls with -n pods idle")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -123,8 +136,18 @@ func run(ctx context.Context, args []string) (err error) {
 		return err
 	}
 
+	endpoint, calls := ctrd.Endpoint(), (*counter)(nil)
+	if o.calls {
+		proxy, err := criproxy.Start(ctx, ctrd.Socket, filepath.Join(dir, "cri-proxy.sock"))
+		if err != nil {
+			return err
+		}
+		defer proxy.Close()
+		endpoint, calls = "unix://"+proxy.Path(), &counter{proxy: proxy}
+	}
+
 	fmt.Fprintln(os.Stderr, "podstart: starting the host")
-	h, err := hostproc.Start(ctx, hostproc.Config{Dir: dir, Bin: o.hostBin, PluginDir: o.pluginDir, Endpoint: ctrd.Endpoint()})
+	h, err := hostproc.Start(ctx, hostproc.Config{Dir: dir, Bin: o.hostBin, PluginDir: o.pluginDir, Endpoint: endpoint})
 	if err != nil {
 		return err
 	}
@@ -137,7 +160,7 @@ func run(ctx context.Context, args []string) (err error) {
 		}
 	}()
 
-	b := &bench{o: o, ctrd: ctrd, host: h}
+	b := &bench{o: o, ctrd: ctrd, host: h, calls: calls}
 	rep := &report{pods: o.pods}
 	floorOpts := floor.Options{Pods: o.pods, Image: localimages.BusyboxName, Grace: floor.GracePeriod, LogDir: filepath.Join(dir, "floor-logs")}
 
@@ -158,6 +181,12 @@ func run(ctx context.Context, args []string) (err error) {
 	fmt.Fprintln(os.Stderr, "podstart: host, at once")
 	if rep.hostPar, err = b.hostPhase(ctx, "par", true); err != nil {
 		return fmt.Errorf("host at once: %w", err)
+	}
+	if o.calls {
+		fmt.Fprintf(os.Stderr, "podstart: host, %d pods at rest for %s\n", o.pods, o.rest)
+		if rep.rest, err = b.restCalls(ctx, o.rest); err != nil {
+			return fmt.Errorf("host at rest: %w", err)
+		}
 	}
 
 	version, _ := h.Client.Node(ctx)

@@ -41,6 +41,9 @@ type hostPod struct {
 type hostResults struct {
 	pods               []*hostPod
 	startWall, delWall time.Duration
+	// calls are the plugin's calls to containerd from the first apply to
+	// the last pod gone from the host API; nil without -calls.
+	calls *callCounts
 }
 
 func (r *hostResults) durations(from, to func(*hostPod) time.Time) []time.Duration {
@@ -54,9 +57,10 @@ func (r *hostResults) durations(from, to func(*hostPod) time.Time) []time.Durati
 }
 
 type bench struct {
-	o    options
-	ctrd *crisetup.Containerd
-	host *hostproc.Host
+	o     options
+	ctrd  *crisetup.Containerd
+	host  *hostproc.Host
+	calls *counter // nil without -calls
 
 	watchOnce sync.Once
 	mu        sync.Mutex
@@ -147,6 +151,12 @@ func (b *bench) watch(ctx context.Context) {
 // hostPhase applies n pods and waits for each to run, then deletes them and
 // waits for each to go: one by one, or all at once.
 func (b *bench) hostPhase(ctx context.Context, prefix string, atOnce bool) (*hostResults, error) {
+	return b.hostPhaseWith(ctx, prefix, atOnce, nil)
+}
+
+// hostPhaseWith is hostPhase that calls whileRunning, when not nil, once
+// every pod runs and before the first delete.
+func (b *bench) hostPhaseWith(ctx context.Context, prefix string, atOnce bool, whileRunning func() error) (*hostResults, error) {
 	b.watch(ctx)
 	res := &hostResults{}
 	for i := range b.o.pods {
@@ -158,11 +168,17 @@ func (b *bench) hostPhase(ctx context.Context, prefix string, atOnce bool) (*hos
 		b.mu.Unlock()
 	}
 
+	counted := b.calls.reset()
 	t0 := time.Now()
 	if err := each(res.pods, atOnce, func(p *hostPod) error { return b.start(ctx, p) }); err != nil {
 		return nil, err
 	}
 	res.startWall = time.Since(t0)
+	if whileRunning != nil {
+		if err := whileRunning(); err != nil {
+			return nil, err
+		}
+	}
 
 	t0 = time.Now()
 	if atOnce {
@@ -186,9 +202,29 @@ func (b *bench) hostPhase(ctx context.Context, prefix string, atOnce bool) (*hos
 		}
 	}
 	res.delWall = time.Since(t0)
-	// Give the watch a moment to report the last DELETED events.
-	time.Sleep(200 * time.Millisecond)
+	b.waitAPIGone(ctx, res.pods, 5*time.Second)
+	res.calls = b.calls.since(counted)
 	return res, nil
+}
+
+// waitAPIGone gives the watch up to limit to report the pods' DELETED
+// events: a pod's lifecycle ends when it is gone from the host's API.
+func (b *bench) waitAPIGone(ctx context.Context, pods []*hostPod, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		b.mu.Lock()
+		gone := 0
+		for _, p := range pods {
+			if !p.apiGone.IsZero() {
+				gone++
+			}
+		}
+		b.mu.Unlock()
+		if gone == len(pods) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // each runs fn for every pod, in turn or all at once, and joins the errors.

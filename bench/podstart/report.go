@@ -13,6 +13,7 @@ type report struct {
 	pods               int
 	floorSeq, floorPar *floor.Results
 	hostSeq, hostPar   *hostResults
+	rest               *callCounts // with -calls
 }
 
 // goal is a p50 target relative to the floor's p50 (or absolute).
@@ -122,5 +123,6 @@ func (r *report) table() string {
 	}
 	b.WriteString(r.floorSeq.StopErrors())
 	b.WriteString(r.floorPar.StopErrors())
+	b.WriteString(r.callTable())
 	return b.String()
 }
