@@ -3,7 +3,7 @@
 // (issue 12, "Performance"). It must run as root inside this module, with
 // the kube binaries built (make kube-binaries):
 //
-//	go run ./bench/kubepods [-n 20] [-rounds 1] [-host bin/podhost -plugins bin/plugins]
+//	go run ./bench/kubepods [-n 20] [-rounds 1] [-host bin/podhost -plugins bin/plugins] [-profile DIR]
 //
 // It starts a private containerd (test/crisetup), etcd and kube-apiserver
 // (test/kubecluster) and one `podhost run` in Kubernetes mode: node
@@ -26,8 +26,11 @@
 // StopContainer(5 s) + StopPodSandbox + RemovePodSandbox. It prints a
 // markdown table with p50 and p90 of each and whether each meets issue
 // 12's goal (Running ≤ 1.3× floor, gone ≤ 1.5× floor); BENCHMARKS.md keeps
-// the results. Everything it started is stopped and its temporary
-// directory removed, whatever happens.
+// the results. With -profile DIR the host and the plugin are CPU-profiled
+// during the last round's node phase, for -profile-for from its first
+// create, into DIR/host-cpu.pprof and DIR/plugin-cpu.pprof. Everything it
+// started is stopped and its temporary directory removed, whatever
+// happens.
 package main
 
 import (
@@ -66,6 +69,8 @@ type options struct {
 	hostBin, plugins string
 	keep             bool
 	timeout          time.Duration
+	profile          string
+	profileFor       time.Duration
 }
 
 func run(ctx context.Context, args []string) (err error) {
@@ -77,6 +82,8 @@ func run(ctx context.Context, args []string) (err error) {
 	fs.StringVar(&o.plugins, "plugins", "", "`dir` holding runtime-containerd (default: build it into the temp dir)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary dir (host, containerd and API server logs) after the run")
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "longest wait for all pods to run, or to go")
+	fs.StringVar(&o.profile, "profile", "", "CPU-profile host and runtime plugin during the last round's node phase into `dir`")
+	fs.DurationVar(&o.profileFor, "profile-for", 10*time.Second, "with -profile: how long to profile from the phase's first create (whole seconds)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -146,9 +153,18 @@ func run(ctx context.Context, args []string) (err error) {
 		return err
 	}
 
+	if o.profile != "" {
+		if o.profile, err = filepath.Abs(o.profile); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(o.profile, 0o700); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintln(os.Stderr, "kubepods: starting the node")
 	h, err := hostproc.Start(ctx, hostproc.Config{Dir: dir, Bin: o.hostBin, PluginDir: o.plugins, Endpoint: ctrd.Endpoint(),
-		Extra: fmt.Sprintf("nodeName: %s\nkubernetes:\n  kubeconfig: %s\n  nodeIP: 127.0.0.1\n", nodeName, kubeconfig)})
+		Extra: fmt.Sprintf("nodeName: %s\nkubernetes:\n  kubeconfig: %s\n  nodeIP: 127.0.0.1\n", nodeName, kubeconfig),
+		Env:   hostproc.ProfileEnv(o.profile)})
 	if err != nil {
 		return err
 	}
@@ -179,9 +195,19 @@ func run(ctx context.Context, args []string) (err error) {
 		}
 		rep.floor = append(rep.floor, fl)
 		fmt.Fprintf(os.Stderr, "kubepods: round %d: node, %d at once\n", r+1, o.pods)
+		var profiled <-chan error
+		if o.profile != "" && r == o.rounds-1 {
+			profiled = h.ProfileCPU(ctx, o.profile, o.profileFor)
+		}
 		res, err := b.phase(ctx, fmt.Sprintf("kp-%d", r))
 		if err != nil {
 			return fmt.Errorf("node: %w", err)
+		}
+		if profiled != nil {
+			if err := <-profiled; err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "kubepods: CPU profiles of the node phase in %s (go tool pprof -top FILE)\n", o.profile)
 		}
 		rep.node = append(rep.node, res)
 	}

@@ -2,7 +2,7 @@
 // against the floor of the bare CRI calls, on one private containerd in one
 // run. It must run as root inside this module:
 //
-//	go run ./bench/podstart [-n 20] [-host bin/podhost -plugins bin/plugins] [-calls [-rest 30s]]
+//	go run ./bench/podstart [-n 20] [-host bin/podhost -plugins bin/plugins] [-calls [-rest 30s]] [-profile DIR]
 //
 // It starts a private containerd (test/crisetup) and a `podhost run` with only
 // the runtime-containerd plugin, then, interleaved so that both see the same
@@ -33,6 +33,10 @@
 // that leaves -n pods running idle for -rest, the calls per minute at
 // rest. The proxy adds a hop to every call, so the timings of a -calls run
 // are not comparable with those of a run without.
+//
+// With -profile DIR the host and the plugin are CPU-profiled during the
+// at-once host phase, for -profile-for from its first apply, into
+// DIR/host-cpu.pprof and DIR/plugin-cpu.pprof (bench/internal/hostproc).
 package main
 
 import (
@@ -72,6 +76,8 @@ type options struct {
 	timeout   time.Duration
 	calls     bool
 	rest      time.Duration
+	profile   string
+	profileD  time.Duration
 }
 
 func run(ctx context.Context, args []string) (err error) {
@@ -85,6 +91,8 @@ func run(ctx context.Context, args []string) (err error) {
 	fs.DurationVar(&o.timeout, "timeout", 60*time.Second, "longest wait for one pod to run or go")
 	fs.BoolVar(&o.calls, "calls", false, "count the plugin's calls to containerd (through test/criproxy) per pod lifecycle and at rest")
 	fs.DurationVar(&o.rest, "rest", 30*time.Second, "with -calls: how long to count calls with -n pods idle")
+	fs.StringVar(&o.profile, "profile", "", "CPU-profile host and runtime plugin during the at-once host phase into `dir`")
+	fs.DurationVar(&o.profileD, "profile-for", 10*time.Second, "with -profile: how long to profile from the phase's first apply (whole seconds)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -147,7 +155,15 @@ func run(ctx context.Context, args []string) (err error) {
 	}
 
 	fmt.Fprintln(os.Stderr, "podstart: starting the host")
-	h, err := hostproc.Start(ctx, hostproc.Config{Dir: dir, Bin: o.hostBin, PluginDir: o.pluginDir, Endpoint: endpoint})
+	if o.profile != "" {
+		if o.profile, err = filepath.Abs(o.profile); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(o.profile, 0o700); err != nil {
+			return err
+		}
+	}
+	h, err := hostproc.Start(ctx, hostproc.Config{Dir: dir, Bin: o.hostBin, PluginDir: o.pluginDir, Endpoint: endpoint, Env: hostproc.ProfileEnv(o.profile)})
 	if err != nil {
 		return err
 	}
@@ -179,8 +195,18 @@ func run(ctx context.Context, args []string) (err error) {
 		return fmt.Errorf("floor at once: %w", err)
 	}
 	fmt.Fprintln(os.Stderr, "podstart: host, at once")
+	var profiled <-chan error
+	if o.profile != "" {
+		profiled = h.ProfileCPU(ctx, o.profile, o.profileD)
+	}
 	if rep.hostPar, err = b.hostPhase(ctx, "par", true); err != nil {
 		return fmt.Errorf("host at once: %w", err)
+	}
+	if profiled != nil {
+		if err := <-profiled; err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "podstart: CPU profiles of the at-once phase in %s (go tool pprof -top FILE)\n", o.profile)
 	}
 	if o.calls {
 		fmt.Fprintf(os.Stderr, "podstart: host, %d pods at rest for %s\n", o.pods, o.rest)

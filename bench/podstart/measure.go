@@ -27,8 +27,9 @@ type hostPod struct {
 	name string
 	uid  string
 
-	applied time.Time // just before Apply
-	running time.Time // first watch event with the pod running
+	applied  time.Time // just before Apply
+	answered time.Time // Apply returned: the pod is stored
+	running  time.Time // first watch event with the pod running
 
 	deleted  time.Time // just before Delete
 	stopped  time.Time // first CRI poll with every container exited or gone
@@ -273,7 +274,7 @@ func (b *bench) start(ctx context.Context, p *hostPod) error {
 		return fmt.Errorf("apply %s: the answer has no UID", p.name)
 	}
 	b.mu.Lock()
-	p.uid = uid
+	p.uid, p.answered = uid, time.Now()
 	b.mu.Unlock()
 	select {
 	case <-ch:

@@ -1,5 +1,6 @@
-// Package hostproc builds podhost and runtime-containerd and runs `podhost
-// run` as a subprocess with only that runtime plugin, for the benchmark
+// Package hostproc builds podhost and runtime-containerd, runs `podhost
+// run` as a subprocess with only that runtime plugin and fetches CPU
+// profiles of both (profile.go), for the benchmark
 // programs under bench/ (podstart, kubepods); only they import it.
 package hostproc
 
