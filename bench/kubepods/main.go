@@ -48,7 +48,6 @@ import (
 	"github.com/podhost/podhost/bench/internal/hostproc"
 	"github.com/podhost/podhost/bench/internal/stats"
 	"github.com/podhost/podhost/images/localimages"
-	"github.com/podhost/podhost/test/crisetup"
 	"github.com/podhost/podhost/test/kubecluster"
 )
 
@@ -99,39 +98,13 @@ func run(ctx context.Context, args []string) (err error) {
 	cmdline := strings.TrimSpace("go run ./bench/kubepods " + strings.Join(args, " "))
 	began, load0 := time.Now(), stats.Loadavg()
 
-	dir, err := os.MkdirTemp("", "kubepods-")
+	ws, err := hostproc.Prepare(ctx, "kubepods", o.hostBin, o.plugins, o.keep)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if o.keep || err != nil {
-			fmt.Fprintf(os.Stderr, "kubepods: logs kept in %s\n", dir)
-			return
-		}
-		_ = os.RemoveAll(dir)
-	}()
-	if o.hostBin == "" {
-		fmt.Fprintln(os.Stderr, "kubepods: building host and runtime-containerd")
-		if o.hostBin, o.plugins, err = hostproc.Build(ctx, filepath.Join(dir, "bin"), "kubepods"); err != nil {
-			return err
-		}
-	}
-
-	fmt.Fprintln(os.Stderr, "kubepods: starting a private containerd")
-	ctrd, err := crisetup.Start(ctx, filepath.Join(dir, "containerd"))
-	if err != nil {
-		return fmt.Errorf("containerd: %w", err)
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
-		defer cancel()
-		if serr := ctrd.Stop(sctx); serr != nil {
-			fmt.Fprintln(os.Stderr, "kubepods: stopping containerd:", serr)
-		}
-	}()
-	if err := floor.CheckImage(ctx, ctrd.Image, localimages.BusyboxName); err != nil {
-		return err
-	}
+	defer func() { ws.Close(err) }()
+	dir, ctrd := ws.Dir, ws.Containerd
+	o.hostBin, o.plugins = ws.HostBin, ws.PluginDir
 
 	fmt.Fprintln(os.Stderr, "kubepods: starting etcd and kube-apiserver")
 	cluster, err := kubecluster.Start(ctx, filepath.Join(dir, "cluster"), kubecluster.Options{Nodes: []string{nodeName}})
@@ -153,13 +126,8 @@ func run(ctx context.Context, args []string) (err error) {
 		return err
 	}
 
-	if o.profile != "" {
-		if o.profile, err = filepath.Abs(o.profile); err != nil {
-			return err
-		}
-		if err := os.MkdirAll(o.profile, 0o700); err != nil {
-			return err
-		}
+	if o.profile, err = hostproc.ProfileDir(o.profile); err != nil {
+		return err
 	}
 	fmt.Fprintln(os.Stderr, "kubepods: starting the node")
 	h, err := hostproc.Start(ctx, hostproc.Config{Dir: dir, Bin: o.hostBin, PluginDir: o.plugins, Endpoint: ctrd.Endpoint(),
@@ -168,14 +136,7 @@ func run(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if serr := h.Stop(); serr != nil {
-			fmt.Fprintln(os.Stderr, "kubepods: stopping the host:", serr)
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "kubepods: host log tail:\n%s\n", h.LogTail(40))
-		}
-	}()
+	defer func() { h.Close("kubepods", err) }()
 
 	b, err := newBench(ctx, o, cluster.Client, h)
 	if err != nil {
@@ -195,19 +156,17 @@ func run(ctx context.Context, args []string) (err error) {
 		}
 		rep.floor = append(rep.floor, fl)
 		fmt.Fprintf(os.Stderr, "kubepods: round %d: node, %d at once\n", r+1, o.pods)
-		var profiled <-chan error
-		if o.profile != "" && r == o.rounds-1 {
-			profiled = h.ProfileCPU(ctx, o.profile, o.profileFor)
+		profileDir := ""
+		if r == o.rounds-1 {
+			profileDir = o.profile
 		}
+		profiled := h.ProfileCPU(ctx, "kubepods", profileDir, o.profileFor)
 		res, err := b.phase(ctx, fmt.Sprintf("kp-%d", r))
 		if err != nil {
 			return fmt.Errorf("node: %w", err)
 		}
-		if profiled != nil {
-			if err := <-profiled; err != nil {
-				return err
-			}
-			fmt.Fprintf(os.Stderr, "kubepods: CPU profiles of the node phase in %s (go tool pprof -top FILE)\n", o.profile)
+		if err := profiled(); err != nil {
+			return err
 		}
 		rep.node = append(rep.node, res)
 	}

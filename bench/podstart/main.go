@@ -55,7 +55,6 @@ import (
 	"github.com/podhost/podhost/bench/internal/stats"
 	"github.com/podhost/podhost/images/localimages"
 	"github.com/podhost/podhost/test/criproxy"
-	"github.com/podhost/podhost/test/crisetup"
 )
 
 func main() {
@@ -109,40 +108,13 @@ func run(ctx context.Context, args []string) (err error) {
 	began := time.Now()
 	load0 := stats.Loadavg()
 
-	dir, err := os.MkdirTemp("", "podstart-")
+	ws, err := hostproc.Prepare(ctx, "podstart", o.hostBin, o.pluginDir, o.keep)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if o.keep || err != nil {
-			fmt.Fprintf(os.Stderr, "podstart: logs kept in %s\n", dir)
-			return
-		}
-		_ = os.RemoveAll(dir)
-	}()
-
-	if o.hostBin == "" {
-		fmt.Fprintln(os.Stderr, "podstart: building host and runtime-containerd")
-		if o.hostBin, o.pluginDir, err = hostproc.Build(ctx, filepath.Join(dir, "bin"), "podstart"); err != nil {
-			return err
-		}
-	}
-
-	fmt.Fprintln(os.Stderr, "podstart: starting a private containerd")
-	ctrd, err := crisetup.Start(ctx, filepath.Join(dir, "containerd"))
-	if err != nil {
-		return fmt.Errorf("containerd: %w", err)
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
-		defer cancel()
-		if serr := ctrd.Stop(sctx); serr != nil {
-			fmt.Fprintln(os.Stderr, "podstart: stopping containerd:", serr)
-		}
-	}()
-	if err := floor.CheckImage(ctx, ctrd.Image, localimages.BusyboxName); err != nil {
-		return err
-	}
+	defer func() { ws.Close(err) }()
+	dir, ctrd := ws.Dir, ws.Containerd
+	o.hostBin, o.pluginDir = ws.HostBin, ws.PluginDir
 
 	endpoint, calls := ctrd.Endpoint(), (*counter)(nil)
 	if o.calls {
@@ -155,26 +127,14 @@ func run(ctx context.Context, args []string) (err error) {
 	}
 
 	fmt.Fprintln(os.Stderr, "podstart: starting the host")
-	if o.profile != "" {
-		if o.profile, err = filepath.Abs(o.profile); err != nil {
-			return err
-		}
-		if err := os.MkdirAll(o.profile, 0o700); err != nil {
-			return err
-		}
+	if o.profile, err = hostproc.ProfileDir(o.profile); err != nil {
+		return err
 	}
 	h, err := hostproc.Start(ctx, hostproc.Config{Dir: dir, Bin: o.hostBin, PluginDir: o.pluginDir, Endpoint: endpoint, Env: hostproc.ProfileEnv(o.profile)})
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if serr := h.Stop(); serr != nil {
-			fmt.Fprintln(os.Stderr, "podstart: stopping the host:", serr)
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "podstart: host log tail:\n%s\n", h.LogTail(40))
-		}
-	}()
+	defer func() { h.Close("podstart", err) }()
 
 	b := &bench{o: o, ctrd: ctrd, host: h, calls: calls}
 	rep := &report{pods: o.pods}
@@ -195,18 +155,12 @@ func run(ctx context.Context, args []string) (err error) {
 		return fmt.Errorf("floor at once: %w", err)
 	}
 	fmt.Fprintln(os.Stderr, "podstart: host, at once")
-	var profiled <-chan error
-	if o.profile != "" {
-		profiled = h.ProfileCPU(ctx, o.profile, o.profileD)
-	}
+	profiled := h.ProfileCPU(ctx, "podstart", o.profile, o.profileD)
 	if rep.hostPar, err = b.hostPhase(ctx, "par", true); err != nil {
 		return fmt.Errorf("host at once: %w", err)
 	}
-	if profiled != nil {
-		if err := <-profiled; err != nil {
-			return err
-		}
-		fmt.Fprintf(os.Stderr, "podstart: CPU profiles of the at-once phase in %s (go tool pprof -top FILE)\n", o.profile)
+	if err := profiled(); err != nil {
+		return err
 	}
 	if o.calls {
 		fmt.Fprintf(os.Stderr, "podstart: host, %d pods at rest for %s\n", o.pods, o.rest)

@@ -172,6 +172,17 @@ func (h *Host) Stop() error {
 	return errors.Join(errs...)
 }
 
+// Close stops the host (Stop) and, when the run failed (runErr), prints
+// the tail of its log; prog names the program in the messages.
+func (h *Host) Close(prog string, runErr error) {
+	if err := h.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: stopping the host: %v\n", prog, err)
+	}
+	if runErr != nil {
+		fmt.Fprintf(os.Stderr, "%s: host log tail:\n%s\n", prog, h.LogTail(40))
+	}
+}
+
 // LogTail is the last n lines of the host's log.
 func (h *Host) LogTail(n int) string {
 	b, _ := os.ReadFile(h.Log)

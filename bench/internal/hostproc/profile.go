@@ -32,13 +32,16 @@ func ProfileEnv(dir string) []string {
 	return []string{profileDirEnv + "=" + dir}
 }
 
-// ProfileCPU fetches a CPU profile of d (whole seconds) of the host and of
-// its plugin at once, into dir/host-cpu.pprof and dir/plugin-cpu.pprof; the
-// channel yields their errors, joined, once both are written. The host
-// must run with ProfileEnv(dir).
-func (h *Host) ProfileCPU(ctx context.Context, dir string, d time.Duration) <-chan error {
+// ProfileCPU starts fetching a CPU profile of d (whole seconds) of the
+// host and of its plugin at once, into dir/host-cpu.pprof and
+// dir/plugin-cpu.pprof, and returns the function that waits until both are
+// written and says where. An empty dir profiles nothing. The host must run
+// with ProfileEnv(dir).
+func (h *Host) ProfileCPU(ctx context.Context, prog, dir string, d time.Duration) (wait func() error) {
+	if dir == "" {
+		return func() error { return nil }
+	}
 	hostSocket := filepath.Join(h.Root, "host.sock")
-	done := make(chan error, 1)
 	targets := map[string]string{
 		filepath.Join(dir, "host-cpu.pprof"):   hostSocket,
 		filepath.Join(dir, "plugin-cpu.pprof"): filepath.Join(dir, pluginProfileName+".sock"),
@@ -57,11 +60,14 @@ func (h *Host) ProfileCPU(ctx context.Context, dir string, d time.Duration) <-ch
 			}
 		})
 	}
-	go func() {
+	return func() error {
 		wg.Wait()
-		done <- errors.Join(errs...)
-	}()
-	return done
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "%s: CPU profiles in %s (go tool pprof -top FILE)\n", prog, dir)
+		return nil
+	}
 }
 
 // fetchProfile GETs path on the unix socket into the file out.
