@@ -70,6 +70,7 @@ func Serve(p Plugin) {
 		fmt.Fprintf(os.Stderr, "podhost plugin %q: %v\n", p.Name, err)
 		os.Exit(1)
 	}
+	defer serveProfiles(p.Name)()
 	plugin.Serve(cfg)
 }
 

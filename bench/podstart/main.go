@@ -2,7 +2,7 @@
 // against the floor of the bare CRI calls, on one private containerd in one
 // run. It must run as root inside this module:
 //
-//	go run ./bench/podstart [-n 20] [-host bin/podhost -plugins bin/plugins]
+//	go run ./bench/podstart [-n 20] [-host bin/podhost -plugins bin/plugins] [-calls [-rest 30s]] [-profile DIR]
 //
 // It starts a private containerd (test/crisetup) and a `podhost run` with only
 // the runtime-containerd plugin, then, interleaved so that both see the same
@@ -25,6 +25,18 @@
 // p50 meets its goal (the rows of report.go; BENCHMARKS.md keeps
 // the results). Host, plugin and containerd are stopped, and
 // the temporary directory removed, whatever happens.
+//
+// With -calls the plugin reaches containerd through test/criproxy, which
+// counts its calls by method (calls.go): the table then also gives the
+// calls per pod lifecycle of each host phase (first apply to last pod gone
+// from the host API) next to the floor's seven, and, after a fifth phase
+// that leaves -n pods running idle for -rest, the calls per minute at
+// rest. The proxy adds a hop to every call, so the timings of a -calls run
+// are not comparable with those of a run without.
+//
+// With -profile DIR the host and the plugin are CPU-profiled during the
+// at-once host phase, for -profile-for from its first apply, into
+// DIR/host-cpu.pprof and DIR/plugin-cpu.pprof (bench/internal/hostproc).
 package main
 
 import (
@@ -39,8 +51,10 @@ import (
 	"time"
 
 	"github.com/podhost/podhost/bench/internal/floor"
+	"github.com/podhost/podhost/bench/internal/hostproc"
+	"github.com/podhost/podhost/bench/internal/stats"
 	"github.com/podhost/podhost/images/localimages"
-	"github.com/podhost/podhost/test/crisetup"
+	"github.com/podhost/podhost/test/criproxy"
 )
 
 func main() {
@@ -59,6 +73,10 @@ type options struct {
 	poll      time.Duration
 	keep      bool
 	timeout   time.Duration
+	calls     bool
+	rest      time.Duration
+	profile   string
+	profileD  time.Duration
 }
 
 func run(ctx context.Context, args []string) (err error) {
@@ -70,6 +88,10 @@ func run(ctx context.Context, args []string) (err error) {
 	fs.DurationVar(&o.poll, "poll", 10*time.Millisecond, "CRI poll period while waiting for deletes")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary dir (host and containerd logs) after the run")
 	fs.DurationVar(&o.timeout, "timeout", 60*time.Second, "longest wait for one pod to run or go")
+	fs.BoolVar(&o.calls, "calls", false, "count the plugin's calls to containerd (through test/criproxy) per pod lifecycle and at rest")
+	fs.DurationVar(&o.rest, "rest", 30*time.Second, "with -calls: how long to count calls with -n pods idle")
+	fs.StringVar(&o.profile, "profile", "", "CPU-profile host and runtime plugin during the at-once host phase into `dir`")
+	fs.DurationVar(&o.profileD, "profile-for", 10*time.Second, "with -profile: how long to profile from the phase's first apply (whole seconds)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -84,58 +106,37 @@ func run(ctx context.Context, args []string) (err error) {
 	}
 	cmdline := "go run ./bench/podstart " + strings.Join(args, " ")
 	began := time.Now()
-	load0 := loadavg()
+	load0 := stats.Loadavg()
 
-	dir, err := os.MkdirTemp("", "podstart-")
+	ws, err := hostproc.Prepare(ctx, "podstart", o.hostBin, o.pluginDir, o.keep)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if o.keep || err != nil {
-			fmt.Fprintf(os.Stderr, "podstart: logs kept in %s\n", dir)
-			return
-		}
-		_ = os.RemoveAll(dir)
-	}()
+	defer func() { ws.Close(err) }()
+	dir, ctrd := ws.Dir, ws.Containerd
+	o.hostBin, o.pluginDir = ws.HostBin, ws.PluginDir
 
-	if o.hostBin == "" {
-		fmt.Fprintln(os.Stderr, "podstart: building host and runtime-containerd")
-		if o.hostBin, o.pluginDir, err = build(ctx, filepath.Join(dir, "bin")); err != nil {
+	endpoint, calls := ctrd.Endpoint(), (*counter)(nil)
+	if o.calls {
+		proxy, err := criproxy.Start(ctx, ctrd.Socket, filepath.Join(dir, "cri-proxy.sock"))
+		if err != nil {
 			return err
 		}
-	}
-
-	fmt.Fprintln(os.Stderr, "podstart: starting a private containerd")
-	ctrd, err := crisetup.Start(ctx, filepath.Join(dir, "containerd"))
-	if err != nil {
-		return fmt.Errorf("containerd: %w", err)
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
-		defer cancel()
-		if serr := ctrd.Stop(sctx); serr != nil {
-			fmt.Fprintln(os.Stderr, "podstart: stopping containerd:", serr)
-		}
-	}()
-	if err := floor.CheckImage(ctx, ctrd.Image, localimages.BusyboxName); err != nil {
-		return err
+		defer proxy.Close()
+		endpoint, calls = "unix://"+proxy.Path(), &counter{proxy: proxy}
 	}
 
 	fmt.Fprintln(os.Stderr, "podstart: starting the host")
-	h, err := startHost(ctx, dir, o.hostBin, o.pluginDir, ctrd.Endpoint())
+	if o.profile, err = hostproc.ProfileDir(o.profile); err != nil {
+		return err
+	}
+	h, err := hostproc.Start(ctx, hostproc.Config{Dir: dir, Bin: o.hostBin, PluginDir: o.pluginDir, Endpoint: endpoint, Env: hostproc.ProfileEnv(o.profile)})
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if serr := h.stop(); serr != nil {
-			fmt.Fprintln(os.Stderr, "podstart: stopping the host:", serr)
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "podstart: host log tail:\n%s\n", h.logTail(40))
-		}
-	}()
+	defer func() { h.Close("podstart", err) }()
 
-	b := &bench{o: o, ctrd: ctrd, host: h}
+	b := &bench{o: o, ctrd: ctrd, host: h, calls: calls}
 	rep := &report{pods: o.pods}
 	floorOpts := floor.Options{Pods: o.pods, Image: localimages.BusyboxName, Grace: floor.GracePeriod, LogDir: filepath.Join(dir, "floor-logs")}
 
@@ -154,28 +155,25 @@ func run(ctx context.Context, args []string) (err error) {
 		return fmt.Errorf("floor at once: %w", err)
 	}
 	fmt.Fprintln(os.Stderr, "podstart: host, at once")
+	profiled := h.ProfileCPU(ctx, "podstart", o.profile, o.profileD)
 	if rep.hostPar, err = b.hostPhase(ctx, "par", true); err != nil {
 		return fmt.Errorf("host at once: %w", err)
 	}
+	if err := profiled(); err != nil {
+		return err
+	}
+	if o.calls {
+		fmt.Fprintf(os.Stderr, "podstart: host, %d pods at rest for %s\n", o.pods, o.rest)
+		if rep.rest, err = b.restCalls(ctx, o.rest); err != nil {
+			return fmt.Errorf("host at rest: %w", err)
+		}
+	}
 
-	version, _ := h.client.Node(ctx)
+	version, _ := h.Client.Node(ctx)
 	fmt.Printf("```sh\n%s\n```\n\n", strings.TrimSpace(cmdline))
 	fmt.Printf("%s, %d pods per phase, host %s, %s; load average %s at start, %s at end; %s wall\n\n",
 		time.Now().Format("2006-01-02"), o.pods, version.HostVersion, version.GoVersion,
-		load0, loadavg(), time.Since(began).Round(time.Second))
+		load0, stats.Loadavg(), time.Since(began).Round(time.Second))
 	fmt.Print(rep.table())
 	return nil
-}
-
-// loadavg is the 1-minute load average, or "?".
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return "?"
-	}
-	return f[0]
 }

@@ -13,6 +13,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podhost/podhost/bench/internal/floor"
+	"github.com/podhost/podhost/bench/internal/hostproc"
 	"github.com/podhost/podhost/host/localapi"
 	"github.com/podhost/podhost/host/runtimemanager"
 	"github.com/podhost/podhost/images/localimages"
@@ -26,8 +27,9 @@ type hostPod struct {
 	name string
 	uid  string
 
-	applied time.Time // just before Apply
-	running time.Time // first watch event with the pod running
+	applied  time.Time // just before Apply
+	answered time.Time // Apply returned: the pod is stored
+	running  time.Time // first watch event with the pod running
 
 	deleted  time.Time // just before Delete
 	stopped  time.Time // first CRI poll with every container exited or gone
@@ -40,6 +42,9 @@ type hostPod struct {
 type hostResults struct {
 	pods               []*hostPod
 	startWall, delWall time.Duration
+	// calls are the plugin's calls to containerd from the first apply to
+	// the last pod gone from the host API; nil without -calls.
+	calls *callCounts
 }
 
 func (r *hostResults) durations(from, to func(*hostPod) time.Time) []time.Duration {
@@ -53,9 +58,10 @@ func (r *hostResults) durations(from, to func(*hostPod) time.Time) []time.Durati
 }
 
 type bench struct {
-	o    options
-	ctrd *crisetup.Containerd
-	host *host
+	o     options
+	ctrd  *crisetup.Containerd
+	host  *hostproc.Host
+	calls *counter // nil without -calls
 
 	watchOnce sync.Once
 	mu        sync.Mutex
@@ -108,7 +114,7 @@ func (b *bench) watch(ctx context.Context) {
 		b.runningCh = map[string]chan struct{}{}
 		go func() {
 			for ctx.Err() == nil {
-				err := b.host.client.WatchPods(ctx, func(ev localapi.PodEvent) error {
+				err := b.host.Client.WatchPods(ctx, func(ev localapi.PodEvent) error {
 					now := time.Now()
 					b.mu.Lock()
 					defer b.mu.Unlock()
@@ -146,6 +152,12 @@ func (b *bench) watch(ctx context.Context) {
 // hostPhase applies n pods and waits for each to run, then deletes them and
 // waits for each to go: one by one, or all at once.
 func (b *bench) hostPhase(ctx context.Context, prefix string, atOnce bool) (*hostResults, error) {
+	return b.hostPhaseWith(ctx, prefix, atOnce, nil)
+}
+
+// hostPhaseWith is hostPhase that calls whileRunning, when not nil, once
+// every pod runs and before the first delete.
+func (b *bench) hostPhaseWith(ctx context.Context, prefix string, atOnce bool, whileRunning func() error) (*hostResults, error) {
 	b.watch(ctx)
 	res := &hostResults{}
 	for i := range b.o.pods {
@@ -157,11 +169,17 @@ func (b *bench) hostPhase(ctx context.Context, prefix string, atOnce bool) (*hos
 		b.mu.Unlock()
 	}
 
+	counted := b.calls.reset()
 	t0 := time.Now()
 	if err := each(res.pods, atOnce, func(p *hostPod) error { return b.start(ctx, p) }); err != nil {
 		return nil, err
 	}
 	res.startWall = time.Since(t0)
+	if whileRunning != nil {
+		if err := whileRunning(); err != nil {
+			return nil, err
+		}
+	}
 
 	t0 = time.Now()
 	if atOnce {
@@ -185,9 +203,29 @@ func (b *bench) hostPhase(ctx context.Context, prefix string, atOnce bool) (*hos
 		}
 	}
 	res.delWall = time.Since(t0)
-	// Give the watch a moment to report the last DELETED events.
-	time.Sleep(200 * time.Millisecond)
+	b.waitAPIGone(ctx, res.pods, 5*time.Second)
+	res.calls = b.calls.since(counted)
 	return res, nil
+}
+
+// waitAPIGone gives the watch up to limit to report the pods' DELETED
+// events: a pod's lifecycle ends when it is gone from the host's API.
+func (b *bench) waitAPIGone(ctx context.Context, pods []*hostPod, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		b.mu.Lock()
+		gone := 0
+		for _, p := range pods {
+			if !p.apiGone.IsZero() {
+				gone++
+			}
+		}
+		b.mu.Unlock()
+		if gone == len(pods) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // each runs fn for every pod, in turn or all at once, and joins the errors.
@@ -224,7 +262,7 @@ func (b *bench) start(ctx context.Context, p *hostPod) error {
 	ch := b.runningCh[p.name]
 	p.applied = time.Now()
 	b.mu.Unlock()
-	resp, err := b.host.client.Apply(ctx, podManifest(p.name))
+	resp, err := b.host.Client.Apply(ctx, podManifest(p.name))
 	if err != nil {
 		return fmt.Errorf("apply %s: %w", p.name, err)
 	}
@@ -236,7 +274,7 @@ func (b *bench) start(ctx context.Context, p *hostPod) error {
 		return fmt.Errorf("apply %s: the answer has no UID", p.name)
 	}
 	b.mu.Lock()
-	p.uid = uid
+	p.uid, p.answered = uid, time.Now()
 	b.mu.Unlock()
 	select {
 	case <-ch:
@@ -247,7 +285,7 @@ func (b *bench) start(ctx context.Context, p *hostPod) error {
 		b.mu.Lock()
 		werr := b.watchErr
 		b.mu.Unlock()
-		d, _ := b.host.client.Pod(ctx, namespace, p.name)
+		d, _ := b.host.Client.Pod(ctx, namespace, p.name)
 		return fmt.Errorf("pod %s not running after %v (summary %+v; last watch error %v)", p.name, b.o.timeout, d.Summary, werr)
 	}
 }
@@ -257,7 +295,7 @@ func (b *bench) delete(ctx context.Context, p *hostPod) error {
 	b.mu.Lock()
 	p.deleted = time.Now()
 	b.mu.Unlock()
-	if _, err := b.host.client.Delete(ctx, namespace, p.name, localapi.DeleteOptions{}); err != nil {
+	if _, err := b.host.Client.Delete(ctx, namespace, p.name, localapi.DeleteOptions{}); err != nil {
 		return fmt.Errorf("delete %s: %w", p.name, err)
 	}
 	return nil

@@ -13,6 +13,7 @@ type report struct {
 	pods               int
 	floorSeq, floorPar *floor.Results
 	hostSeq, hostPar   *hostResults
+	rest               *callCounts // with -calls
 }
 
 // goal is a p50 target relative to the floor's p50 (or absolute).
@@ -46,6 +47,7 @@ func (g *goal) String() string {
 
 var (
 	applied  = func(p *hostPod) time.Time { return p.applied }
+	answered = func(p *hostPod) time.Time { return p.answered }
 	running  = func(p *hostPod) time.Time { return p.running }
 	deleted  = func(p *hostPod) time.Time { return p.deleted }
 	stopped  = func(p *hostPod) time.Time { return p.stopped }
@@ -67,6 +69,7 @@ func (r *report) table() string {
 	rows := []row{
 		{"apply → Running (host watch) vs RunPodSandbox → StartContainer returned", applied, running, floor.StartTime,
 			&goal{plus: 50 * time.Millisecond}, &goal{times: 1.2}},
+		{"(info) apply → the local API answered (pod stored) vs RunPodSandbox alone", applied, answered, floor.SandboxTime, nil, nil},
 		{"delete → containers stopped (CRI poll) vs StopContainer(5 s) returned", deleted, stopped, floor.StopTime,
 			&goal{plus: 100 * time.Millisecond}, &goal{times: 1.3}},
 		{"delete → sandbox removed (CRI poll) vs StopContainer + StopPodSandbox + RemovePodSandbox", deleted, removed, floor.StopTeardownTime, nil, nil},
@@ -122,5 +125,6 @@ func (r *report) table() string {
 	}
 	b.WriteString(r.floorSeq.StopErrors())
 	b.WriteString(r.floorPar.StopErrors())
+	b.WriteString(r.callTable())
 	return b.String()
 }

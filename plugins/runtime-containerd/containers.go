@@ -103,6 +103,9 @@ func (r *criRuntime) StopContainer(ctx context.Context, id string, timeout time.
 	}
 	ctx, cancel := b.runtimeCall(ctx, timeout)
 	defer cancel()
+	// The task's exit comes while the call waits for it; the note below
+	// reports it.
+	defer r.watch.begin(id)()
 	_, err = b.rt.StopContainer(ctx, &criapi.StopContainerRequest{ContainerId: id, Timeout: int64(timeout / time.Second)})
 	err = criError("stop container "+id, err)
 	switch {

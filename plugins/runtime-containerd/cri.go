@@ -249,7 +249,8 @@ func (r *criRuntime) subscribe(ctx context.Context) (taskEvents, error) {
 
 // teardown makes one idempotent CRI teardown call for the object id (named
 // field in errors): an unknown object is already torn down, and a call that
-// took effect is published to the event watcher as done.
+// took effect is published to the event watcher as done. containerd's
+// events of the object during the call wait for that note.
 func (r *criRuntime) teardown(ctx context.Context, field, what, id string, done change, call func(context.Context, *backend) error) error {
 	if id == "" {
 		return fmt.Errorf("%w: %s is required", errInvalid, field)
@@ -260,6 +261,7 @@ func (r *criRuntime) teardown(ctx context.Context, field, what, id string, done 
 	}
 	ctx, cancel := b.runtimeCall(ctx, 0)
 	defer cancel()
+	defer r.watch.begin(id)()
 	if err := criError(what+" "+id, call(ctx, b)); isNotFound(err) {
 		return nil
 	} else if err != nil {

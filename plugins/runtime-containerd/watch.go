@@ -46,10 +46,12 @@ type watcher struct {
 	mu   sync.Mutex
 	subs map[chan Event]struct{}
 	run  *watchRun // nil while nobody subscribes
-	// inflight counts the plugin's calls in flight that make or start
-	// something, by ID ("" for creations, whose ID comes with the answer).
-	// An event they cause waits for the call's note rather than looking
-	// the object up while CRI is still making it.
+	// inflight counts the plugin's calls in flight that make, start, stop
+	// or remove something, by ID ("" for creations, whose ID comes with
+	// the answer). An event they cause waits for the call's note rather
+	// than looking the object up while CRI is still changing it: a stop
+	// or a removal lasts until the exit or the deletion that containerd
+	// tells of at its start, and looking up meanwhile only polls CRI.
 	inflight map[string]int
 	changed  chan struct{} // closed and replaced on every note and call end
 }
@@ -95,8 +97,8 @@ func newWatcher(src source, log hclog.Logger) *watcher {
 	return &watcher{src: src, log: log, now: time.Now, subs: map[chan Event]struct{}{}, inflight: map[string]int{}, changed: make(chan struct{})}
 }
 
-// begin marks a call that makes (id "") or starts (id) an object in
-// flight; the function it returns ends it.
+// begin marks a call that makes (id "") or starts, stops or removes (id)
+// an object in flight; the function it returns ends it.
 func (w *watcher) begin(id string) func() {
 	w.mu.Lock()
 	w.inflight[id]++

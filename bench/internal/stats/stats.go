@@ -4,7 +4,9 @@ package stats
 
 import (
 	"fmt"
+	"os"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -50,4 +52,18 @@ func MS(d time.Duration) string {
 // MSNum formats d as whole milliseconds without the unit.
 func MSNum(d time.Duration) string {
 	return fmt.Sprintf("%.0f", float64(d)/float64(time.Millisecond))
+}
+
+// Loadavg is the machine's 1-minute load average, or "?"; the programs
+// print it with every result.
+func Loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return "?"
+	}
+	return f[0]
 }
