@@ -44,9 +44,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/podhost/podhost/bench/internal/floor"
-	"github.com/podhost/podhost/images/localimages"
-	"github.com/podhost/podhost/test/crisetup"
+	"github.com/podhost/podhost/bench/internal/hostproc"
+	"github.com/podhost/podhost/bench/internal/stats"
 )
 
 func main() {
@@ -79,7 +78,7 @@ func run(ctx context.Context, args []string) (err error) {
 	fs.DurationVar(&o.settle, "settle", 15*time.Second, "wait after the pods run before the CPU window")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary dir (logs) after the run")
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "longest wait for one pod to run or go")
-	fs.StringVar(&o.profile, "profile", "", "write the host's CPU profile over the window with the volumes to `file`")
+	fs.StringVar(&o.profile, "profile", "", "write CPU profiles of the host and runtime-containerd over the window with the volumes into `dir`")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -90,38 +89,21 @@ func run(ctx context.Context, args []string) (err error) {
 		return fmt.Errorf("needs root (a private containerd, loop devices and mounts)")
 	}
 	cmdline := strings.TrimSpace("go run ./bench/volstart " + strings.Join(args, " "))
-	began, load0 := time.Now(), loadavg()
+	began, load0 := time.Now(), stats.Loadavg()
 
-	dir, err := os.MkdirTemp("", "volstart-")
+	if o.profile, err = hostproc.ProfileDir(o.profile); err != nil {
+		return err
+	}
+	ws, err := hostproc.Prepare(ctx, "volstart", "", "", o.keep)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if o.keep || err != nil {
-			fmt.Fprintf(os.Stderr, "volstart: logs kept in %s\n", dir)
-			return
-		}
-		_ = os.RemoveAll(dir)
-	}()
-
-	fmt.Fprintln(os.Stderr, "volstart: building the host, the plugins and the driver")
-	bins, err := build(ctx, filepath.Join(dir, "bin"))
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(os.Stderr, "volstart: starting a private containerd")
-	ctrd, err := crisetup.Start(ctx, filepath.Join(dir, "containerd"))
-	if err != nil {
-		return fmt.Errorf("containerd: %w", err)
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
-		defer cancel()
-		if serr := ctrd.Stop(sctx); serr != nil {
-			fmt.Fprintln(os.Stderr, "volstart: stopping containerd:", serr)
-		}
-	}()
-	if err := floor.CheckImage(ctx, ctrd.Image, localimages.BusyboxName); err != nil {
+	defer func() { ws.Close(err) }()
+	fmt.Fprintln(os.Stderr, "volstart: building volume-csi and the loop driver")
+	driverBin := filepath.Join(ws.Dir, "bin", "csi-loopdriver")
+	if err := hostproc.BuildPackages(ctx, "volstart", map[string]string{
+		driverBin: "./cmd/csi-loopdriver", filepath.Join(ws.PluginDir, "volume-csi"): "./plugins/volume-csi",
+	}); err != nil {
 		return err
 	}
 
@@ -133,7 +115,7 @@ func run(ctx context.Context, args []string) (err error) {
 		names = append(names, fmt.Sprintf("rest-%d", i))
 	}
 	fmt.Fprintf(os.Stderr, "volstart: starting the loop driver with %d volumes\n", len(names))
-	drv, err := startDriver(ctx, filepath.Join(dir, "driver"), bins.driver, names)
+	drv, err := startDriver(ctx, filepath.Join(ws.Dir, "driver"), driverBin, names)
 	if err != nil {
 		return err
 	}
@@ -144,7 +126,7 @@ func run(ctx context.Context, args []string) (err error) {
 	}()
 
 	fmt.Fprintln(os.Stderr, "volstart: starting the host")
-	h, err := startHost(ctx, dir, bins, ctrd.Endpoint(), drv, names)
+	h, err := startHost(ctx, ws, o.profile, drv, names)
 	if err != nil {
 		return err
 	}
@@ -153,10 +135,10 @@ func run(ctx context.Context, args []string) (err error) {
 			fmt.Fprintln(os.Stderr, "volstart: stopping the host:", serr)
 		}
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "volstart: host log tail:\n%s\n", h.logTail(40))
+			fmt.Fprintf(os.Stderr, "volstart: host log tail:\n%s\n", h.LogTail(40))
 		}
 	}()
-	w := newWatcher(ctx, h.client)
+	w := newWatcher(ctx, h.Client)
 
 	fmt.Fprintf(os.Stderr, "volstart: %d start rounds\n", o.rounds)
 	starts, err := measureStarts(ctx, o, h, w, drv)
@@ -171,26 +153,14 @@ func run(ctx context.Context, args []string) (err error) {
 		}
 	}
 
-	version, _ := h.client.Node(ctx)
+	version, _ := h.Client.Node(ctx)
 	fmt.Printf("```sh\n%s\n```\n\n", cmdline)
 	fmt.Printf("%s, host %s, %s; load average %s at start, %s at end; %s wall\n\n",
-		time.Now().Format("2006-01-02"), version.HostVersion, version.GoVersion, load0, loadavg(), time.Since(began).Round(time.Second))
+		time.Now().Format("2006-01-02"), version.HostVersion, version.GoVersion, load0, stats.Loadavg(), time.Since(began).Round(time.Second))
 	fmt.Print(starts.table())
 	if rest != nil {
 		fmt.Println()
 		fmt.Print(rest.table(o))
 	}
 	return nil
-}
-
-// loadavg is the 1-minute load average, or "?".
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	if f := strings.Fields(string(b)); len(f) > 0 {
-		return f[0]
-	}
-	return "?"
 }

@@ -153,14 +153,14 @@ func runPods(ctx context.Context, o options, h *host, w *watcher, pods map[strin
 	for name, body := range pods {
 		ws[name] = w.expect(name)
 		started[name] = time.Now()
-		if _, err := h.client.Apply(ctx, body); err != nil {
+		if _, err := h.Client.Apply(ctx, body); err != nil {
 			return nil, fmt.Errorf("apply %s: %w", name, err)
 		}
 	}
 	out := map[string]time.Duration{}
 	for name, p := range ws {
 		if err := w.wait(ctx, p.running, o.timeout, name+" Running"); err != nil {
-			return nil, fmt.Errorf("%w\n%s", err, h.logTail(20))
+			return nil, fmt.Errorf("%w\n%s", err, h.LogTail(20))
 		}
 		out[name] = p.runningAt.Sub(started[name])
 	}
@@ -174,7 +174,7 @@ func deletePods(ctx context.Context, o options, h *host, w *watcher, names []str
 		w.mu.Lock()
 		p := w.pods[n]
 		w.mu.Unlock()
-		if _, err := h.client.Delete(ctx, namespace, n, localapi.DeleteOptions{GracePeriod: &zero}); err != nil {
+		if _, err := h.Client.Delete(ctx, namespace, n, localapi.DeleteOptions{GracePeriod: &zero}); err != nil {
 			return fmt.Errorf("delete %s: %w", n, err)
 		}
 		if err := w.wait(ctx, p.gone, o.timeout, n+" gone"); err != nil {

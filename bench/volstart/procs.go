@@ -13,40 +13,13 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/podhost/podhost/host/localapi"
+	"github.com/podhost/podhost/bench/internal/hostproc"
 )
 
 const (
 	driverName = "loop.csi.podhost.dev"
 	volumeSize = "16Mi"
 )
-
-// binaries are what build made.
-type binaries struct{ host, pluginDir, driver string }
-
-// build builds the host, the two plugins and the driver into dir, static,
-// as the Makefile does.
-func build(ctx context.Context, dir string) (binaries, error) {
-	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
-	mod := strings.TrimSpace(string(out))
-	if err != nil || mod == "" || mod == os.DevNull {
-		return binaries{}, fmt.Errorf("run volstart inside the podhost module (go env GOMOD: %v)", err)
-	}
-	b := binaries{host: filepath.Join(dir, "podhost"), pluginDir: filepath.Join(dir, "plugins"), driver: filepath.Join(dir, "csi-loopdriver")}
-	for target, pkg := range map[string]string{
-		b.host:   "./cmd/host",
-		b.driver: "./cmd/csi-loopdriver",
-		filepath.Join(b.pluginDir, "runtime-containerd"): "./plugins/runtime-containerd",
-		filepath.Join(b.pluginDir, "volume-csi"):         "./plugins/volume-csi",
-	} {
-		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-X main.version=volstart", "-o", target, pkg)
-		cmd.Dir, cmd.Env = filepath.Dir(mod), append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return binaries{}, fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
-		}
-	}
-	return b, nil
-}
 
 // volumeID is the loop driver's ID of the volume named name (see
 // cmd/csi-loopdriver).
@@ -157,10 +130,8 @@ func (d *driver) stop() error {
 
 // host is a `podhost run` subprocess with runtime-containerd and volume-csi.
 type host struct {
-	*proc
-	root    string
-	client  *localapi.Client
-	plugins map[string]int // name → PID
+	*hostproc.Host
+	csiPID int
 }
 
 // claimManifest defines a PersistentVolume and the claim bound to it, both
@@ -184,10 +155,11 @@ spec:
 `, name, volumeID(name), volumeSize, driverName)
 }
 
-// startHost writes a claim for every volume name into manifestDir and the
-// config, runs the host and waits until both plugins are ready.
-func startHost(ctx context.Context, dir string, b binaries, endpoint string, d *driver, names []string) (*host, error) {
-	root, manifests := filepath.Join(dir, "root"), filepath.Join(dir, "manifests")
+// startHost writes a claim for every volume name into manifestDir, runs
+// the host with volume-csi serving the driver (and, with profileDir, its
+// plugins' profiles there) and waits until both plugins are ready.
+func startHost(ctx context.Context, ws *hostproc.Workspace, profileDir string, d *driver, names []string) (*host, error) {
+	manifests := filepath.Join(ws.Dir, "manifests")
 	if err := os.MkdirAll(manifests, 0o700); err != nil {
 		return nil, err
 	}
@@ -199,64 +171,43 @@ func startHost(ctx context.Context, dir string, b binaries, endpoint string, d *
 			return nil, err
 		}
 	}
-	cfg := fmt.Sprintf(`apiVersion: podhost.dev/v1alpha1
-kind: HostConfig
-rootDir: %s
-pluginDir: %s
-manifestDir: %s
-logLevel: info
-plugins:
-  - name: containerd
-    kind: runtime
-    path: runtime-containerd
-    config: {endpoint: "%s"}
-  - name: csi
+	extra := fmt.Sprintf(`  - name: csi
     kind: volume
     path: volume-csi
     config: {drivers: [{name: %s, endpoint: "unix://%s"}], stateDir: "%s"}
-`, root, b.pluginDir, manifests, endpoint, driverName, d.endpoint, filepath.Join(dir, "volume-csi"))
-	cfgPath := filepath.Join(dir, "host.yaml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		return nil, err
-	}
-	p, err := startProc(b.host, filepath.Join(dir, "host.log"), "run", "--config", cfgPath)
+manifestDir: %s
+`, driverName, d.endpoint, filepath.Join(ws.Dir, "volume-csi"), manifests)
+	hp, err := hostproc.Start(ctx, hostproc.Config{Dir: ws.Dir, Bin: ws.HostBin, PluginDir: ws.PluginDir,
+		Endpoint: ws.Containerd.Endpoint(), Extra: extra, Env: hostproc.ProfileEnv(profileDir)})
 	if err != nil {
 		return nil, err
 	}
-	h := &host{proc: p, root: root, client: localapi.NewClient(filepath.Join(root, "host.sock")), plugins: map[string]int{}}
+	h := &host{Host: hp}
 	ready := func() bool {
-		ps, err := h.client.Plugins(ctx)
-		if err != nil {
-			return false
-		}
+		ps, err := h.Client.Plugins(ctx)
 		for _, pl := range ps {
-			if pl.Ready && pl.State == "running" {
-				h.plugins[pl.Name] = pl.PID
+			if err == nil && pl.Name == "csi" && pl.Ready && pl.State == "running" {
+				h.csiPID = pl.PID
 			}
 		}
-		return h.plugins["containerd"] > 0 && h.plugins["csi"] > 0
+		return h.csiPID > 0
 	}
-	if err := waitFor(ctx, time.Minute, ready, p.exited); err != nil {
+	if err := waitFor(ctx, time.Minute, ready, hp.Exited()); err != nil {
 		_ = h.stop()
-		return nil, fmt.Errorf("the host's plugins: %w\n%s", err, p.logTail(40))
+		return nil, fmt.Errorf("the volume-csi plugin: %w\n%s", err, hp.LogTail(40))
 	}
 	return h, nil
 }
 
-// stop stops the host, then kills a plugin that outlived it, and unmounts
+// stop stops the host, kills volume-csi if it outlived it, and unmounts
 // what a failed run left below the root dir.
 func (h *host) stop() error {
-	errs := []error{h.proc.stop(60 * time.Second)}
-	for name, pid := range h.plugins {
-		if syscall.Kill(pid, 0) == nil {
-			_ = waitFor(context.Background(), 5*time.Second, func() bool { return syscall.Kill(pid, 0) != nil }, nil)
-			if syscall.Kill(pid, 0) == nil {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-				errs = append(errs, fmt.Errorf("plugin %s (%d) outlived the host; killed", name, pid))
-			}
-		}
+	errs := []error{h.Host.Stop()}
+	if h.csiPID > 0 && waitFor(context.Background(), 5*time.Second, func() bool { return syscall.Kill(h.csiPID, 0) != nil }, nil) != nil {
+		_ = syscall.Kill(h.csiPID, syscall.SIGKILL)
+		errs = append(errs, fmt.Errorf("volume-csi (%d) outlived the host; killed", h.csiPID))
 	}
-	if out, err := exec.Command("sh", "-c", fmt.Sprintf("grep -o ' %s/[^ ]*' /proc/self/mountinfo | sort -r | xargs -r umount -l", h.root)).CombinedOutput(); err != nil {
+	if out, err := exec.Command("sh", "-c", fmt.Sprintf("grep -o ' %s/[^ ]*' /proc/self/mountinfo | sort -r | xargs -r umount -l", h.Root)).CombinedOutput(); err != nil {
 		errs = append(errs, fmt.Errorf("unmount below the root dir: %w: %s", err, out))
 	}
 	return errors.Join(errs...)

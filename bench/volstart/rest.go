@@ -3,11 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -100,7 +96,7 @@ var procOrder = []string{"host", "volume-csi", "runtime-containerd", "csi-loopdr
 // runs them with the volumes, measures, deletes them and waits until every
 // volume is unstaged.
 func measureRest(ctx context.Context, o options, h *host, w *watcher, d *driver) (*restResult, error) {
-	pids := map[string]int{"host": h.pid(), "volume-csi": h.plugins["csi"], "runtime-containerd": h.plugins["containerd"], "csi-loopdriver": d.pid()}
+	pids := map[string]int{"host": h.PID(), "volume-csi": h.csiPID, "runtime-containerd": h.PluginPID(), "csi-loopdriver": d.pid()}
 	var r restResult
 	for _, withVolumes := range []bool{false, true} {
 		pods := map[string][]byte{}
@@ -134,7 +130,8 @@ func measureRest(ctx context.Context, o options, h *host, w *watcher, d *driver)
 		var profiled chan error
 		if withVolumes && o.profile != "" {
 			profiled = make(chan error, 1)
-			go func() { profiled <- profileHost(ctx, h, o.window, o.profile) }()
+			wait := h.ProfileCPU(ctx, "volstart", o.profile, o.window)
+			go func() { profiled <- wait() }()
 		}
 		u, err := measure(ctx, o.window, pids)
 		if err != nil {
@@ -178,34 +175,4 @@ func verdict(met bool) string {
 		return "met"
 	}
 	return "not met"
-}
-
-// profileHost writes the host's CPU profile over window, taken through
-// /debug/pprof on its local API socket, to file.
-func profileHost(ctx context.Context, h *host, window time.Duration, file string) error {
-	socket := filepath.Join(h.root, "host.sock")
-	c := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, "unix", socket)
-	}}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://host/debug/pprof/profile?seconds=%d", int(window.Seconds())), nil)
-	if err != nil {
-		return err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET /debug/pprof/profile: %s", resp.Status)
-	}
-	f, err := os.Create(file)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }

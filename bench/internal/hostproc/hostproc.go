@@ -1,7 +1,7 @@
 // Package hostproc builds podhost and runtime-containerd, runs `podhost
 // run` as a subprocess with only that runtime plugin and fetches CPU
 // profiles of both (profile.go), for the benchmark
-// programs under bench/ (podstart, kubepods); only they import it.
+// programs under bench/ (podstart, kubepods, volstart); only they import it.
 package hostproc
 
 import (
@@ -25,23 +25,30 @@ const PluginName = "containerd"
 // does (static) and returns the host binary and the plugin dir. It must run
 // inside the podhost module.
 func Build(ctx context.Context, dir, version string) (hostBin, pluginDir string, err error) {
+	hostBin = filepath.Join(dir, "podhost")
+	pluginDir = filepath.Join(dir, "plugins")
+	err = BuildPackages(ctx, version, map[string]string{hostBin: "./cmd/host", filepath.Join(pluginDir, "runtime-containerd"): "./plugins/runtime-containerd"})
+	return hostBin, pluginDir, err
+}
+
+// BuildPackages builds each package of the module (./cmd/host, …) into its
+// target file, static, with main.version set to version. It must run
+// inside the podhost module.
+func BuildPackages(ctx context.Context, version string, targets map[string]string) error {
 	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
 	mod := strings.TrimSpace(string(out))
 	if err != nil || mod == "" || mod == os.DevNull {
-		return "", "", fmt.Errorf("run inside the podhost module (go env GOMOD: %v)", err)
+		return fmt.Errorf("run inside the podhost module (go env GOMOD: %v)", err)
 	}
-	repo := filepath.Dir(mod)
-	hostBin = filepath.Join(dir, "podhost")
-	pluginDir = filepath.Join(dir, "plugins")
-	for target, pkg := range map[string]string{hostBin: "./cmd/host", filepath.Join(pluginDir, "runtime-containerd"): "./plugins/runtime-containerd"} {
+	for target, pkg := range targets {
 		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-X main.version="+version, "-o", target, pkg)
-		cmd.Dir = repo
+		cmd.Dir = filepath.Dir(mod)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if b, err := cmd.CombinedOutput(); err != nil {
-			return "", "", fmt.Errorf("go build %s: %w\n%s", pkg, err, b)
+			return fmt.Errorf("go build %s: %w\n%s", pkg, err, b)
 		}
 	}
-	return hostBin, pluginDir, nil
+	return nil
 }
 
 // Config says how to run a host.
