@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"k8s.io/apimachinery/pkg/types"
 
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 )
@@ -78,8 +80,18 @@ func (m *Manager) RotateLogs(ctx context.Context, r LogRotation) {
 // the oldest are removed so that at most r.MaxFiles files remain. A
 // container that stopped meanwhile keeps its file. It returns every
 // container's error, joined.
+//
+// The host chose every log path itself (PodLogDir, ContainerLogPath), so a
+// pass first reads the log directory and asks the runtime nothing unless a
+// file needs rotating (logScan).
 func (m *Manager) RotateContainerLogs(ctx context.Context, r LogRotation) error {
 	if err := r.validate(); err != nil {
+		return err
+	}
+	m.logScan.mu.Lock()
+	defer m.logScan.mu.Unlock()
+	candidates, err := m.logScan.candidates(m.logRoot, r.MaxBytes)
+	if err != nil || len(candidates) == 0 {
 		return err
 	}
 	resp, err := m.rt.ListContainers(ctx, &runtimev1.ListContainersRequest{Filter: &runtimev1.ContainerFilter{
@@ -89,24 +101,47 @@ func (m *Manager) RotateContainerLogs(ctx context.Context, r LogRotation) error 
 	if err != nil {
 		return callError("listing running containers", err)
 	}
-	var errs []error
+	running := map[string]string{} // log path → container ID
 	for _, c := range resp.GetContainers() {
+		if path, ok := m.hostLogPath(c); ok {
+			running[path] = c.GetId()
+		}
+	}
+	var errs []error
+	for path, key := range candidates {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		err := m.rotateContainerLog(ctx, r, c.GetId())
+		id, ok := running[path]
+		if !ok {
+			m.logScan.idle[path] = key // not written by a running container
+			continue
+		}
+		err := m.rotateContainerLog(ctx, r, id)
 		if errors.Is(err, ErrReopenUnsupported) {
 			return err // the same for every container
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("container %s: %w", c.GetId(), err))
+			errs = append(errs, fmt.Errorf("container %s: %w", id, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
+// hostLogPath is the log path the host gave the container when it created
+// it, from its labels.
+func (m *Manager) hostLogPath(c *runtimev1.Container) (string, bool) {
+	l := c.GetLabels()
+	attempt, ok := parseUint32(l[LabelContainerAttempt])
+	if !ok || l[LabelPodNamespace] == "" || l[LabelPodName] == "" || l[LabelPodUID] == "" || l[LabelContainerName] == "" {
+		return "", false
+	}
+	dir := PodLogDir(m.logRoot, l[LabelPodNamespace], l[LabelPodName], types.UID(l[LabelPodUID]))
+	return filepath.Join(dir, ContainerLogPath(l[LabelContainerName], attempt)), true
+}
+
 // rotateContainerLog rotates one container's log; the log path comes from
-// its status, as List does not carry it.
+// its status, so the file renamed is the one the runtime writes.
 func (m *Manager) rotateContainerLog(ctx context.Context, r LogRotation, id string) error {
 	resp, err := m.rt.ContainerStatus(ctx, &runtimev1.ContainerStatusRequest{ContainerId: id})
 	if err = callError("container status", err); errors.Is(err, ErrNotFound) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	v1 "k8s.io/api/core/v1"
 
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 )
@@ -172,4 +173,57 @@ type countingReopen struct {
 func (c *countingReopen) ReopenContainerLog(ctx context.Context, req *runtimev1.ReopenContainerLogRequest, opts ...grpc.CallOption) (*runtimev1.ReopenContainerLogResponse, error) {
 	c.calls.Add(1)
 	return c.RuntimeClient.ReopenContainerLog(ctx, req, opts...)
+}
+
+// TestRotateAtRestCallsLittle counts the runtime calls of several rotation
+// passes over pods whose logs need no rotation: the host knows the paths
+// it gave the containers, so a pass only reads the log directory.
+func TestRotateAtRestCallsLittle(t *testing.T) {
+	policy := LogRotation{MaxBytes: 50, MaxFiles: 3, Interval: time.Second}
+	const passes = 5
+	tests := []struct {
+		name      string
+		bigExited bool // an exited container has a log over the limit
+		want      int  // runtime calls over all passes
+	}{
+		{name: "small logs", want: 0},
+		{name: "big log of an exited container", bigExited: true, want: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			rt := &reopening{RuntimeClient: e.client}
+			e.m.rt = rt
+			var pods []*v1.Pod
+			for _, name := range []string{"a", "b", "c"} {
+				p := newPod(name, "app", "side")
+				e.mustSync(p)
+				pods = append(pods, p)
+				e.logOf(e.container(p, "app").ID, "small")
+				e.logOf(e.container(p, "side").ID, "small")
+			}
+			if tt.bigExited {
+				done := newPod("done", "job")
+				e.mustSync(done)
+				e.exit(done, "job", 0)
+				e.logOf(e.container(done, "job").ID, strings.Repeat("x", 100))
+			}
+			before := len(e.fake.Calls())
+			for range passes {
+				if err := e.m.RotateContainerLogs(context.Background(), policy); err != nil {
+					t.Fatalf("RotateContainerLogs: %v", err)
+				}
+			}
+			var calls []string
+			for _, c := range e.fake.Calls()[before:] {
+				calls = append(calls, c.Method)
+			}
+			if len(calls) != tt.want {
+				t.Errorf("%d passes made %d runtime calls %q; want %d", passes, len(calls), calls, tt.want)
+			}
+			if got := rt.reopened(); len(got) != 0 {
+				t.Errorf("reopened %q; want none", got)
+			}
+		})
+	}
 }

@@ -73,6 +73,8 @@ type Manager struct {
 	// cutStarts are the containers whose start the plugin's death cut
 	// short.
 	cutStarts cutStarts
+	// logScan remembers the logs rotation found idle.
+	logScan logScan
 }
 
 // New returns a Manager.
