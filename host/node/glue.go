@@ -106,8 +106,8 @@ func (apiSource) Run(ctx context.Context) error {
 // apiPersister keeps the API's pods in the state database.
 type apiPersister struct{ store *state.Store }
 
-func (p apiPersister) Save(ctx context.Context, pods []*v1.Pod) error {
-	return p.store.SaveAPIPods(ctx, pods)
+func (p apiPersister) Write(ctx context.Context, c apisource.Change) error {
+	return p.store.WriteAPIPod(ctx, state.APIPodChange{Namespace: c.Namespace, Name: c.Name, Pod: c.Pod})
 }
 
 func (p apiPersister) Load(ctx context.Context) ([]*v1.Pod, error) { return p.store.LoadAPIPods(ctx) }

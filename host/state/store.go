@@ -64,6 +64,7 @@ type Store struct {
 	log      hclog.Logger
 	now      func() time.Time
 	recovery *Recovery
+	apiPods  apiPodWriter
 }
 
 // options are Open's knobs; tests shorten the lock timeout and fix the clock.

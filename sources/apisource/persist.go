@@ -7,12 +7,20 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// Persister keeps the api source's pods across host restarts. Save replaces
-// the whole stored set; Load returns what the last successful Save stored
-// (nothing on a fresh node). Both must be safe to call from one goroutine
-// at a time; the source never calls them concurrently.
+// Change is one change to the stored pods: Pod stored under
+// Namespace/Name, or that pod removed when Pod is nil.
+type Change struct {
+	Namespace, Name string
+	Pod             *v1.Pod
+}
+
+// Persister keeps the api source's pods across host restarts. Write stores
+// one change and returns once it is durable; Load returns what the
+// successful Writes stored (nothing on a fresh node). Write is called
+// concurrently, never twice at once for the same pod, and an
+// implementation may commit concurrent writes together.
 type Persister interface {
-	Save(ctx context.Context, pods []*v1.Pod) error
+	Write(ctx context.Context, c Change) error
 	Load(ctx context.Context) ([]*v1.Pod, error)
 }
 
@@ -20,38 +28,45 @@ type Persister interface {
 // run without local state. The zero value is ready to use.
 type MemoryPersister struct {
 	mu      sync.Mutex
-	pods    []*v1.Pod
+	pods    map[string]*v1.Pod
 	saveErr error
 	saves   int
 }
 
-// Save stores deep copies of pods.
-func (m *MemoryPersister) Save(_ context.Context, pods []*v1.Pod) error {
+// Write stores a deep copy of the change.
+func (m *MemoryPersister) Write(_ context.Context, c Change) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.saveErr != nil {
 		return m.saveErr
 	}
-	m.pods = deepCopies(pods)
+	if m.pods == nil {
+		m.pods = map[string]*v1.Pod{}
+	}
+	if c.Pod == nil {
+		delete(m.pods, key(c.Namespace, c.Name))
+	} else {
+		m.pods[key(c.Namespace, c.Name)] = c.Pod.DeepCopy()
+	}
 	m.saves++
 	return nil
 }
 
-// Load returns deep copies of the stored pods.
+// Load returns deep copies of the stored pods, sorted by namespace/name.
 func (m *MemoryPersister) Load(_ context.Context) ([]*v1.Pod, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return deepCopies(m.pods), nil
+	return deepCopies(sortedPods(m.pods)), nil
 }
 
-// Saves counts the successful Save calls.
+// Saves counts the successful Write calls.
 func (m *MemoryPersister) Saves() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.saves
 }
 
-// SetSaveErr makes every later Save fail with err (nil to succeed again).
+// SetSaveErr makes every later Write fail with err (nil to succeed again).
 func (m *MemoryPersister) SetSaveErr(err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -67,4 +82,41 @@ func deepCopies(pods []*v1.Pod) []*v1.Pod {
 		out[i] = p.DeepCopy()
 	}
 	return out
+}
+
+// keyLocks serialises the changes to one pod, so that its write to the
+// Persister happens outside Source.mu while no other change to the same
+// pod can overtake it.
+type keyLocks struct {
+	mu sync.Mutex
+	m  map[string]*keyLock
+}
+
+type keyLock struct {
+	mu    sync.Mutex
+	users int
+}
+
+// lock locks k and returns the unlock.
+func (l *keyLocks) lock(k string) func() {
+	l.mu.Lock()
+	if l.m == nil {
+		l.m = map[string]*keyLock{}
+	}
+	kl := l.m[k]
+	if kl == nil {
+		kl = &keyLock{}
+		l.m[k] = kl
+	}
+	kl.users++
+	l.mu.Unlock()
+	kl.mu.Lock()
+	return func() {
+		kl.mu.Unlock()
+		l.mu.Lock()
+		if kl.users--; kl.users == 0 {
+			delete(l.m, k)
+		}
+		l.mu.Unlock()
+	}
 }

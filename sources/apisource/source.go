@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -59,6 +60,10 @@ type Source struct {
 	opts    Options
 	updates chan sources.Snapshot
 	synced  chan struct{}
+
+	// keys serialises the changes to one pod; s.mu is not held while a
+	// change is written to the Persister.
+	keys keyLocks
 
 	mu     sync.Mutex
 	loaded bool
@@ -118,18 +123,25 @@ func (s *Source) Load(ctx context.Context) error {
 func (s *Source) Apply(ctx context.Context, where string, body []byte) (*v1.Pod, Op, error) {
 	now := s.opts.Now()
 	pod, err := decodePod(where, body, now)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.loaded {
-		return nil, "", ErrNotLoaded
-	}
 	if err != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !s.loaded {
+			return nil, "", ErrNotLoaded
+		}
 		s.rememberLocked(err.(*InvalidError))
 		s.publishLocked()
 		return nil, "", err
 	}
 	k := key(pod.Namespace, pod.Name)
+	defer s.keys.lock(k)()
+	s.mu.Lock()
+	if !s.loaded {
+		s.mu.Unlock()
+		return nil, "", ErrNotLoaded
+	}
 	old, exists := s.pods[k]
+	s.mu.Unlock()
 	if exists && old.DeletionTimestamp != nil {
 		return nil, "", fmt.Errorf("applying pod %s: %w", k, ErrTerminating)
 	}
@@ -145,11 +157,16 @@ func (s *Source) Apply(ctx context.Context, where string, body []byte) (*v1.Pod,
 		pod.UID, pod.CreationTimestamp, pod.Generation = old.UID, old.CreationTimestamp, old.Generation
 	} else {
 		op = Created
-		pod.UID, pod.CreationTimestamp, pod.Generation = s.opts.NewUID(), metav1.NewTime(now), 1
+		s.mu.Lock() // NewUID need not be safe for concurrent use
+		pod.UID = s.opts.NewUID()
+		s.mu.Unlock()
+		pod.CreationTimestamp, pod.Generation = metav1.NewTime(now), 1
 	}
 	pod.Annotations[manifest.AnnotationSource] = sources.SourceAPI
 	pod.Annotations[manifest.AnnotationHash] = string(pod.UID)
 	if exists && sameContent(old, pod) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
 		s.forgetLocked(k)
 		s.publishLocked()
 		return old.DeepCopy(), Unchanged, nil
@@ -157,14 +174,31 @@ func (s *Source) Apply(ctx context.Context, where string, body []byte) (*v1.Pod,
 	if exists {
 		pod.Generation++
 	}
-	next := s.withLocked(k, pod)
-	if err := s.opts.Persister.Save(ctx, sortedPods(next)); err != nil {
+	if err := s.commit(ctx, k, pod); err != nil {
 		return nil, "", fmt.Errorf("saving pod %s: %w", k, err)
 	}
-	s.pods = next
+	return pod.DeepCopy(), op, nil
+}
+
+// commit writes pod (nil removes it) to the Persister and, once it is
+// durable, into the desired set, and publishes. The caller holds k's key
+// lock and not s.mu, so that concurrent changes to other pods share the
+// Persister's commits.
+func (s *Source) commit(ctx context.Context, k string, pod *v1.Pod) error {
+	namespace, name, _ := strings.Cut(k, "/")
+	if err := s.opts.Persister.Write(ctx, Change{Namespace: namespace, Name: name, Pod: pod}); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if pod == nil {
+		delete(s.pods, k)
+	} else {
+		s.pods[k] = pod
+	}
 	s.forgetLocked(k)
 	s.publishLocked()
-	return pod.DeepCopy(), op, nil
+	return nil
 }
 
 // sameContent compares two pods ignoring the config.seen annotation.
@@ -183,12 +217,14 @@ func (s *Source) Delete(ctx context.Context, namespace, name string, opts Delete
 		return nil, &InvalidError{Where: "delete", Namespace: namespace, Name: name,
 			Errs: []error{field.Invalid(field.NewPath("gracePeriodSeconds"), *g, "must be >= 0")}}
 	}
+	defer s.keys.lock(k)()
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.loaded {
+	loaded := s.loaded
+	old, ok := s.pods[k]
+	s.mu.Unlock()
+	if !loaded {
 		return nil, ErrNotLoaded
 	}
-	old, ok := s.pods[k]
 	if !ok {
 		return nil, fmt.Errorf("deleting pod %s: %w", k, ErrNotFound)
 	}
@@ -203,16 +239,13 @@ func (s *Source) Delete(ctx context.Context, namespace, name string, opts Delete
 	}
 	pod.DeletionGracePeriodSeconds = &grace
 
-	next := s.withLocked(k, pod)
+	stored := pod
 	if opts.Force {
-		delete(next, k)
+		stored = nil
 	}
-	if err := s.opts.Persister.Save(ctx, sortedPods(next)); err != nil {
+	if err := s.commit(ctx, k, stored); err != nil {
 		return nil, fmt.Errorf("deleting pod %s: saving: %w", k, err)
 	}
-	s.pods = next
-	s.forgetLocked(k)
-	s.publishLocked()
 	return pod.DeepCopy(), nil
 }
 
@@ -235,24 +268,23 @@ func gracePeriod(pod *v1.Pod, opts DeleteOptions) int64 {
 // no error; one stored under another UID is.
 func (s *Source) Remove(ctx context.Context, namespace, name string, uid types.UID) error {
 	k := key(namespace, name)
+	defer s.keys.lock(k)()
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.loaded {
+	loaded := s.loaded
+	old, ok := s.pods[k]
+	s.mu.Unlock()
+	if !loaded {
 		return ErrNotLoaded
 	}
-	old, ok := s.pods[k]
 	if !ok {
 		return nil
 	}
 	if old.UID != uid {
 		return fmt.Errorf("removing pod %s uid %s: %w (%s)", k, uid, ErrUIDMismatch, old.UID)
 	}
-	next := s.withLocked(k, nil)
-	if err := s.opts.Persister.Save(ctx, sortedPods(next)); err != nil {
+	if err := s.commit(ctx, k, nil); err != nil {
 		return fmt.Errorf("removing pod %s: saving: %w", k, err)
 	}
-	s.pods = next
-	s.publishLocked()
 	return nil
 }
 
@@ -272,20 +304,6 @@ func (s *Source) List() []*v1.Pod {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return deepCopies(sortedPods(s.pods))
-}
-
-// withLocked returns a copy of the pod map with k set to pod (or removed).
-func (s *Source) withLocked(k string, pod *v1.Pod) map[string]*v1.Pod {
-	next := make(map[string]*v1.Pod, len(s.pods)+1)
-	for k, p := range s.pods {
-		next[k] = p
-	}
-	if pod == nil {
-		delete(next, k)
-	} else {
-		next[k] = pod
-	}
-	return next
 }
 
 // rememberLocked records a failed request, replacing an older one for the
