@@ -18,12 +18,14 @@ type Workers struct {
 	cache    *Cache
 	recorder Recorder
 
-	// Relist, when set before Run, is signalled without blocking after
-	// every sync. The next sync of a pod needs a runtime status newer than
-	// the end of this one; asking the PLEG to relist at once, rather than
-	// at its next period, saves that wait (up to a relist period on every
-	// start and every termination).
-	Relist chan<- struct{}
+	// Inspect, when set before Run, is called after every sync with the
+	// synced pod, unless the sync finished it; it must not block (PLEG.Request). The next sync of a pod
+	// needs a runtime status of that pod newer than the end of this one;
+	// asking the PLEG to inspect the pod at once, rather than waiting for
+	// its next relist, saves that wait (up to a relist period on every
+	// start and every termination), and inspecting only that pod spares a
+	// listing of the whole node.
+	Inspect func(PodRef)
 
 	mu      sync.Mutex
 	cancels map[uint64]context.CancelFunc
@@ -159,11 +161,10 @@ func (w *Workers) loop(ctx context.Context, l workerLoop) {
 		cancel()
 		exit := w.core.Complete(work, res)
 		w.mu.Unlock()
-		if w.Relist != nil {
-			select {
-			case w.Relist <- struct{}{}:
-			default:
-			}
+		// A pod whose SyncTerminatedPod succeeded is finished: no work of
+		// it waits for a newer status, so nothing is inspected for it.
+		if w.Inspect != nil && (work.WorkType != WorkTerminated || res.Err != nil) {
+			w.Inspect(work.podRef())
 		}
 		if exit {
 			return
@@ -191,6 +192,17 @@ func (w *Workers) perform(ctx context.Context, work Work) WorkResult {
 	}
 	terminal, err := w.syncer.SyncPod(ctx, work.UpdateType, work.Pod, work.MirrorPod, status)
 	return WorkResult{IsTerminal: terminal, Err: err}
+}
+
+// podRef names the pod of a work for an inspection.
+func (w Work) podRef() PodRef {
+	switch {
+	case w.Pod != nil:
+		return PodRef{UID: w.UID, Name: w.Pod.Name, Namespace: w.Pod.Namespace}
+	case w.RunningPod != nil:
+		return PodRef{UID: w.UID, Name: w.RunningPod.Name, Namespace: w.RunningPod.Namespace}
+	}
+	return PodRef{UID: w.UID}
 }
 
 var _ PodWorkerSet = (*Workers)(nil)

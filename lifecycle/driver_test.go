@@ -353,15 +353,16 @@ func TestSyncLoopDeliversConfigUpdates(t *testing.T) {
 	})
 }
 
-func TestWorkersAskForRelistAfterSync(t *testing.T) {
+func TestWorkersAskForInspectionAfterSync(t *testing.T) {
 	// The next sync needs a status newer than the end of this one: the
-	// driver asks the PLEG for a relist as soon as a sync completes.
+	// driver asks the PLEG to inspect the synced pod as soon as a sync
+	// completes.
 	synctest.Test(t, func(t *testing.T) {
 		cache := lifecycle.NewCache()
 		core := lifecycle.NewPodWorkers(lifecycle.PodWorkersConfig{Clock: lifecycle.SystemClock{}, Cache: cache})
 		workers := lifecycle.NewWorkers(core, &lifecycletest.FakeSyncer{}, cache, nil)
-		relist := make(chan struct{}, 1)
-		workers.Relist = relist
+		var asked []lifecycle.PodRef
+		workers.Inspect = func(ref lifecycle.PodRef) { asked = append(asked, ref) }
 		cache.UpdateTime(time.Now())
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan struct{})
@@ -369,10 +370,9 @@ func TestWorkersAskForRelistAfterSync(t *testing.T) {
 		workers.UpdatePod(lifecycle.UpdatePodOptions{UpdateType: lifecycle.UpdateCreate,
 			Pod: &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "1", Name: "p", Namespace: "ns"}}})
 		synctest.Wait()
-		select {
-		case <-relist:
-		default:
-			t.Error("no relist asked for after the sync")
+		want := lifecycle.PodRef{UID: "1", Name: "p", Namespace: "ns"}
+		if len(asked) != 1 || asked[0] != want {
+			t.Errorf("inspections asked for after the sync: %+v; want [%+v]", asked, want)
 		}
 		cancel()
 		<-done

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -34,9 +35,10 @@ type PodLifecycleEvent struct {
 }
 
 // PLEG relists the runtime, turns container state changes into events and
-// keeps the Cache current. Relist is deterministic given the runtime's
-// answers and the clock; Run drives it. A runtime that streams events can
-// feed Run's trigger channel so that relisting becomes a fallback.
+// keeps the Cache current. Relist and Inspect are deterministic given the
+// runtime's answers and the clock; Run drives them. A runtime that streams
+// events names the pods to Inspect (Request), so that relisting becomes a
+// fallback, as with the kubelet's Evented PLEG (pleg_inspect.go).
 type PLEG struct {
 	runtime    Runtime
 	cache      *Cache
@@ -46,6 +48,9 @@ type PLEG struct {
 	old        map[types.UID]map[string]ContainerState
 	reinspect  map[types.UID]*RunningPod
 	lastRelist time.Time
+	reqMu      sync.Mutex
+	requests   map[types.UID]PodRef
+	requested  chan struct{}
 	// Discarded counts events dropped because the channel was full.
 	Discarded int
 }
@@ -57,6 +62,8 @@ func NewPLEG(runtime Runtime, cache *Cache, clock Clock, metrics *Metrics) *PLEG
 		events:    make(chan PodLifecycleEvent, plegChannelSize),
 		old:       map[types.UID]map[string]ContainerState{},
 		reinspect: map[types.UID]*RunningPod{},
+		requests:  map[types.UID]PodRef{},
+		requested: make(chan struct{}, 1),
 	}
 }
 
@@ -73,8 +80,11 @@ func (g *PLEG) Healthy() error {
 
 // Relist lists the runtime once, emits events for changed containers,
 // re-inspects changed pods into the cache and advances the cache time to
-// the moment before the list. Relist must not be called concurrently.
+// the moment before the list. The cache time serves the inspections
+// requested before it, which it forgets. Relist must not be called
+// concurrently.
 func (g *PLEG) Relist(ctx context.Context) error {
+	g.takeRequests()
 	start := g.clock.Now()
 	if g.metrics != nil && !g.lastRelist.IsZero() {
 		g.metrics.PLEGRelistInterval.Observe(start.Sub(g.lastRelist).Seconds())
@@ -99,15 +109,8 @@ func (g *PLEG) Relist(ctx context.Context) error {
 		changed[uid] = pod
 	}
 	for uid := range unionKeys(g.old, current) {
-		for id := range unionKeys(g.old[uid], current[uid]) {
-			oldState, had := g.old[uid][id]
-			newState, has := current[uid][id]
-			if had && has && oldState == newState {
-				continue
-			}
-			if typ, ok := eventFor(oldState, had, newState, has); ok {
-				events = append(events, PodLifecycleEvent{ID: uid, Type: typ, ContainerID: id})
-			}
+		if podChanged(g.old[uid], current[uid]) {
+			events = append(events, diffPod(uid, g.old[uid], current[uid])...)
 			p := byUID[uid]
 			if p == nil {
 				p = &RunningPod{ID: uid}
@@ -178,18 +181,4 @@ func unionKeys[K comparable, V any](a, b map[K]V) map[K]struct{} {
 		out[k] = struct{}{}
 	}
 	return out
-}
-
-// Run relists every period, and at once whenever trigger fires (a runtime
-// event stream may feed it; nil disables it), until ctx ends.
-func (g *PLEG) Run(ctx context.Context, period time.Duration, trigger <-chan struct{}) {
-	for {
-		_ = g.Relist(ctx) // errors are retried on the next relist
-		select {
-		case <-ctx.Done():
-			return
-		case <-g.clock.After(period):
-		case <-trigger:
-		}
-	}
 }

@@ -68,3 +68,74 @@ func TestPLEGRecordsFailedInspection(t *testing.T) {
 		t.Errorf("after a successful retry GetNewerThan = %+v, %v; want the exited container", st, err)
 	}
 }
+
+// TestPLEGInspect checks the inspection of the one pod an event or a sync
+// names: only that pod's entry becomes newer (another pod waiting for a
+// newer status is not served the old one), its container changes come out
+// as events, and a failed inspection is recorded and retried by the next
+// relist.
+func TestPLEGInspect(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		fail      bool
+		wantEvent lifecycle.PodLifecycleEventType
+	}{
+		{"changed pod", false, lifecycle.ContainerDied},
+		{"failed inspection", true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			rt := &inspectFailing{FakeRuntime: lifecycletest.NewFakeRuntime()}
+			g, cache, clock := newTestPLEG(rt)
+			rt.AddPod("1", "p", "ns", "c")
+			rt.AddPod("2", "q", "ns", "c")
+			if err := g.Relist(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for len(g.Events()) > 0 {
+				<-g.Events()
+			}
+			lastSync := clock.Now()
+			clock.Step(time.Second)
+			rt.ExitContainer("1", "c", 1)
+			rt.ExitContainer("2", "c", 1)
+			if tc.fail {
+				rt.err = errors.New("inspection failed")
+			}
+			g.Request(lifecycle.PodRef{UID: "1", Name: "p", Namespace: "ns"})
+			<-g.Requested()
+			g.InspectRequested(ctx)
+
+			st, err := cache.GetNewerThan(ctx, "1", lastSync)
+			switch {
+			case tc.fail && !errors.Is(err, rt.err):
+				t.Errorf("after a failed inspection GetNewerThan = %+v, %v; want the inspection error", st, err)
+			case !tc.fail && (err != nil || st.Container("c").State != lifecycle.ContainerExited):
+				t.Errorf("after the inspection GetNewerThan = %+v, %v; want the exited container", st, err)
+			}
+			done, cancel := context.WithCancel(ctx)
+			cancel()
+			if st, err := cache.GetNewerThan(done, "2", lastSync); err == nil {
+				t.Errorf("pod 2 passed for fresh after pod 1's inspection: %+v", st)
+			}
+			var got lifecycle.PodLifecycleEventType
+			if len(g.Events()) > 0 {
+				got = (<-g.Events()).Type
+			}
+			if got != tc.wantEvent || len(g.Events()) != 0 {
+				t.Errorf("event %q (and %d more); want %q only", got, len(g.Events()), tc.wantEvent)
+			}
+			if !tc.fail {
+				return
+			}
+			rt.err = nil
+			clock.Step(time.Second)
+			if err := g.Relist(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if st, err := cache.GetNewerThan(ctx, "1", lastSync); err != nil || st.Container("c").State != lifecycle.ContainerExited {
+				t.Errorf("after the relist that retries it GetNewerThan = %+v, %v; want the exited container", st, err)
+			}
+		})
+	}
+}

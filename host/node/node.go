@@ -244,8 +244,8 @@ func (n *Node) build() error {
 	}
 	finished := &finishedSyncer{PodSyncer: podSyncer, finished: n.finished, status: n.status, runtime: n.runtime}
 	n.workers = lifecycle.NewWorkers(n.core, &shutdownSyncer{PodSyncer: &removingSyncer{PodSyncer: finished, node: n}, node: n}, n.cache, n.events)
-	n.workers.Relist = n.relist
 	n.pleg = lifecycle.NewPLEG(n.runtime, n.cache, n.clock, metrics)
+	n.workers.Inspect = n.pleg.Request
 	n.loop = &lifecycle.SyncLoop{
 		Config:  n.desired,
 		Workers: n.workers,

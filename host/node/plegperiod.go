@@ -15,9 +15,10 @@ const plegSafetyPeriod = 30 * time.Second
 
 // runPLEG relists every plegPeriod, or every plegSafetyPeriod while the
 // runtime's event stream is open, and at once whenever n.relist fires,
-// until ctx ends. The stream's opening and end fire n.relist, so the
-// period in force never outlives the state it was chosen for by more than
-// one wait.
+// until ctx ends; in between it inspects the pods that runtime events and
+// ended syncs name (PLEG.Request). The stream's opening and end fire
+// n.relist, so the period in force never outlives the state it was chosen
+// for by more than one wait.
 func (n *Node) runPLEG(ctx context.Context) {
 	for {
 		_ = n.pleg.Relist(ctx) // errors are retried on the next relist
@@ -25,11 +26,8 @@ func (n *Node) runPLEG(ctx context.Context) {
 		if n.eventsLive.Load() {
 			period = plegSafetyPeriod
 		}
-		select {
-		case <-ctx.Done():
+		if !n.pleg.WaitRelist(ctx, n.clock.After(period), n.relist) {
 			return
-		case <-n.clock.After(period):
-		case <-n.relist:
 		}
 	}
 }

@@ -7,7 +7,10 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/podhost/podhost/host/runtimemanager"
+	"github.com/podhost/podhost/lifecycle"
 	"github.com/podhost/podhost/pluginapi"
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 )
@@ -18,10 +21,10 @@ const (
 	eventsRetryMax     = 30 * time.Second
 )
 
-// followRuntimeEvents makes the PLEG relist as soon as the runtime plugin
-// pushes a change (a container exited, a sandbox died), so that such
-// changes reach the pods without waiting for the periodic relist, which
-// stays as the fallback. Plugins without the runtime.events capability are
+// followRuntimeEvents makes the PLEG inspect a pod as soon as the runtime
+// plugin pushes a change of it (a container exited, a sandbox died), so
+// that such changes reach the pods without waiting for the periodic
+// relist, which stays as the fallback. Plugins without the runtime.events capability are
 // left to the relist. The stream ends with its plugin; it is opened again,
 // with back-off, on the plugin's next instance.
 func (n *Node) followRuntimeEvents(ctx context.Context) {
@@ -58,11 +61,13 @@ func (n *Node) followRuntimeEvents(ctx context.Context) {
 	}
 }
 
-// relistOnEvents asks for a relist on each event of one stream, until the
-// stream ends. It reports whether any event arrived. While the stream is
-// open the periodic relist slows to the safety net (plegperiod.go); its
-// opening asks for a relist, which finds what changed while no stream was
-// open, and so does its end, which brings the fast period back.
+// relistOnEvents asks the PLEG to inspect the pod each event of one stream
+// names (the kubelet's Evented PLEG updates the one pod an event names),
+// or to relist on an event that names none, until the stream ends. It
+// reports whether any event arrived. While the stream is open the
+// periodic relist slows to the safety net (plegperiod.go); its opening
+// asks for a relist, which finds what changed while no stream was open,
+// and so does its end, which brings the fast period back.
 func (n *Node) relistOnEvents(ctx context.Context, client runtimev1.RuntimeClient) (bool, error) {
 	stream, err := client.Events(ctx, &runtimev1.EventsRequest{})
 	if err != nil {
@@ -80,10 +85,26 @@ func (n *Node) relistOnEvents(ctx context.Context, client runtimev1.RuntimeClien
 	}()
 	received := false
 	for {
-		if _, err := stream.Recv(); err != nil {
+		ev, err := stream.Recv()
+		if err != nil {
 			return received, err
 		}
 		received = true
-		n.askRelist()
+		if ref, ok := eventPod(ev); ok {
+			n.pleg.Request(ref)
+		} else {
+			n.askRelist()
+		}
 	}
+}
+
+// eventPod is the pod an event's labels name, the labels the runtime
+// manager puts on every sandbox and container it creates.
+func eventPod(ev *runtimev1.Event) (lifecycle.PodRef, bool) {
+	l := ev.GetLabels()
+	uid := l[runtimemanager.LabelPodUID]
+	if uid == "" {
+		return lifecycle.PodRef{}, false
+	}
+	return lifecycle.PodRef{UID: types.UID(uid), Name: l[runtimemanager.LabelPodName], Namespace: l[runtimemanager.LabelPodNamespace]}, true
 }

@@ -71,6 +71,7 @@ func (m *Manager) removeState(ctx context.Context, st *podState) error {
 	}
 	m.backoff.forget(st.uid)
 	m.cutStarts.forget(st.uid)
+	m.details.forget(st.uid)
 	m.log.Info("removed pod", "pod", st.namespace+"/"+st.name, "uid", string(st.uid))
 	return nil
 }

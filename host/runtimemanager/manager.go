@@ -57,7 +57,8 @@ type Options struct {
 }
 
 // Manager implements lifecycle.Runtime over a runtime plugin. It keeps no
-// state but the crash back-off: everything else is read from the runtime
+// state but the crash back-off and the containers' start and exit facts
+// already read (knownDetails): everything else is read from the runtime
 // on every call. Its methods are safe for concurrent use; like the
 // lifecycle contract says, the lifecycle's calls for one pod are not
 // concurrent, and RemovePod, which the host calls from a goroutine, waits
@@ -75,6 +76,8 @@ type Manager struct {
 	cutStarts cutStarts
 	// logScan remembers the logs rotation found idle.
 	logScan logScan
+	// details are the containers' start and exit facts already read.
+	details knownDetails
 }
 
 // New returns a Manager.

@@ -224,7 +224,8 @@ func (m *Manager) podState(ctx context.Context, uid types.UID) (*podState, error
 
 // fillDetails asks ContainerStatus for what a listing may leave out: the
 // start and finish times, exit code, reason and message of containers
-// that started. CRI's ListContainers carries none of them, so a plugin
+// that started, unless it already read them in the listed state
+// (knownDetails). CRI's ListContainers carries none of them, so a plugin
 // that maps it straight gives none; exit codes, restart policies and
 // back-off need them.
 //
@@ -241,6 +242,11 @@ func (m *Manager) fillDetails(ctx context.Context, s *podState) error {
 			c.state == lifecycle.ContainerExited && !c.finishedAt.IsZero():
 			continue
 		}
+		if d, ok := m.details.lookup(s.uid, c.id, c.state); ok {
+			c.startedAt, c.finishedAt = d.startedAt, d.finishedAt
+			c.exitCode, c.reason, c.message = d.exitCode, d.reason, d.message
+			continue
+		}
 		resp, err := m.rt.ContainerStatus(ctx, &runtimev1.ContainerStatusRequest{ContainerId: c.id})
 		if err = callError("container status "+c.id, err); errors.Is(err, ErrNotFound) {
 			c.state, c.exitCode, c.reason, c.message = lifecycle.ContainerUnknown, 0, "", ""
@@ -255,6 +261,7 @@ func (m *Manager) fillDetails(ctx context.Context, s *podState) error {
 		c.state, c.startedAt, c.finishedAt = d.state, d.startedAt, d.finishedAt
 		c.exitCode, c.reason, c.message = d.exitCode, d.reason, d.message
 	}
+	m.details.keep(s)
 	return nil
 }
 
