@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	v1 "k8s.io/api/core/v1"
 
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 )
@@ -194,11 +193,9 @@ func TestRotateAtRestCallsLittle(t *testing.T) {
 			e := newEnv(t)
 			rt := &reopening{RuntimeClient: e.client}
 			e.m.rt = rt
-			var pods []*v1.Pod
 			for _, name := range []string{"a", "b", "c"} {
 				p := newPod(name, "app", "side")
 				e.mustSync(p)
-				pods = append(pods, p)
 				e.logOf(e.container(p, "app").ID, "small")
 				e.logOf(e.container(p, "side").ID, "small")
 			}
