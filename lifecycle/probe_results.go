@@ -119,7 +119,8 @@ func hasProbes(pod *v1.Pod) bool {
 }
 
 // applyProbes sets started and ready of every running app container from
-// the view and derives the ContainersReady and Ready conditions again.
+// the view and derives the Initialized, ContainersReady and Ready
+// conditions again.
 func applyProbes(pod *v1.Pod, s *v1.PodStatus, view ProbeView) {
 	for i := range s.ContainerStatuses {
 		c := &s.ContainerStatuses[i]
@@ -129,24 +130,5 @@ func applyProbes(pod *v1.Pod, s *v1.PodStatus, view ProbeView) {
 		started, ready := view.ContainerProbes(pod, c.Name, c.ContainerID)
 		c.Started, c.Ready = &started, ready
 	}
-	ready := readyCondition(s)
-	for i := range s.Conditions {
-		if t := s.Conditions[i].Type; t == v1.ContainersReady || t == v1.PodReady {
-			s.Conditions[i].Status = ready
-		}
-	}
-}
-
-// readyCondition is True when the pod is not terminal, has containers and
-// every one of them is ready.
-func readyCondition(s *v1.PodStatus) v1.ConditionStatus {
-	if len(s.ContainerStatuses) == 0 || isTerminalPhase(s.Phase) {
-		return v1.ConditionFalse
-	}
-	for _, c := range s.ContainerStatuses {
-		if !c.Ready {
-			return v1.ConditionFalse
-		}
-	}
-	return v1.ConditionTrue
+	refreshReadinessConditions(pod, s)
 }
