@@ -29,6 +29,11 @@ type ProbeManagerConfig struct {
 	// OnChange is called after a result of the pod changed; the host
 	// passes StatusManager.RefreshProbes.
 	OnChange func(uid types.UID)
+	// Syncs, when set, receives the UID of a pod whose container's
+	// startup probe succeeded: the pod is to be synced at once, so that
+	// the container after a sidecar starts. The host passes the sync
+	// loop's ProbeSyncs; a send waits for the loop.
+	Syncs chan<- types.UID
 }
 
 // ProbeManager runs one worker per probe of each container of the pods
@@ -66,12 +71,11 @@ func NewProbeManager(cfg ProbeManagerConfig) *ProbeManager {
 }
 
 // AddPod creates the workers of every probe of the pod's app containers
-// that has none yet. It never blocks; Run starts the workers.
+// and sidecars that has none yet. It never blocks; Run starts the workers.
 func (m *ProbeManager) AddPod(pod *v1.Pod) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
+	for _, c := range probedContainers(pod) {
 		for _, k := range []ProbeKind{Startup, Readiness, Liveness} {
 			p := probeOf(c, k)
 			key := probeKey{pod.UID, c.Name, k}
@@ -183,14 +187,15 @@ func (m *ProbeManager) terminating(uid types.UID) bool {
 func (m *ProbeManager) step(ctx context.Context, w *probeWorker) bool {
 	uid, name := w.key.uid, w.key.container
 	st, _ := m.cfg.Statuses.Get(uid)
-	in := probeInput{now: m.cfg.Clock.Now(), terminating: m.terminating(uid),
-		restartNever: w.pod.Spec.RestartPolicy == v1.RestartPolicyNever, container: st.Container(name)}
+	// A sidecar restarts whatever the pod's policy.
+	restartNever := w.pod.Spec.RestartPolicy == v1.RestartPolicyNever && !IsRestartableInitContainer(w.spec)
+	in := probeInput{now: m.cfg.Clock.Now(), terminating: m.terminating(uid), restartNever: restartNever, container: st.Container(name)}
 	if in.container != nil {
 		in.started = m.cfg.Results.passed(uid, w.spec, Startup, in.container.ID)
 	}
 	next := w.state.next(in)
 	if next.set {
-		m.setResult(w, next.result)
+		m.setResult(ctx, w, next.result)
 	}
 	if next.stop || !next.run {
 		return !next.stop
@@ -221,7 +226,7 @@ func (m *ProbeManager) step(ctx context.Context, w *probeWorker) bool {
 	}
 	result, set, kill := w.state.observe(res)
 	if set {
-		m.setResult(w, result)
+		m.setResult(ctx, w, result)
 	}
 	if kill {
 		m.kill(ctx, w)
@@ -236,6 +241,9 @@ func (m *ProbeManager) kill(ctx context.Context, w *probeWorker) {
 		kind = "startup"
 	}
 	msg := fmt.Sprintf("Container %s failed %s probe, will be restarted", w.key.container, kind)
+	if IsRestartableInitContainer(w.spec) {
+		msg = fmt.Sprintf("Init container %s failed %s probe", w.key.container, kind)
+	}
 	m.event(w.pod, EventNormal, "Killing", msg)
 	if m.cfg.Killer == nil {
 		return
@@ -245,9 +253,22 @@ func (m *ProbeManager) kill(ctx context.Context, w *probeWorker) {
 	}
 }
 
-func (m *ProbeManager) setResult(w *probeWorker, r ProbeResult) {
-	if m.cfg.Results.Set(w.key.uid, w.key.container, w.key.kind, w.state.containerID, r) && m.cfg.OnChange != nil {
+// setResult stores a result; a change refreshes the pod's status, and a
+// startup success asks for a sync of the pod.
+func (m *ProbeManager) setResult(ctx context.Context, w *probeWorker, r ProbeResult) {
+	if !m.cfg.Results.Set(w.key.uid, w.key.container, w.key.kind, w.state.containerID, r) {
+		return
+	}
+	if m.cfg.OnChange != nil {
 		m.cfg.OnChange(w.key.uid)
+	}
+	if w.key.kind != Startup || r != ProbeSuccess || m.cfg.Syncs == nil {
+		return
+	}
+	select {
+	case m.cfg.Syncs <- w.key.uid:
+	case <-ctx.Done():
+	case <-w.stop:
 	}
 }
 

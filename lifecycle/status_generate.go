@@ -200,10 +200,31 @@ func (cc containerConversion) showsStartFailure(c *v1.ContainerStatus) bool {
 	return true
 }
 
-// podPhase computes the phase from container statuses.
+// podPhase computes the phase from container statuses. A sidecar counts
+// like an app container while it runs or waits for its first start; an
+// exited one does not count, and one not started keeps the pod Pending
+// until an app container ran.
 func podPhase(pod *v1.Pod, init, regular []v1.ContainerStatus, podIsTerminal bool) v1.PodPhase {
 	pendingInit := false
+	var running, waiting, stopped, succeeded, unknown, pendingSidecars int
 	for _, c := range init {
+		if spec := initSpec(pod, c.Name); spec != nil && IsRestartableInitContainer(spec) {
+			switch {
+			case c.State.Running != nil:
+				running++
+				if c.Started == nil || !*c.Started {
+					pendingSidecars++
+				}
+			case c.State.Terminated != nil || c.LastTerminationState.Terminated != nil:
+			case c.State.Waiting != nil:
+				waiting++
+				pendingSidecars++
+			default:
+				unknown++
+				pendingSidecars++
+			}
+			continue
+		}
 		if t := c.State.Terminated; t != nil {
 			if t.ExitCode != 0 && pod.Spec.RestartPolicy == v1.RestartPolicyNever {
 				return v1.PodFailed
@@ -214,7 +235,9 @@ func podPhase(pod *v1.Pod, init, regular []v1.ContainerStatus, podIsTerminal boo
 		}
 		pendingInit = true
 	}
-	var running, waiting, stopped, succeeded, unknown int
+	if pendingSidecars > 0 && !anyAppContainerRan(&v1.PodStatus{ContainerStatuses: regular}) {
+		return v1.PodPending
+	}
 	for _, c := range regular {
 		switch {
 		case c.State.Running != nil:
@@ -262,6 +285,16 @@ func podPhase(pod *v1.Pod, init, regular []v1.ContainerStatus, podIsTerminal boo
 		return v1.PodFailed
 	}
 	return v1.PodPending
+}
+
+// initSpec returns the init container named name, or nil.
+func initSpec(pod *v1.Pod, name string) *v1.Container {
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == name {
+			return &pod.Spec.InitContainers[i]
+		}
+	}
+	return nil
 }
 
 // maxReasonCacheEntries bounds the reason cache.
