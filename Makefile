@@ -12,7 +12,7 @@ TOOL_PKGS   := github.com/bufbuild/buf/cmd/buf \
                golang.org/x/perf/cmd/benchstat
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all build host plugins tools proto check-proto lint test unit e2e deps kube-binaries images demo \
+.PHONY: all build host plugins tools proto check-proto lint test unit e2e deps kube-binaries cni-plugins images demo \
         containerd-up containerd-down bench-floor bench-podstart clean
 
 all: build
@@ -64,15 +64,21 @@ deps:
 kube-binaries:
 	sh hack/kube-binaries.sh
 
+# Builds the reference CNI plugins (bridge, host-local, loopback, portmap)
+# into $$HOME/.cache/podhost; the private containerd of the tests gives pods
+# without hostNetwork a network with them.
+cni-plugins:
+	sh hack/cni-plugins.sh
+
 # The whole test suite: unit tests, real-process plugin tests and the
 # end-to-end tests against a private containerd that the tests start.
-test: deps kube-binaries build
+test: deps kube-binaries cni-plugins build
 	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
 
 unit:
 	$(GO) test -race -short ./...
 
-e2e: deps kube-binaries build
+e2e: deps kube-binaries cni-plugins build
 	$(GO) test -timeout $(TEST_TIMEOUT) -v ./test/e2e/...
 
 demo: deps build

@@ -91,11 +91,11 @@ func startPodHost(t *testing.T) *podHost {
 }
 
 // startPodHostWith is startPodHost with extra top-level fields appended to
-// the host config.
-func startPodHostWith(t *testing.T, extra string) *podHost {
+// the host config, on a containerd started with opts.
+func startPodHostWith(t *testing.T, extra string, opts ...crisetup.Option) *podHost {
 	t.Helper()
 	h := &podHost{t: t, bin: sharedBinaries(t)}
-	h.ctrd = crisetup.StartForTest(t)
+	h.ctrd = crisetup.StartForTest(t, opts...)
 	h.dir = t.TempDir()
 	h.root = filepath.Join(h.dir, "root")
 	h.manifests = filepath.Join(h.dir, "manifests")
