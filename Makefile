@@ -13,7 +13,7 @@ TOOL_PKGS   := github.com/bufbuild/buf/cmd/buf \
 TEST_TIMEOUT ?= 30m
 
 .PHONY: all build host plugins tools proto check-proto lint test unit e2e deps kube-binaries cni-plugins images demo \
-        containerd-up containerd-down bench-floor bench-podstart clean
+        containerd-up containerd-down bench-floor bench-podstart bench-probes clean
 
 all: build
 
@@ -99,6 +99,12 @@ containerd-down:
 # containerd (see BENCHMARKS.md). Root; about 2 minutes.
 bench-podstart: deps
 	$(GO) run ./bench/podstart -n 20
+
+# 100 containers with a 1 s exec probe each through the host, against the
+# same ExecSync calls made directly, on one private containerd (see
+# BENCHMARKS.md). Root; about 3 minutes.
+bench-probes: deps
+	$(GO) run ./bench/probes
 
 # The floor: the same CRI calls issued directly to containerd, no agent.
 bench-floor: deps

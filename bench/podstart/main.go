@@ -39,6 +39,8 @@ import (
 	"time"
 
 	"github.com/podhost/podhost/bench/internal/floor"
+	"github.com/podhost/podhost/bench/internal/hostproc"
+	"github.com/podhost/podhost/bench/internal/stats"
 	"github.com/podhost/podhost/images/localimages"
 	"github.com/podhost/podhost/test/crisetup"
 )
@@ -84,7 +86,7 @@ func run(ctx context.Context, args []string) (err error) {
 	}
 	cmdline := "go run ./bench/podstart " + strings.Join(args, " ")
 	began := time.Now()
-	load0 := loadavg()
+	load0 := stats.LoadAvg()
 
 	dir, err := os.MkdirTemp("", "podstart-")
 	if err != nil {
@@ -100,7 +102,7 @@ func run(ctx context.Context, args []string) (err error) {
 
 	if o.hostBin == "" {
 		fmt.Fprintln(os.Stderr, "podstart: building host and runtime-containerd")
-		if o.hostBin, o.pluginDir, err = build(ctx, filepath.Join(dir, "bin")); err != nil {
+		if o.hostBin, o.pluginDir, err = hostproc.Build(ctx, filepath.Join(dir, "bin"), "podstart"); err != nil {
 			return err
 		}
 	}
@@ -122,16 +124,16 @@ func run(ctx context.Context, args []string) (err error) {
 	}
 
 	fmt.Fprintln(os.Stderr, "podstart: starting the host")
-	h, err := startHost(ctx, dir, o.hostBin, o.pluginDir, ctrd.Endpoint())
+	h, err := hostproc.Start(ctx, dir, o.hostBin, o.pluginDir, ctrd.Endpoint())
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if serr := h.stop(); serr != nil {
+		if serr := h.Stop(); serr != nil {
 			fmt.Fprintln(os.Stderr, "podstart: stopping the host:", serr)
 		}
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "podstart: host log tail:\n%s\n", h.logTail(40))
+			fmt.Fprintf(os.Stderr, "podstart: host log tail:\n%s\n", h.LogTail(40))
 		}
 	}()
 
@@ -158,24 +160,11 @@ func run(ctx context.Context, args []string) (err error) {
 		return fmt.Errorf("host at once: %w", err)
 	}
 
-	version, _ := h.client.Node(ctx)
+	version, _ := h.Client.Node(ctx)
 	fmt.Printf("```sh\n%s\n```\n\n", strings.TrimSpace(cmdline))
 	fmt.Printf("%s, %d pods per phase, host %s, %s; load average %s at start, %s at end; %s wall\n\n",
 		time.Now().Format("2006-01-02"), o.pods, version.HostVersion, version.GoVersion,
-		load0, loadavg(), time.Since(began).Round(time.Second))
+		load0, stats.LoadAvg(), time.Since(began).Round(time.Second))
 	fmt.Print(rep.table())
 	return nil
-}
-
-// loadavg is the 1-minute load average, or "?".
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return "?"
-	}
-	return f[0]
 }

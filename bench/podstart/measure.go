@@ -13,6 +13,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podhost/podhost/bench/internal/floor"
+	"github.com/podhost/podhost/bench/internal/hostproc"
 	"github.com/podhost/podhost/host/localapi"
 	"github.com/podhost/podhost/host/runtimemanager"
 	"github.com/podhost/podhost/images/localimages"
@@ -55,7 +56,7 @@ func (r *hostResults) durations(from, to func(*hostPod) time.Time) []time.Durati
 type bench struct {
 	o    options
 	ctrd *crisetup.Containerd
-	host *host
+	host *hostproc.Host
 
 	watchOnce sync.Once
 	mu        sync.Mutex
@@ -108,7 +109,7 @@ func (b *bench) watch(ctx context.Context) {
 		b.runningCh = map[string]chan struct{}{}
 		go func() {
 			for ctx.Err() == nil {
-				err := b.host.client.WatchPods(ctx, func(ev localapi.PodEvent) error {
+				err := b.host.Client.WatchPods(ctx, func(ev localapi.PodEvent) error {
 					now := time.Now()
 					b.mu.Lock()
 					defer b.mu.Unlock()
@@ -224,7 +225,7 @@ func (b *bench) start(ctx context.Context, p *hostPod) error {
 	ch := b.runningCh[p.name]
 	p.applied = time.Now()
 	b.mu.Unlock()
-	resp, err := b.host.client.Apply(ctx, podManifest(p.name))
+	resp, err := b.host.Client.Apply(ctx, podManifest(p.name))
 	if err != nil {
 		return fmt.Errorf("apply %s: %w", p.name, err)
 	}
@@ -247,7 +248,7 @@ func (b *bench) start(ctx context.Context, p *hostPod) error {
 		b.mu.Lock()
 		werr := b.watchErr
 		b.mu.Unlock()
-		d, _ := b.host.client.Pod(ctx, namespace, p.name)
+		d, _ := b.host.Client.Pod(ctx, namespace, p.name)
 		return fmt.Errorf("pod %s not running after %v (summary %+v; last watch error %v)", p.name, b.o.timeout, d.Summary, werr)
 	}
 }
@@ -257,7 +258,7 @@ func (b *bench) delete(ctx context.Context, p *hostPod) error {
 	b.mu.Lock()
 	p.deleted = time.Now()
 	b.mu.Unlock()
-	if _, err := b.host.client.Delete(ctx, namespace, p.name, localapi.DeleteOptions{}); err != nil {
+	if _, err := b.host.Client.Delete(ctx, namespace, p.name, localapi.DeleteOptions{}); err != nil {
 		return fmt.Errorf("delete %s: %w", p.name, err)
 	}
 	return nil
