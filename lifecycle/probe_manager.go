@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -144,10 +145,14 @@ func (m *ProbeManager) Run(ctx context.Context) {
 	}
 }
 
-// work is the goroutine of one worker: a step now, then one every period.
+// work is the goroutine of one worker: a step now, then one every period,
+// on the kubelet's ticker schedule: steps begin at start + k·period however
+// long each takes; one that outlasts its period is followed at once by the
+// next (the tick a ticker holds), and the ticks it missed are dropped.
 func (m *ProbeManager) work(ctx context.Context, w *probeWorker) {
 	defer m.wg.Done()
 	period := seconds(w.state.probe.PeriodSeconds)
+	next := m.cfg.Clock.Now().Add(period)
 	for {
 		select {
 		case <-ctx.Done():
@@ -160,14 +165,29 @@ func (m *ProbeManager) work(ctx context.Context, w *probeWorker) {
 			m.retire(w)
 			return
 		}
+		wait := nextTick(&next, m.cfg.Clock.Now(), period)
 		select {
 		case <-ctx.Done():
 			return
 		case <-w.stop:
 			return
-		case <-m.cfg.Clock.After(period):
+		case <-m.cfg.Clock.After(wait):
 		}
 	}
+}
+
+// nextTick returns how long to wait after a step that ended at now for the
+// tick due at *next, and moves *next to the tick after. A tick already due
+// is taken at once (wait 0), and the ticks missed before now are dropped.
+func nextTick(next *time.Time, now time.Time, period time.Duration) time.Duration {
+	wait := max(next.Sub(now), 0)
+	for !next.After(now) {
+		*next = next.Add(period)
+	}
+	if wait > 0 {
+		*next = next.Add(period)
+	}
+	return wait
 }
 
 // retire removes a worker that stopped by itself.

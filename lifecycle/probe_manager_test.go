@@ -326,3 +326,63 @@ func TestStatusManagerLeavesPodsWithoutProbes(t *testing.T) {
 		})
 	}
 }
+
+// slowProber takes d of the fake clock for every probe and records when
+// each began.
+type slowProber struct {
+	clock  *lifecycletest.FakeClock
+	d      time.Duration
+	mu     sync.Mutex
+	starts []time.Duration
+	t0     time.Time
+}
+
+func (p *slowProber) RunProbe(ctx context.Context, _ lifecycle.ProbeTarget) (lifecycle.ProbeResult, string, error) {
+	p.mu.Lock()
+	p.starts = append(p.starts, p.clock.Now().Sub(p.t0))
+	p.mu.Unlock()
+	select {
+	case <-p.clock.After(p.d):
+	case <-ctx.Done():
+	}
+	return lifecycle.ProbeSuccess, "", nil
+}
+
+// TestProbeManagerKeepsThePeriod checks that probes start every
+// periodSeconds, as the kubelet's ticker starts them, however long each
+// takes: a probe of 300 ms does not push the next one 300 ms later; one
+// that outlasts its period is followed at once by the next (the tick the
+// ticker holds), and the ticks it missed are dropped.
+func TestProbeManagerKeepsThePeriod(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		took time.Duration
+		want []time.Duration
+	}{
+		{"probe shorter than the period", 300 * time.Millisecond, []time.Duration{0, time.Second, 2 * time.Second, 3 * time.Second, 4 * time.Second}},
+		{"probe longer than the period", 1300 * time.Millisecond, []time.Duration{0, 1300 * time.Millisecond, 2600 * time.Millisecond, 3900 * time.Millisecond}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newProbeFixture(v1.Container{ReadinessProbe: &v1.Probe{PeriodSeconds: 1}})
+				p := &slowProber{clock: f.clock, d: tc.took, t0: f.clock.Now()}
+				f.manager = lifecycle.NewProbeManager(lifecycle.ProbeManagerConfig{
+					Clock: f.clock, Runner: p, Results: lifecycle.NewProbeResults(), Statuses: f.cache, Pods: f.term,
+				})
+				stop := f.run()
+				defer stop()
+				f.manager.AddPod(f.pod)
+				for range 45 { // 4.5 s in steps of 100 ms
+					synctest.Wait()
+					f.clock.Step(100 * time.Millisecond)
+				}
+				synctest.Wait()
+				p.mu.Lock()
+				defer p.mu.Unlock()
+				if !slices.Equal(p.starts, tc.want) {
+					t.Errorf("probes began at %v; want %v", p.starts, tc.want)
+				}
+			})
+		})
+	}
+}
