@@ -224,7 +224,7 @@ func (m *ProbeManager) step(ctx context.Context, w *probeWorker) bool {
 	if st != nil && len(st.IPs) > 0 {
 		target.PodIP = st.IPs[0]
 	}
-	pctx, cancel := context.WithTimeout(ctx, seconds(w.state.probe.TimeoutSeconds))
+	pctx, cancel := context.WithTimeout(ctx, probeCallLimit(&w.state.probe))
 	began := m.cfg.Clock.Now()
 	res, out, err := m.cfg.Runner.RunProbe(pctx, target)
 	cancel()

@@ -386,3 +386,61 @@ func TestProbeManagerKeepsThePeriod(t *testing.T) {
 		})
 	}
 }
+
+// stuckExec is an exec probe runner whose runtime answers only once
+// released (a loaded runtime); it records the calls and whether their ctx
+// ended first.
+type stuckExec struct {
+	mu        sync.Mutex
+	calls     int
+	cancelled int
+	release   chan struct{}
+}
+
+func (p *stuckExec) RunProbe(ctx context.Context, _ lifecycle.ProbeTarget) (lifecycle.ProbeResult, string, error) {
+	p.mu.Lock()
+	p.calls++
+	p.mu.Unlock()
+	select {
+	case <-p.release:
+		return lifecycle.ProbeSuccess, "", nil
+	case <-ctx.Done():
+		p.mu.Lock()
+		p.cancelled++
+		p.mu.Unlock()
+		return lifecycle.ProbeUnknown, "", ctx.Err()
+	}
+}
+
+// TestProbeManagerWaitsForTheRuntimeOnExec checks that an exec probe is
+// not cut off at its timeoutSeconds: the runtime kills the command then
+// and answers, and a call abandoned sooner would leave the command
+// running while the next period starts another (execs piling up on a
+// loaded runtime). The kubelet waits for the runtime's answer too; no
+// other probe of the container starts meanwhile.
+func TestProbeManagerWaitsForTheRuntimeOnExec(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newProbeFixture(v1.Container{ReadinessProbe: &v1.Probe{
+			ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}, PeriodSeconds: 1, TimeoutSeconds: 1}})
+		p := &stuckExec{release: make(chan struct{})}
+		f.manager = lifecycle.NewProbeManager(lifecycle.ProbeManagerConfig{
+			Clock: f.clock, Runner: p, Results: lifecycle.NewProbeResults(), Statuses: f.cache, Pods: f.term,
+		})
+		stop := f.run()
+		defer stop()
+		f.manager.AddPod(f.pod)
+		for range 5 {
+			time.Sleep(time.Second) // the bubble's time, which the probe's ctx runs on
+			f.clock.Step(time.Second)
+			synctest.Wait()
+		}
+		p.mu.Lock()
+		calls, cancelled := p.calls, p.cancelled
+		p.mu.Unlock()
+		if calls != 1 || cancelled != 0 {
+			t.Fatalf("after 5 s of a runtime that does not answer: %d exec calls, %d cut off; want 1 call, still waited for", calls, cancelled)
+		}
+		close(p.release)
+		synctest.Wait()
+	})
+}
