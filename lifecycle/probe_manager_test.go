@@ -93,6 +93,16 @@ type probeFixture struct {
 }
 
 func newProbeFixture(c v1.Container) *probeFixture {
+	c.Name, c.Image = "web", "busybox"
+	f := newProbeFixtureOf(v1.PodSpec{Containers: []v1.Container{c}}, nil)
+	f.setContainer("c1")
+	return f
+}
+
+// newProbeFixtureOf is a probeFixture of a pod with spec, without a
+// runtime status yet; syncs, when set, receives the syncs the manager
+// asks for.
+func newProbeFixtureOf(spec v1.PodSpec, syncs chan<- types.UID) *probeFixture {
 	f := &probeFixture{
 		clock:  lifecycletest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
 		cache:  lifecycle.NewCache(),
@@ -101,16 +111,13 @@ func newProbeFixture(c v1.Container) *probeFixture {
 		events: &lifecycletest.FakeRecorder{},
 		term:   &terminationSet{uid: map[types.UID]bool{}},
 	}
-	c.Name, c.Image = "web", "busybox"
-	f.pod = &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "u1"},
-		Spec: v1.PodSpec{Containers: []v1.Container{c}}}
+	f.pod = &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "u1"}, Spec: spec}
 	results := lifecycle.NewProbeResults()
 	f.status = lifecycle.NewStatusManager(lifecycle.StatusManagerConfig{Clock: f.clock, Probes: results})
 	f.manager = lifecycle.NewProbeManager(lifecycle.ProbeManagerConfig{
 		Clock: f.clock, Runner: f.prober, Killer: f.kills, Results: results, Statuses: f.cache,
-		Pods: f.term, Recorder: f.events, OnChange: f.status.RefreshProbes,
+		Pods: f.term, Recorder: f.events, OnChange: f.status.RefreshProbes, Syncs: syncs,
 	})
-	f.setContainer("c1")
 	return f
 }
 

@@ -4,14 +4,11 @@ import (
 	"slices"
 	"testing"
 	"testing/synctest"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/lifecycle"
-	"github.com/podhost/podhost/lifecycle/lifecycletest"
 )
 
 // sidecarFixture is a probeFixture whose probed container is the sidecar
@@ -24,24 +21,11 @@ type sidecarFixture struct {
 }
 
 func newSidecarFixture(side v1.Container, policy v1.RestartPolicy) *sidecarFixture {
-	f := &sidecarFixture{probeFixture: &probeFixture{
-		clock:  lifecycletest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
-		cache:  lifecycle.NewCache(),
-		prober: &scriptedProber{outcome: map[lifecycle.ProbeKind]lifecycle.ProbeResult{}, runs: map[lifecycle.ProbeKind]int{}},
-		kills:  &recordedKills{},
-		events: &lifecycletest.FakeRecorder{},
-		term:   &terminationSet{uid: map[types.UID]bool{}},
-	}, syncs: make(chan types.UID, 8)}
 	always := v1.ContainerRestartPolicyAlways
 	side.Name, side.Image, side.RestartPolicy = "side", "busybox", &always
-	f.pod = &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "u1"},
-		Spec: v1.PodSpec{RestartPolicy: policy, InitContainers: []v1.Container{side}, Containers: []v1.Container{{Name: "app", Image: "busybox"}}}}
-	results := lifecycle.NewProbeResults()
-	f.status = lifecycle.NewStatusManager(lifecycle.StatusManagerConfig{Clock: f.clock, Probes: results})
-	f.manager = lifecycle.NewProbeManager(lifecycle.ProbeManagerConfig{
-		Clock: f.clock, Runner: f.prober, Killer: f.kills, Results: results, Statuses: f.cache,
-		Pods: f.term, Recorder: f.events, OnChange: f.status.RefreshProbes, Syncs: f.syncs,
-	})
+	syncs := make(chan types.UID, 8)
+	f := &sidecarFixture{syncs: syncs, probeFixture: newProbeFixtureOf(v1.PodSpec{RestartPolicy: policy,
+		InitContainers: []v1.Container{side}, Containers: []v1.Container{{Name: "app", Image: "busybox"}}}, syncs)}
 	f.setSidecar("s1", lifecycle.ContainerRunning)
 	return f
 }

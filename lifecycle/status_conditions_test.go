@@ -8,18 +8,23 @@ import (
 	"github.com/podhost/podhost/lifecycle"
 )
 
+// runtimeRunning and runtimeExited are the runtime's status of a
+// container that runs, or exited with code.
+func runtimeRunning(name string) lifecycle.ContainerStatus {
+	return lifecycle.ContainerStatus{ID: name + "-id", Name: name, State: lifecycle.ContainerRunning}
+}
+
+func runtimeExited(name string, code int32) lifecycle.ContainerStatus {
+	return lifecycle.ContainerStatus{ID: name + "-id", Name: name, State: lifecycle.ContainerExited, ExitCode: code}
+}
+
 // TestGeneratePodStatusConditions checks the kubelet's conditions of a
 // generated status: PodReadyToStartContainers from the sandbox,
 // Initialized from the init containers, ContainersReady and Ready from the
 // containers (and Ready from the readiness gates), with the kubelet's
 // reasons and messages when False.
 func TestGeneratePodStatusConditions(t *testing.T) {
-	run := func(name string) lifecycle.ContainerStatus {
-		return lifecycle.ContainerStatus{ID: name + "-id", Name: name, State: lifecycle.ContainerRunning}
-	}
-	exited := func(name string, code int32) lifecycle.ContainerStatus {
-		return lifecycle.ContainerStatus{ID: name + "-id", Name: name, State: lifecycle.ContainerExited, ExitCode: code}
-	}
+	run, exited := runtimeRunning, runtimeExited
 	type cond struct {
 		status          v1.ConditionStatus
 		reason, message string

@@ -15,12 +15,7 @@ import (
 // an exited one does not count for the phase; the sidecar's readiness
 // counts for ContainersReady and its start for Initialized.
 func TestGeneratePodStatusSidecars(t *testing.T) {
-	run := func(name string) lifecycle.ContainerStatus {
-		return lifecycle.ContainerStatus{ID: name + "-id", Name: name, State: lifecycle.ContainerRunning}
-	}
-	exited := func(name string, code int32) lifecycle.ContainerStatus {
-		return lifecycle.ContainerStatus{ID: name + "-id", Name: name, State: lifecycle.ContainerExited, ExitCode: code}
-	}
+	run, exited := runtimeRunning, runtimeExited
 	type cond struct {
 		status  v1.ConditionStatus
 		message string

@@ -42,7 +42,6 @@ import (
 	"github.com/podhost/podhost/bench/internal/hostproc"
 	"github.com/podhost/podhost/bench/internal/stats"
 	"github.com/podhost/podhost/images/localimages"
-	"github.com/podhost/podhost/test/crisetup"
 )
 
 func main() {
@@ -88,58 +87,16 @@ func run(ctx context.Context, args []string) (err error) {
 	began := time.Now()
 	load0 := stats.LoadAvg()
 
-	dir, err := os.MkdirTemp("", "podstart-")
+	env, err := hostproc.StartEnv(ctx, "podstart", o.hostBin, o.pluginDir, o.keep)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if o.keep || err != nil {
-			fmt.Fprintf(os.Stderr, "podstart: logs kept in %s\n", dir)
-			return
-		}
-		_ = os.RemoveAll(dir)
-	}()
-
-	if o.hostBin == "" {
-		fmt.Fprintln(os.Stderr, "podstart: building host and runtime-containerd")
-		if o.hostBin, o.pluginDir, err = hostproc.Build(ctx, filepath.Join(dir, "bin"), "podstart"); err != nil {
-			return err
-		}
-	}
-
-	fmt.Fprintln(os.Stderr, "podstart: starting a private containerd")
-	ctrd, err := crisetup.Start(ctx, filepath.Join(dir, "containerd"))
-	if err != nil {
-		return fmt.Errorf("containerd: %w", err)
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
-		defer cancel()
-		if serr := ctrd.Stop(sctx); serr != nil {
-			fmt.Fprintln(os.Stderr, "podstart: stopping containerd:", serr)
-		}
-	}()
-	if err := floor.CheckImage(ctx, ctrd.Image, localimages.BusyboxName); err != nil {
-		return err
-	}
-
-	fmt.Fprintln(os.Stderr, "podstart: starting the host")
-	h, err := hostproc.Start(ctx, dir, o.hostBin, o.pluginDir, ctrd.Endpoint())
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if serr := h.Stop(); serr != nil {
-			fmt.Fprintln(os.Stderr, "podstart: stopping the host:", serr)
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "podstart: host log tail:\n%s\n", h.LogTail(40))
-		}
-	}()
+	defer func() { env.Close(ctx, err) }()
+	ctrd, h := env.Containerd, env.Host
 
 	b := &bench{o: o, ctrd: ctrd, host: h}
 	rep := &report{pods: o.pods}
-	floorOpts := floor.Options{Pods: o.pods, Image: localimages.BusyboxName, Grace: floor.GracePeriod, LogDir: filepath.Join(dir, "floor-logs")}
+	floorOpts := floor.Options{Pods: o.pods, Image: localimages.BusyboxName, Grace: floor.GracePeriod, LogDir: filepath.Join(env.Dir, "floor-logs")}
 
 	fmt.Fprintln(os.Stderr, "podstart: floor, one by one")
 	floorOpts.Parallel = 1

@@ -36,16 +36,12 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/podhost/podhost/bench/internal/floor"
 	"github.com/podhost/podhost/bench/internal/hostproc"
 	"github.com/podhost/podhost/bench/internal/stats"
-	"github.com/podhost/podhost/images/localimages"
-	"github.com/podhost/podhost/test/crisetup"
 )
 
 func main() {
@@ -98,53 +94,14 @@ func run(ctx context.Context, args []string) (err error) {
 	began := time.Now()
 	load0 := stats.LoadAvg()
 
-	dir, err := os.MkdirTemp("", "probes-")
+	env, err := hostproc.StartEnv(ctx, "probes", o.hostBin, o.pluginDir, o.keep)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if o.keep || err != nil {
-			fmt.Fprintf(os.Stderr, "probes: logs kept in %s\n", dir)
-			return
-		}
-		_ = os.RemoveAll(dir)
-	}()
-	if o.hostBin == "" {
-		fmt.Fprintln(os.Stderr, "probes: building host and runtime-containerd")
-		if o.hostBin, o.pluginDir, err = hostproc.Build(ctx, filepath.Join(dir, "bin"), "probes"); err != nil {
-			return err
-		}
-	}
-	fmt.Fprintln(os.Stderr, "probes: starting a private containerd")
-	ctrd, err := crisetup.Start(ctx, filepath.Join(dir, "containerd"))
-	if err != nil {
-		return fmt.Errorf("containerd: %w", err)
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
-		defer cancel()
-		if serr := ctrd.Stop(sctx); serr != nil {
-			fmt.Fprintln(os.Stderr, "probes: stopping containerd:", serr)
-		}
-	}()
-	if err := floor.CheckImage(ctx, ctrd.Image, localimages.BusyboxName); err != nil {
-		return err
-	}
-	fmt.Fprintln(os.Stderr, "probes: starting the host")
-	h, err := hostproc.Start(ctx, dir, o.hostBin, o.pluginDir, ctrd.Endpoint())
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if serr := h.Stop(); serr != nil {
-			fmt.Fprintln(os.Stderr, "probes: stopping the host:", serr)
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "probes: host log tail:\n%s\n", h.LogTail(40))
-		}
-	}()
+	defer func() { env.Close(ctx, err) }()
+	ctrd, h := env.Containerd, env.Host
 
-	b := &bench{o: o, dir: dir, ctrd: ctrd, host: h}
+	b := &bench{o: o, dir: env.Dir, ctrd: ctrd, host: h}
 	rep := &report{o: o}
 	fmt.Fprintln(os.Stderr, "probes: direct ExecSync phase")
 	if rep.direct, err = b.directPhase(ctx); err != nil {

@@ -257,27 +257,37 @@ func (p *planner) initContainers(sandboxID string) bool {
 func (p *planner) appContainers(sandboxID string) {
 	for i := range p.pod.Spec.Containers {
 		spec := &p.pod.Spec.Containers[i]
-		c := p.st.newest(spec.Name, sandboxID)
-		switch {
-		case c == nil:
-			p.startNew(spec, containerTypeApp, "not created yet")
-		case c.startCut:
-			p.startAgain(spec, c, containerTypeApp)
-		case c.state == lifecycle.ContainerCreated:
-			p.startCreated(spec, c, containerTypeApp)
-		case c.state == lifecycle.ContainerRunning:
-			if c.hash != "" && c.hash != specHash(spec) {
-				p.a.kill = append(p.a.kill, killAction{id: c.id, name: c.name, reason: "spec changed"})
-				p.startNew(spec, containerTypeApp, "spec changed")
-			}
-		case c.state == lifecycle.ContainerUnknown:
-			p.a.kill = append(p.a.kill, killAction{id: c.id, name: c.name, reason: "state unknown"})
-			if p.policy != v1.RestartPolicyNever {
-				p.startNew(spec, containerTypeApp, "state unknown")
-			}
-		case shouldRestart(p.policy, c.exitCode):
-			p.restartAfterBackOff(spec, c, containerTypeApp)
+		p.keepRunning(spec, p.st.newest(spec.Name, sandboxID), containerTypeApp, "not created yet",
+			func(exitCode int32) bool { return shouldRestart(p.policy, exitCode) })
+	}
+}
+
+// keepRunning plans what keeps the container c of spec running: start one
+// when there is none (for reason none), start it when it was created but
+// not started (or its start was cut short), replace it when its spec
+// changed, kill it when its state is unknown and then start a new one if
+// restart allows a failed one, and restart it after its back-off when it
+// exited and restart allows its exit code.
+func (p *planner) keepRunning(spec *v1.Container, c *containerInfo, kind, none string, restart func(exitCode int32) bool) {
+	switch {
+	case c == nil:
+		p.startNew(spec, kind, none)
+	case c.startCut:
+		p.startAgain(spec, c, kind)
+	case c.state == lifecycle.ContainerCreated:
+		p.startCreated(spec, c, kind)
+	case c.state == lifecycle.ContainerRunning:
+		if c.hash != "" && c.hash != specHash(spec) {
+			p.a.kill = append(p.a.kill, killAction{id: c.id, name: c.name, reason: "spec changed"})
+			p.startNew(spec, kind, "spec changed")
 		}
+	case c.state == lifecycle.ContainerUnknown:
+		p.a.kill = append(p.a.kill, killAction{id: c.id, name: c.name, reason: "state unknown"})
+		if restart(1) {
+			p.startNew(spec, kind, "state unknown")
+		}
+	case restart(c.exitCode):
+		p.restartAfterBackOff(spec, c, kind)
 	}
 }
 

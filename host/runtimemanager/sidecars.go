@@ -20,29 +20,11 @@ func (p *planner) lastInitRun(sandboxID string) int {
 	return last
 }
 
-// keepSidecar plans what keeps a sidecar running: start it when it has no
-// container, restart it (after its back-off) when it exited whatever the
-// pod's restart policy, replace it when its state is unknown or its spec
-// changed.
+// keepSidecar plans what keeps a sidecar running: as an app container's
+// (keepRunning), but it restarts whatever its exit code and the pod's
+// restart policy.
 func (p *planner) keepSidecar(spec *v1.Container, c *containerInfo) {
-	switch {
-	case c == nil:
-		p.startNew(spec, containerTypeInit, "sidecar not running")
-	case c.startCut:
-		p.startAgain(spec, c, containerTypeInit)
-	case c.state == lifecycle.ContainerCreated:
-		p.startCreated(spec, c, containerTypeInit)
-	case c.state == lifecycle.ContainerRunning:
-		if c.hash != "" && c.hash != specHash(spec) {
-			p.a.kill = append(p.a.kill, killAction{id: c.id, name: c.name, reason: "spec changed"})
-			p.startNew(spec, containerTypeInit, "spec changed")
-		}
-	case c.state == lifecycle.ContainerUnknown:
-		p.a.kill = append(p.a.kill, killAction{id: c.id, name: c.name, reason: "state unknown"})
-		p.startNew(spec, containerTypeInit, "state unknown")
-	default:
-		p.restartAfterBackOff(spec, c, containerTypeInit)
-	}
+	p.keepRunning(spec, c, containerTypeInit, "sidecar not running", func(int32) bool { return true })
 }
 
 // sidecarStarted reports whether the sidecar runs, is kept, and its

@@ -1,8 +1,9 @@
 // Package hostproc runs `podhost run` as a subprocess for the benchmark
 // programs under bench/: it builds the host and runtime-containerd as the
 // Makefile does, starts the host with only the runtime plugin on a private
-// containerd, and stops it (and the plugin) whatever happens. Only packages
-// under bench/ import it.
+// containerd, and stops it (and the plugin) whatever happens; StartEnv and
+// Env.Close do all of it with the containerd and a temporary directory.
+// Only packages under bench/ import it.
 package hostproc
 
 import (
