@@ -12,8 +12,8 @@ TOOL_PKGS   := github.com/bufbuild/buf/cmd/buf \
                golang.org/x/perf/cmd/benchstat
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all build host plugins tools proto check-proto lint test unit e2e deps kube-binaries images demo \
-        containerd-up containerd-down bench-floor bench-podstart bench-volstart clean
+.PHONY: all build host plugins tools proto check-proto lint test unit e2e deps kube-binaries cni-plugins images demo \
+        containerd-up containerd-down bench-floor bench-podstart bench-probes bench-volstart clean
 
 all: build
 
@@ -64,15 +64,21 @@ deps:
 kube-binaries:
 	sh hack/kube-binaries.sh
 
+# Builds the reference CNI plugins (bridge, host-local, loopback, portmap)
+# into $$HOME/.cache/podhost; the private containerd of the tests gives pods
+# without hostNetwork a network with them.
+cni-plugins:
+	sh hack/cni-plugins.sh
+
 # The whole test suite: unit tests, real-process plugin tests and the
 # end-to-end tests against a private containerd that the tests start.
-test: deps kube-binaries build
+test: deps kube-binaries cni-plugins build
 	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
 
 unit:
 	$(GO) test -race -short ./...
 
-e2e: deps kube-binaries build
+e2e: deps kube-binaries cni-plugins build
 	$(GO) test -timeout $(TEST_TIMEOUT) -v ./test/e2e/...
 
 demo: deps build
@@ -99,6 +105,12 @@ bench-podstart: deps
 # (see BENCHMARKS.md). Root; about 6 minutes.
 bench-volstart: deps
 	$(GO) run ./bench/volstart -n 20
+
+# 100 containers with a 1 s exec probe each through the host, against the
+# same ExecSync calls made directly, on one private containerd (see
+# BENCHMARKS.md). Root; about 3 minutes.
+bench-probes: deps
+	$(GO) run ./bench/probes
 
 # The floor: the same CRI calls issued directly to containerd, no agent.
 bench-floor: deps

@@ -45,14 +45,17 @@
 // by housekeeping.
 //
 // Probes: ProbeManager runs one worker per liveness, readiness and startup
-// probe of each container (probeState is its deterministic state machine:
+// probe of each app container and sidecar (an init container with
+// restartPolicy Always; probeState is its deterministic state machine:
 // initial delay, period, thresholds, startup gating, no probe while
 // terminating or not running). Results go to ProbeResults, which the
 // StatusManager reads (its Probes field) for each container's started and
-// ready and the ContainersReady and Ready conditions; a liveness or
-// startup failure past its threshold kills the container through a
-// ContainerKiller. The probes themselves are run by a ProbeRunner of the
-// host.
+// ready and the Initialized, ContainersReady and Ready conditions, and the
+// runtime reads for whether a sidecar started; a startup success asks the
+// SyncLoop (ProbeSyncs) to sync the pod, so that the container after a
+// sidecar starts at once; a liveness or startup failure past its
+// threshold kills the container through a ContainerKiller. The probes
+// themselves are run by a ProbeRunner of the host.
 //
 // Duties of the drivers:
 //

@@ -416,3 +416,31 @@ func TestPLEGEventsAfterCacheUpdate(t *testing.T) {
 		t.Errorf("event %+v; want ContainerDied", ev)
 	}
 }
+
+func TestSyncLoopSyncsPodsProbesAskFor(t *testing.T) {
+	// A probe result that needs the runtime (a sidecar's startup) syncs
+	// the pod at once, not at its next resync; a UID without config is
+	// left to housekeeping.
+	synctest.Test(t, func(t *testing.T) {
+		e := startDriver(t, &lifecycletest.FakeSyncer{}, true)
+		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "1", Name: "p", Namespace: "ns"}}
+		probeSyncs := make(chan types.UID)
+		loop := &lifecycle.SyncLoop{Config: &staticConfig{pods: []*v1.Pod{p}}, Workers: e.workers, ProbeSyncs: probeSyncs, Clock: lifecycle.SystemClock{},
+			Housekeeper: &lifecycle.Housekeeper{Workers: e.workers, Runtime: lifecycletest.NewFakeRuntime(), Clock: lifecycle.SystemClock{}}}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { defer close(done); loop.Run(ctx) }()
+		e.workers.UpdatePod(lifecycle.UpdatePodOptions{UpdateType: lifecycle.UpdateCreate, Pod: p})
+		synctest.Wait()
+		before := len(e.syncer.Calls())
+		probeSyncs <- "1"
+		probeSyncs <- "unknown"
+		advance(time.Second) // the worker waits for a runtime status newer than its last sync
+		synctest.Wait()
+		if calls := e.syncer.Calls()[before:]; !slices.Equal(calls, []string{"SyncPod p sync"}) {
+			t.Errorf("calls after the probe's request: %q; want one SyncPod", calls)
+		}
+		cancel()
+		<-done
+	})
+}

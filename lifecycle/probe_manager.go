@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -29,6 +30,11 @@ type ProbeManagerConfig struct {
 	// OnChange is called after a result of the pod changed; the host
 	// passes StatusManager.RefreshProbes.
 	OnChange func(uid types.UID)
+	// Syncs, when set, receives the UID of a pod whose container's
+	// startup probe succeeded: the pod is to be synced at once, so that
+	// the container after a sidecar starts. The host passes the sync
+	// loop's ProbeSyncs; a send waits for the loop.
+	Syncs chan<- types.UID
 }
 
 // ProbeManager runs one worker per probe of each container of the pods
@@ -66,12 +72,11 @@ func NewProbeManager(cfg ProbeManagerConfig) *ProbeManager {
 }
 
 // AddPod creates the workers of every probe of the pod's app containers
-// that has none yet. It never blocks; Run starts the workers.
+// and sidecars that has none yet. It never blocks; Run starts the workers.
 func (m *ProbeManager) AddPod(pod *v1.Pod) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
+	for _, c := range probedContainers(pod) {
 		for _, k := range []ProbeKind{Startup, Readiness, Liveness} {
 			p := probeOf(c, k)
 			key := probeKey{pod.UID, c.Name, k}
@@ -140,10 +145,14 @@ func (m *ProbeManager) Run(ctx context.Context) {
 	}
 }
 
-// work is the goroutine of one worker: a step now, then one every period.
+// work is the goroutine of one worker: a step now, then one every period,
+// on the kubelet's ticker schedule: steps begin at start + k·period however
+// long each takes; one that outlasts its period is followed at once by the
+// next (the tick a ticker holds), and the ticks it missed are dropped.
 func (m *ProbeManager) work(ctx context.Context, w *probeWorker) {
 	defer m.wg.Done()
 	period := seconds(w.state.probe.PeriodSeconds)
+	next := m.cfg.Clock.Now().Add(period)
 	for {
 		select {
 		case <-ctx.Done():
@@ -156,14 +165,29 @@ func (m *ProbeManager) work(ctx context.Context, w *probeWorker) {
 			m.retire(w)
 			return
 		}
+		wait := nextTick(&next, m.cfg.Clock.Now(), period)
 		select {
 		case <-ctx.Done():
 			return
 		case <-w.stop:
 			return
-		case <-m.cfg.Clock.After(period):
+		case <-m.cfg.Clock.After(wait):
 		}
 	}
+}
+
+// nextTick returns how long to wait after a step that ended at now for the
+// tick due at *next, and moves *next to the tick after. A tick already due
+// is taken at once (wait 0), and the ticks missed before now are dropped.
+func nextTick(next *time.Time, now time.Time, period time.Duration) time.Duration {
+	wait := max(next.Sub(now), 0)
+	for !next.After(now) {
+		*next = next.Add(period)
+	}
+	if wait > 0 {
+		*next = next.Add(period)
+	}
+	return wait
 }
 
 // retire removes a worker that stopped by itself.
@@ -183,14 +207,15 @@ func (m *ProbeManager) terminating(uid types.UID) bool {
 func (m *ProbeManager) step(ctx context.Context, w *probeWorker) bool {
 	uid, name := w.key.uid, w.key.container
 	st, _ := m.cfg.Statuses.Get(uid)
-	in := probeInput{now: m.cfg.Clock.Now(), terminating: m.terminating(uid),
-		restartNever: w.pod.Spec.RestartPolicy == v1.RestartPolicyNever, container: st.Container(name)}
+	// A sidecar restarts whatever the pod's policy.
+	restartNever := w.pod.Spec.RestartPolicy == v1.RestartPolicyNever && !IsRestartableInitContainer(w.spec)
+	in := probeInput{now: m.cfg.Clock.Now(), terminating: m.terminating(uid), restartNever: restartNever, container: st.Container(name)}
 	if in.container != nil {
 		in.started = m.cfg.Results.passed(uid, w.spec, Startup, in.container.ID)
 	}
 	next := w.state.next(in)
 	if next.set {
-		m.setResult(w, next.result)
+		m.setResult(ctx, w, next.result)
 	}
 	if next.stop || !next.run {
 		return !next.stop
@@ -199,7 +224,7 @@ func (m *ProbeManager) step(ctx context.Context, w *probeWorker) bool {
 	if st != nil && len(st.IPs) > 0 {
 		target.PodIP = st.IPs[0]
 	}
-	pctx, cancel := context.WithTimeout(ctx, seconds(w.state.probe.TimeoutSeconds))
+	pctx, cancel := context.WithTimeout(ctx, probeCallLimit(&w.state.probe))
 	began := m.cfg.Clock.Now()
 	res, out, err := m.cfg.Runner.RunProbe(pctx, target)
 	cancel()
@@ -221,7 +246,7 @@ func (m *ProbeManager) step(ctx context.Context, w *probeWorker) bool {
 	}
 	result, set, kill := w.state.observe(res)
 	if set {
-		m.setResult(w, result)
+		m.setResult(ctx, w, result)
 	}
 	if kill {
 		m.kill(ctx, w)
@@ -236,6 +261,9 @@ func (m *ProbeManager) kill(ctx context.Context, w *probeWorker) {
 		kind = "startup"
 	}
 	msg := fmt.Sprintf("Container %s failed %s probe, will be restarted", w.key.container, kind)
+	if IsRestartableInitContainer(w.spec) {
+		msg = fmt.Sprintf("Init container %s failed %s probe", w.key.container, kind)
+	}
 	m.event(w.pod, EventNormal, "Killing", msg)
 	if m.cfg.Killer == nil {
 		return
@@ -245,9 +273,22 @@ func (m *ProbeManager) kill(ctx context.Context, w *probeWorker) {
 	}
 }
 
-func (m *ProbeManager) setResult(w *probeWorker, r ProbeResult) {
-	if m.cfg.Results.Set(w.key.uid, w.key.container, w.key.kind, w.state.containerID, r) && m.cfg.OnChange != nil {
+// setResult stores a result; a change refreshes the pod's status, and a
+// startup success asks for a sync of the pod.
+func (m *ProbeManager) setResult(ctx context.Context, w *probeWorker, r ProbeResult) {
+	if !m.cfg.Results.Set(w.key.uid, w.key.container, w.key.kind, w.state.containerID, r) {
+		return
+	}
+	if m.cfg.OnChange != nil {
 		m.cfg.OnChange(w.key.uid)
+	}
+	if w.key.kind != Startup || r != ProbeSuccess || m.cfg.Syncs == nil {
+		return
+	}
+	select {
+	case m.cfg.Syncs <- w.key.uid:
+	case <-ctx.Done():
+	case <-w.stop:
 	}
 }
 

@@ -93,6 +93,16 @@ type probeFixture struct {
 }
 
 func newProbeFixture(c v1.Container) *probeFixture {
+	c.Name, c.Image = "web", "busybox"
+	f := newProbeFixtureOf(v1.PodSpec{Containers: []v1.Container{c}}, nil)
+	f.setContainer("c1")
+	return f
+}
+
+// newProbeFixtureOf is a probeFixture of a pod with spec, without a
+// runtime status yet; syncs, when set, receives the syncs the manager
+// asks for.
+func newProbeFixtureOf(spec v1.PodSpec, syncs chan<- types.UID) *probeFixture {
 	f := &probeFixture{
 		clock:  lifecycletest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
 		cache:  lifecycle.NewCache(),
@@ -101,16 +111,13 @@ func newProbeFixture(c v1.Container) *probeFixture {
 		events: &lifecycletest.FakeRecorder{},
 		term:   &terminationSet{uid: map[types.UID]bool{}},
 	}
-	c.Name, c.Image = "web", "busybox"
-	f.pod = &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "u1"},
-		Spec: v1.PodSpec{Containers: []v1.Container{c}}}
+	f.pod = &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "u1"}, Spec: spec}
 	results := lifecycle.NewProbeResults()
 	f.status = lifecycle.NewStatusManager(lifecycle.StatusManagerConfig{Clock: f.clock, Probes: results})
 	f.manager = lifecycle.NewProbeManager(lifecycle.ProbeManagerConfig{
 		Clock: f.clock, Runner: f.prober, Killer: f.kills, Results: results, Statuses: f.cache,
-		Pods: f.term, Recorder: f.events, OnChange: f.status.RefreshProbes,
+		Pods: f.term, Recorder: f.events, OnChange: f.status.RefreshProbes, Syncs: syncs,
 	})
-	f.setContainer("c1")
 	return f
 }
 
@@ -325,4 +332,122 @@ func TestStatusManagerLeavesPodsWithoutProbes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// slowProber takes d of the fake clock for every probe and records when
+// each began.
+type slowProber struct {
+	clock  *lifecycletest.FakeClock
+	d      time.Duration
+	mu     sync.Mutex
+	starts []time.Duration
+	t0     time.Time
+}
+
+func (p *slowProber) RunProbe(ctx context.Context, _ lifecycle.ProbeTarget) (lifecycle.ProbeResult, string, error) {
+	p.mu.Lock()
+	p.starts = append(p.starts, p.clock.Now().Sub(p.t0))
+	p.mu.Unlock()
+	select {
+	case <-p.clock.After(p.d):
+	case <-ctx.Done():
+	}
+	return lifecycle.ProbeSuccess, "", nil
+}
+
+// TestProbeManagerKeepsThePeriod checks that probes start every
+// periodSeconds, as the kubelet's ticker starts them, however long each
+// takes: a probe of 300 ms does not push the next one 300 ms later; one
+// that outlasts its period is followed at once by the next (the tick the
+// ticker holds), and the ticks it missed are dropped.
+func TestProbeManagerKeepsThePeriod(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		took time.Duration
+		want []time.Duration
+	}{
+		{"probe shorter than the period", 300 * time.Millisecond, []time.Duration{0, time.Second, 2 * time.Second, 3 * time.Second, 4 * time.Second}},
+		{"probe longer than the period", 1300 * time.Millisecond, []time.Duration{0, 1300 * time.Millisecond, 2600 * time.Millisecond, 3900 * time.Millisecond}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newProbeFixture(v1.Container{ReadinessProbe: &v1.Probe{PeriodSeconds: 1}})
+				p := &slowProber{clock: f.clock, d: tc.took, t0: f.clock.Now()}
+				f.manager = lifecycle.NewProbeManager(lifecycle.ProbeManagerConfig{
+					Clock: f.clock, Runner: p, Results: lifecycle.NewProbeResults(), Statuses: f.cache, Pods: f.term,
+				})
+				stop := f.run()
+				defer stop()
+				f.manager.AddPod(f.pod)
+				for range 45 { // 4.5 s in steps of 100 ms
+					synctest.Wait()
+					f.clock.Step(100 * time.Millisecond)
+				}
+				synctest.Wait()
+				p.mu.Lock()
+				defer p.mu.Unlock()
+				if !slices.Equal(p.starts, tc.want) {
+					t.Errorf("probes began at %v; want %v", p.starts, tc.want)
+				}
+			})
+		})
+	}
+}
+
+// stuckExec is an exec probe runner whose runtime answers only once
+// released (a loaded runtime); it records the calls and whether their ctx
+// ended first.
+type stuckExec struct {
+	mu        sync.Mutex
+	calls     int
+	cancelled int
+	release   chan struct{}
+}
+
+func (p *stuckExec) RunProbe(ctx context.Context, _ lifecycle.ProbeTarget) (lifecycle.ProbeResult, string, error) {
+	p.mu.Lock()
+	p.calls++
+	p.mu.Unlock()
+	select {
+	case <-p.release:
+		return lifecycle.ProbeSuccess, "", nil
+	case <-ctx.Done():
+		p.mu.Lock()
+		p.cancelled++
+		p.mu.Unlock()
+		return lifecycle.ProbeUnknown, "", ctx.Err()
+	}
+}
+
+// TestProbeManagerWaitsForTheRuntimeOnExec checks that an exec probe is
+// not cut off at its timeoutSeconds: the runtime kills the command then
+// and answers, and a call abandoned sooner would leave the command
+// running while the next period starts another (execs piling up on a
+// loaded runtime). The kubelet waits for the runtime's answer too; no
+// other probe of the container starts meanwhile.
+func TestProbeManagerWaitsForTheRuntimeOnExec(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newProbeFixture(v1.Container{ReadinessProbe: &v1.Probe{
+			ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}, PeriodSeconds: 1, TimeoutSeconds: 1}})
+		p := &stuckExec{release: make(chan struct{})}
+		f.manager = lifecycle.NewProbeManager(lifecycle.ProbeManagerConfig{
+			Clock: f.clock, Runner: p, Results: lifecycle.NewProbeResults(), Statuses: f.cache, Pods: f.term,
+		})
+		stop := f.run()
+		defer stop()
+		f.manager.AddPod(f.pod)
+		for range 5 {
+			time.Sleep(time.Second) // the bubble's time, which the probe's ctx runs on
+			f.clock.Step(time.Second)
+			synctest.Wait()
+		}
+		p.mu.Lock()
+		calls, cancelled := p.calls, p.cancelled
+		p.mu.Unlock()
+		if calls != 1 || cancelled != 0 {
+			t.Fatalf("after 5 s of a runtime that does not answer: %d exec calls, %d cut off; want 1 call, still waited for", calls, cancelled)
+		}
+		close(p.release)
+		synctest.Wait()
+	})
 }

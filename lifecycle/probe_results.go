@@ -73,7 +73,9 @@ func (r *ProbeResults) RemovePod(uid types.UID) {
 	}
 }
 
-// ContainerProbes implements ProbeView: a container without a startup
+// ContainerProbes implements ProbeView for app containers and sidecars
+// (the runtime manager also asks it whether a sidecar started before it
+// starts the next init container): a container without a startup
 // probe has started; one with it has started once the probe succeeded for
 // this instance. A container is ready only once started, and then when it
 // has no readiness probe or its readiness probe succeeded.
@@ -96,57 +98,63 @@ func (r *ProbeResults) passed(uid types.UID, c *v1.Container, k ProbeKind, conta
 	return res == ProbeSuccess
 }
 
-// specContainer returns the app container named name, or nil.
+// specContainer returns the probed container named name, an app container
+// or a sidecar, or nil.
 func specContainer(pod *v1.Pod, name string) *v1.Container {
-	for i := range pod.Spec.Containers {
-		if pod.Spec.Containers[i].Name == name {
-			return &pod.Spec.Containers[i]
+	for _, c := range probedContainers(pod) {
+		if c.Name == name {
+			return c
 		}
 	}
 	return nil
 }
 
-// hasProbes reports whether an app container of the pod has a probe that
-// decides its started or ready. Pods without one keep the status as
+// probedContainers are the containers whose probes run: the sidecars (init
+// containers with restartPolicy Always) and the app containers. Ordinary
+// init containers have none.
+func probedContainers(pod *v1.Pod) []*v1.Container {
+	var out []*v1.Container
+	for i := range pod.Spec.InitContainers {
+		if IsRestartableInitContainer(&pod.Spec.InitContainers[i]) {
+			out = append(out, &pod.Spec.InitContainers[i])
+		}
+	}
+	for i := range pod.Spec.Containers {
+		out = append(out, &pod.Spec.Containers[i])
+	}
+	return out
+}
+
+// hasProbes reports whether a probed container of the pod has a probe
+// that decides its started or ready. Pods without one keep the status as
 // generated.
 func hasProbes(pod *v1.Pod) bool {
-	for i := range pod.Spec.Containers {
-		if c := &pod.Spec.Containers[i]; c.ReadinessProbe != nil || c.StartupProbe != nil {
+	for _, c := range probedContainers(pod) {
+		if c.ReadinessProbe != nil || c.StartupProbe != nil {
 			return true
 		}
 	}
 	return false
 }
 
-// applyProbes sets started and ready of every running app container from
-// the view and derives the ContainersReady and Ready conditions again.
+// applyProbes sets started and ready of every running app container and
+// sidecar from the view and derives the Initialized, ContainersReady and
+// Ready conditions again.
 func applyProbes(pod *v1.Pod, s *v1.PodStatus, view ProbeView) {
-	for i := range s.ContainerStatuses {
-		c := &s.ContainerStatuses[i]
-		if c.State.Running == nil {
-			continue
-		}
-		started, ready := view.ContainerProbes(pod, c.Name, c.ContainerID)
-		c.Started, c.Ready = &started, ready
-	}
-	ready := readyCondition(s)
-	for i := range s.Conditions {
-		if t := s.Conditions[i].Type; t == v1.ContainersReady || t == v1.PodReady {
-			s.Conditions[i].Status = ready
-		}
-	}
-}
-
-// readyCondition is True when the pod is not terminal, has containers and
-// every one of them is ready.
-func readyCondition(s *v1.PodStatus) v1.ConditionStatus {
-	if len(s.ContainerStatuses) == 0 || isTerminalPhase(s.Phase) {
-		return v1.ConditionFalse
-	}
-	for _, c := range s.ContainerStatuses {
-		if !c.Ready {
-			return v1.ConditionFalse
+	apply := func(l []v1.ContainerStatus, sidecarsOnly bool) {
+		for i := range l {
+			c := &l[i]
+			if c.State.Running == nil {
+				continue
+			}
+			if spec := initSpec(pod, c.Name); sidecarsOnly && (spec == nil || !IsRestartableInitContainer(spec)) {
+				continue
+			}
+			started, ready := view.ContainerProbes(pod, c.Name, c.ContainerID)
+			c.Started, c.Ready = &started, ready
 		}
 	}
-	return v1.ConditionTrue
+	apply(s.InitContainerStatuses, true)
+	apply(s.ContainerStatuses, false)
+	refreshReadinessConditions(pod, s)
 }

@@ -52,7 +52,8 @@ func TestApplyProbesConditions(t *testing.T) {
 	status := func() v1.PodStatus {
 		return v1.PodStatus{Phase: v1.PodRunning,
 			ContainerStatuses: []v1.ContainerStatus{{Name: "a", ContainerID: "1", State: running, Ready: true}, {Name: "b", ContainerID: "2", State: running, Ready: true}},
-			Conditions:        []v1.PodCondition{{Type: v1.ContainersReady, Status: v1.ConditionTrue}, {Type: v1.PodReady, Status: v1.ConditionTrue}}}
+			Conditions: []v1.PodCondition{{Type: v1.ContainersReady, Status: v1.ConditionFalse, Reason: "ContainersNotReady", Message: "stale"},
+				{Type: v1.PodReady, Status: v1.ConditionFalse, Reason: "ContainersNotReady", Message: "stale"}}}
 	}
 	r := NewProbeResults()
 	s := status()
@@ -60,10 +61,20 @@ func TestApplyProbesConditions(t *testing.T) {
 	if s.ContainerStatuses[0].Ready != true || s.ContainerStatuses[1].Ready != false || s.Conditions[0].Status != v1.ConditionFalse || s.Conditions[1].Status != v1.ConditionFalse {
 		t.Fatalf("one container not ready: %+v", s)
 	}
+	for _, c := range s.Conditions[:2] {
+		if c.Reason != "ContainersNotReady" || c.Message != "containers with unready status: [b]" {
+			t.Errorf("%s: reason %q message %q; want ContainersNotReady, containers with unready status: [b]", c.Type, c.Reason, c.Message)
+		}
+	}
 	r.Set("u", "b", Readiness, "2", ProbeSuccess)
 	s = status()
 	applyProbes(pod, &s, r)
 	if s.Conditions[0].Status != v1.ConditionTrue || s.Conditions[1].Status != v1.ConditionTrue {
 		t.Fatalf("every container ready: %+v", s.Conditions)
+	}
+	for _, c := range s.Conditions[:2] {
+		if c.Reason != "" || c.Message != "" {
+			t.Errorf("%s True with reason %q message %q", c.Type, c.Reason, c.Message)
+		}
 	}
 }

@@ -96,7 +96,9 @@ type ProbeTarget struct {
 }
 
 // ProbeRunner executes one probe (exec through the runtime, httpGet,
-// tcpSocket, grpc). ctx carries the probe's timeout. A nil error with
+// tcpSocket, grpc). ctx carries the probe's timeout; for an exec probe,
+// whose timeout the runtime enforces, the timeout and the runtime's time
+// to answer (probeCallLimit). A nil error with
 // ProbeFailure is a probe that ran and failed; output is then shown in the
 // Unhealthy event. An error means the probe could not be judged; its
 // result is thrown away.
@@ -111,6 +113,24 @@ type ContainerKiller interface {
 	// seconds. message says why (it is the container's termination
 	// message when the runtime keeps one).
 	KillContainer(ctx context.Context, pod *v1.Pod, containerName, containerID string, grace int64, message string) error
+}
+
+// execProbeSlack is how long past its timeoutSeconds an exec probe waits
+// for the runtime's answer: the kubelet's default runtime request timeout.
+const execProbeSlack = 2 * time.Minute
+
+// probeCallLimit bounds one probe call: its timeoutSeconds, and for an
+// exec probe the runtime's time on top. The runtime kills the command at
+// the timeout (the runner passes timeoutSeconds on) and answers; a call
+// cut off sooner would leave the command running while the next period
+// starts another, piling execs up on a loaded runtime. The kubelet waits
+// as long.
+func probeCallLimit(p *v1.Probe) time.Duration {
+	limit := seconds(p.TimeoutSeconds)
+	if p.Exec != nil {
+		limit += execProbeSlack
+	}
+	return limit
 }
 
 // probeGrace is the grace period of a kill after a failed liveness or

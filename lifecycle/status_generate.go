@@ -22,8 +22,8 @@ func GeneratePodStatus(pod *v1.Pod, rs *PodStatus, cached v1.PodStatus, podIsTer
 	conv := containerConversion{pod: pod, rs: rs, reasons: reasons,
 		deleting: pod.DeletionTimestamp != nil, podIsTerminal: podIsTerminal}
 	s := v1.PodStatus{
-		InitContainerStatuses: conv.convert(pod.Spec.InitContainers, old.InitContainerStatuses, false),
-		ContainerStatuses:     conv.convert(pod.Spec.Containers, old.ContainerStatuses, !initDone(pod, rs)),
+		InitContainerStatuses: conv.convert(pod.Spec.InitContainers, old.InitContainerStatuses, true),
+		ContainerStatuses:     conv.convert(pod.Spec.Containers, old.ContainerStatuses, false),
 		StartTime:             old.StartTime,
 		QOSClass:              PodQOS(pod),
 	}
@@ -45,17 +45,7 @@ func GeneratePodStatus(pod *v1.Pod, rs *PodStatus, cached v1.PodStatus, podIsTer
 	if s.Phase == old.Phase {
 		s.Reason, s.Message = old.Reason, old.Message
 	}
-	ready := readyCondition(&s)
-	initialized := v1.ConditionFalse
-	if initDone(pod, rs) {
-		initialized = v1.ConditionTrue
-	}
-	s.Conditions = []v1.PodCondition{
-		{Type: v1.PodInitialized, Status: initialized},
-		{Type: v1.ContainersReady, Status: ready},
-		{Type: v1.PodReady, Status: ready},
-		{Type: v1.PodScheduled, Status: v1.ConditionTrue},
-	}
+	s.Conditions = podConditions(pod, &s, rs != nil && rs.SandboxReady)
 	return s
 }
 
@@ -82,11 +72,20 @@ func SetHostIPs(pod *v1.Pod, s *v1.PodStatus, nodeIPs []string) {
 	}
 }
 
-// initDone reports whether every init container exited 0.
+// initDone reports whether every init container exited 0 and every
+// sidecar runs.
 func initDone(pod *v1.Pod, rs *PodStatus) bool {
-	for _, c := range pod.Spec.InitContainers {
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
 		cs := rs.Container(c.Name)
-		if cs == nil || cs.State != ContainerExited || cs.ExitCode != 0 {
+		switch {
+		case cs == nil:
+			return false
+		case IsRestartableInitContainer(c):
+			if cs.State != ContainerRunning {
+				return false
+			}
+		case cs.State != ContainerExited || cs.ExitCode != 0:
 			return false
 		}
 	}
@@ -103,13 +102,17 @@ type containerConversion struct {
 	deleting, podIsTerminal bool
 }
 
-func (cc containerConversion) convert(specs []v1.Container, old []v1.ContainerStatus, initPending bool) []v1.ContainerStatus {
+// convert derives the statuses of the init containers (init) or of the
+// app containers from the runtime's and the previous ones.
+func (cc containerConversion) convert(specs []v1.Container, old []v1.ContainerStatus, init bool) []v1.ContainerStatus {
 	pod, rs, deleting, reasons := cc.pod, cc.rs, cc.deleting, cc.reasons
 	if len(specs) == 0 {
 		return nil
 	}
+	initPending := !init && !initDone(pod, rs)
 	out := make([]v1.ContainerStatus, 0, len(specs))
-	for _, spec := range specs {
+	for i := range specs {
+		spec := &specs[i]
 		var prev *v1.ContainerStatus
 		for i := range old {
 			if old[i].Name == spec.Name {
@@ -154,15 +157,25 @@ func (cc containerConversion) convert(specs []v1.Container, old []v1.ContainerSt
 				c.State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: r.Reason, Message: r.Message}}
 			}
 		}
-		if c.State.Running != nil {
-			// Started and ready until the probes say otherwise: the
-			// status manager applies them (applyProbes).
-			started := true
-			c.Ready, c.Started = true, &started
-		}
+		setStartedReady(&c, init && !IsRestartableInitContainer(spec))
 		out = append(out, c)
 	}
 	return out
+}
+
+// setStartedReady sets started and ready as they are without probes: a
+// running container has started, and is ready unless it is an ordinary
+// init container, which is ready once it exited 0. The status manager
+// applies the probes' results over them (applyProbes).
+func setStartedReady(c *v1.ContainerStatus, ordinaryInit bool) {
+	started := c.State.Running != nil
+	c.Started = &started
+	switch {
+	case ordinaryInit:
+		c.Ready = c.State.Terminated != nil && c.State.Terminated.ExitCode == 0
+	default:
+		c.Ready = started
+	}
 }
 
 func runtimeState(cs *ContainerStatus) v1.ContainerState {
@@ -210,10 +223,31 @@ func (cc containerConversion) showsStartFailure(c *v1.ContainerStatus) bool {
 	return true
 }
 
-// podPhase computes the phase from container statuses.
+// podPhase computes the phase from container statuses. A sidecar counts
+// like an app container while it runs or waits for its first start; an
+// exited one does not count, and one not started keeps the pod Pending
+// until an app container ran.
 func podPhase(pod *v1.Pod, init, regular []v1.ContainerStatus, podIsTerminal bool) v1.PodPhase {
 	pendingInit := false
+	var running, waiting, stopped, succeeded, unknown, pendingSidecars int
 	for _, c := range init {
+		if spec := initSpec(pod, c.Name); spec != nil && IsRestartableInitContainer(spec) {
+			switch {
+			case c.State.Running != nil:
+				running++
+				if c.Started == nil || !*c.Started {
+					pendingSidecars++
+				}
+			case c.State.Terminated != nil || c.LastTerminationState.Terminated != nil:
+			case c.State.Waiting != nil:
+				waiting++
+				pendingSidecars++
+			default:
+				unknown++
+				pendingSidecars++
+			}
+			continue
+		}
 		if t := c.State.Terminated; t != nil {
 			if t.ExitCode != 0 && pod.Spec.RestartPolicy == v1.RestartPolicyNever {
 				return v1.PodFailed
@@ -224,7 +258,9 @@ func podPhase(pod *v1.Pod, init, regular []v1.ContainerStatus, podIsTerminal boo
 		}
 		pendingInit = true
 	}
-	var running, waiting, stopped, succeeded, unknown int
+	if pendingSidecars > 0 && !anyAppContainerRan(&v1.PodStatus{ContainerStatuses: regular}) {
+		return v1.PodPending
+	}
 	for _, c := range regular {
 		switch {
 		case c.State.Running != nil:
@@ -272,6 +308,16 @@ func podPhase(pod *v1.Pod, init, regular []v1.ContainerStatus, podIsTerminal boo
 		return v1.PodFailed
 	}
 	return v1.PodPending
+}
+
+// initSpec returns the init container named name, or nil.
+func initSpec(pod *v1.Pod, name string) *v1.Container {
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == name {
+			return &pod.Spec.InitContainers[i]
+		}
+	}
+	return nil
 }
 
 // maxReasonCacheEntries bounds the reason cache.

@@ -455,6 +455,8 @@ func TestMergePodStatus(t *testing.T) {
 		couldRun      bool
 		wantPhase     v1.PodPhase
 		wantCondition map[v1.PodConditionType]v1.ConditionStatus
+		// wantReason, when set, is the reason of Ready and ContainersReady.
+		wantReason string
 	}{
 		{name: "F65 conditions not owned by the agent are preserved",
 			api:   v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{{Type: "example.com/gate", Status: v1.ConditionTrue}}},
@@ -467,7 +469,14 @@ func TestMergePodStatus(t *testing.T) {
 		{name: "F65 DisruptionTarget added on terminal transition with nothing running",
 			api:       v1.PodStatus{Phase: v1.PodRunning},
 			local:     v1.PodStatus{Phase: v1.PodFailed, Conditions: []v1.PodCondition{{Type: v1.DisruptionTarget, Status: v1.ConditionTrue}, {Type: v1.PodReady, Status: v1.ConditionTrue}}},
-			wantPhase: v1.PodFailed, wantCondition: map[v1.PodConditionType]v1.ConditionStatus{v1.DisruptionTarget: v1.ConditionTrue, v1.PodReady: v1.ConditionFalse}},
+			wantPhase: v1.PodFailed, wantCondition: map[v1.PodConditionType]v1.ConditionStatus{v1.DisruptionTarget: v1.ConditionTrue, v1.PodReady: v1.ConditionFalse},
+			wantReason: "PodFailed"},
+		{name: "F65 a succeeded pod is not ready: PodCompleted",
+			api: v1.PodStatus{Phase: v1.PodRunning},
+			local: v1.PodStatus{Phase: v1.PodSucceeded, Conditions: []v1.PodCondition{
+				{Type: v1.PodReady, Status: v1.ConditionTrue}, {Type: v1.ContainersReady, Status: v1.ConditionTrue}}},
+			wantPhase: v1.PodSucceeded, wantCondition: map[v1.PodConditionType]v1.ConditionStatus{v1.PodReady: v1.ConditionFalse, v1.ContainersReady: v1.ConditionFalse},
+			wantReason: "PodCompleted"},
 		{name: "G68 a terminal API phase never changes",
 			api: v1.PodStatus{Phase: v1.PodFailed}, local: v1.PodStatus{Phase: v1.PodSucceeded}, wantPhase: v1.PodFailed},
 	}
@@ -494,6 +503,11 @@ func TestMergePodStatus(t *testing.T) {
 				}
 				if have != want {
 					t.Errorf("condition %s = %q; want %q", ct, have, want)
+				}
+			}
+			for _, c := range got.Status.Conditions {
+				if tt.wantReason != "" && (c.Type == v1.PodReady || c.Type == v1.ContainersReady) && c.Reason != tt.wantReason {
+					t.Errorf("condition %s reason %q; want %q", c.Type, c.Reason, tt.wantReason)
 				}
 			}
 		})

@@ -225,7 +225,8 @@ func anyRunning(s v1.PodStatus) bool {
 // mergePodStatus merges the cached status into the sink's: conditions the
 // agent does not own are kept; a terminal phase is delayed while a
 // container could run and never changes once reached; a terminal phase
-// forces Ready and ContainersReady to False.
+// forces Ready and ContainersReady to False, with the kubelet's reason
+// PodCompleted or PodFailed.
 func mergePodStatus(api, local v1.PodStatus, couldHaveRunning bool) v1.PodStatus {
 	out := *local.DeepCopy()
 	var conds []v1.PodCondition
@@ -262,8 +263,8 @@ func mergePodStatus(api, local v1.PodStatus, couldHaveRunning bool) v1.PodStatus
 			if c == nil {
 				continue
 			}
-			if c.Status != v1.ConditionFalse || c.Reason != string(out.Phase) {
-				c.Status, c.Reason = v1.ConditionFalse, string(out.Phase)
+			if c.Status != v1.ConditionFalse || c.Reason != terminalReadyReason(out.Phase) {
+				c.Status, c.Reason, c.Message = v1.ConditionFalse, terminalReadyReason(out.Phase), ""
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // syncTickPeriod is how often due re-syncs are collected from the queue.
@@ -31,8 +32,8 @@ type ConfigChange struct {
 	Commit func()
 }
 
-// SyncLoop is the node's main loop: it turns PLEG events and due re-syncs
-// into sync requests and runs housekeeping every two seconds once every
+// SyncLoop is the node's main loop: it turns PLEG events, probe requests
+// and due re-syncs into sync requests and runs housekeeping every two seconds once every
 // config source has reported.
 type SyncLoop struct {
 	Config      ConfigSource
@@ -44,8 +45,11 @@ type SyncLoop struct {
 	// means the config never changes. They are handed to the workers
 	// between housekeeping passes, never during one.
 	Updates <-chan ConfigChange
-	Clock   Clock
-	Logger  *slog.Logger
+	// ProbeSyncs, when set, carries the UIDs of pods to sync now because
+	// a probe result needs the runtime (ProbeManagerConfig.Syncs).
+	ProbeSyncs <-chan types.UID
+	Clock      Clock
+	Logger     *slog.Logger
 }
 
 // Run loops until ctx ends.
@@ -67,6 +71,8 @@ func (l *SyncLoop) Run(ctx context.Context) {
 			if ev.Type != ContainerRemoved {
 				l.syncConfigPods(map[string]bool{string(ev.ID): true})
 			}
+		case uid := <-l.ProbeSyncs:
+			l.syncConfigPods(map[string]bool{string(uid): true})
 		case <-syncTick:
 			due := map[string]bool{}
 			for _, uid := range l.Workers.Core().Queue().GetWork() {

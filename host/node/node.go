@@ -208,6 +208,7 @@ func (n *Node) build() error {
 		return fmt.Errorf("runtime plugin: %w", err)
 	}
 	reasons := lifecycle.NewReasonCache()
+	results := lifecycle.NewProbeResults()
 	runner := prober.New(prober.Options{Exec: runtimeExec{n}})
 	if err := n.newVolumeManager(); err != nil {
 		return fmt.Errorf("volume plugins: %w", err)
@@ -216,7 +217,7 @@ func (n *Node) build() error {
 		Runtime: rtClient, Plugin: n.cfg.RuntimePlugin, Clock: n.clock, LogRoot: n.cfg.RootDir,
 		Logger: n.log.Named("runtime"), Reasons: reasons,
 		NodeResolvConf: nodeResolvConf(n.log), Recorder: n.events, Mounts: n.containerMounts, Devices: n.containerDevices,
-		Hooks: runner,
+		Hooks: runner, Probes: results,
 	})
 	if err != nil {
 		return fmt.Errorf("runtime manager: %w", err)
@@ -225,12 +226,12 @@ func (n *Node) build() error {
 	n.core = lifecycle.NewPodWorkers(lifecycle.PodWorkersConfig{
 		Clock: n.clock, Jitter: jitter, Cache: n.cache, Metrics: metrics, Logger: slogger,
 	})
-	results := lifecycle.NewProbeResults()
 	n.status = lifecycle.NewStatusManager(lifecycle.StatusManagerConfig{
 		Clock: n.clock, Sink: n.statusSink(), Pods: n.core, Lookup: n.desired, Metrics: metrics, Logger: slogger,
 		Probes: results,
 	})
-	n.probes = n.newProbes(runner, results, slogger)
+	probeSyncs := make(chan types.UID, probeSyncBuffer)
+	n.probes = n.newProbes(runner, results, probeSyncs, slogger)
 	syncer := &lifecycle.Syncer{
 		Runtime: n.runtime, Volumes: podVolumes{n.volumes}, Status: n.status, Pods: n.core, Reasons: reasons,
 		Recorder: n.events, Metrics: metrics, Clock: n.clock, Probes: n.probes, HostIPs: n.cfg.NodeIPs,
@@ -253,10 +254,11 @@ func (n *Node) build() error {
 			Workers: n.workers, Runtime: n.runtime, Status: n.status, Metrics: metrics, Clock: n.clock, Logger: slogger,
 			Mirrors: mirrors,
 		},
-		Events:  n.pleg.Events(),
-		Updates: n.updates,
-		Clock:   n.clock,
-		Logger:  slogger,
+		Events:     n.pleg.Events(),
+		Updates:    n.updates,
+		ProbeSyncs: probeSyncs,
+		Clock:      n.clock,
+		Logger:     slogger,
 	}
 	return nil
 }

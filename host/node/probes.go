@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/podhost/podhost/host/prober"
 	"github.com/podhost/podhost/host/runtimemanager"
 	"github.com/podhost/podhost/lifecycle"
@@ -18,13 +20,18 @@ func (e runtimeExec) ExecSync(ctx context.Context, id string, cmd []string, time
 	return e.n.runtime.ExecSync(ctx, id, cmd, timeout)
 }
 
+// probeSyncBuffer is how many pod syncs the probe workers may ask for
+// before one waits for the sync loop.
+const probeSyncBuffer = 64
+
 // newProbes builds the probe manager: its workers read the runtime cache,
 // ask the pod worker whether a pod terminates, kill through the runtime
-// manager and make the status manager apply a changed result at once.
-func (n *Node) newProbes(runner *prober.Runner, results *lifecycle.ProbeResults, logger *slog.Logger) *lifecycle.ProbeManager {
+// manager, make the status manager apply a changed result at once and ask
+// the sync loop (syncs) to sync a pod whose sidecar started.
+func (n *Node) newProbes(runner *prober.Runner, results *lifecycle.ProbeResults, syncs chan<- types.UID, logger *slog.Logger) *lifecycle.ProbeManager {
 	return lifecycle.NewProbeManager(lifecycle.ProbeManagerConfig{
 		Clock: n.clock, Runner: runner, Killer: n.runtime, Results: results, Statuses: n.cache,
 		Pods: n.core, Recorder: n.events, Metrics: lifecycle.NewProbeMetrics(n.cfg.Registry),
-		Logger: logger, OnChange: n.status.RefreshProbes,
+		Logger: logger, OnChange: n.status.RefreshProbes, Syncs: syncs,
 	})
 }

@@ -49,7 +49,8 @@ func New(opts Options) *Runner {
 // errNoHandler is a probe or hook with no handler podhost can run.
 var errNoHandler = errors.New("no handler to run")
 
-// RunProbe runs one probe; ctx carries its timeout. A probe that ran and
+// RunProbe runs one probe; ctx bounds the call (an exec probe's
+// timeoutSeconds the runtime enforces, ctx leaves it the time to). A probe that ran and
 // failed is ProbeFailure with its output; an error means the probe could
 // not be judged.
 func (r *Runner) RunProbe(ctx context.Context, t lifecycle.ProbeTarget) (lifecycle.ProbeResult, string, error) {

@@ -19,9 +19,11 @@ type startAction struct {
 	reason     string
 }
 
-// killAction stops one container.
+// killAction stops one container; with preStop its preStop hook runs
+// first.
 type killAction struct {
 	id, name, reason string
+	preStop          bool
 }
 
 // backOffWait is a container that should restart but waits out its
@@ -78,7 +80,10 @@ type planner struct {
 	now    time.Time
 	prev   map[string]backOffEntry
 	policy v1.RestartPolicy
-	a      actions
+	// started reports whether the startup probe of the named container
+	// succeeded for the instance id; nil means every one did.
+	started func(name, id string) bool
+	a       actions
 }
 
 // computeActions decides what SyncPod does for pod given the runtime's
@@ -97,6 +102,12 @@ type planner struct {
 //     after the previous exited 0. A failed init container restarts (with
 //     back-off) unless the policy is Never, which fails the pod. Once an
 //     app container exists in the sandbox the init phase is over.
+//   - A sidecar (an init container with restartPolicy Always) starts in
+//     its place among the init containers; the next one starts once it
+//     runs and its startup probe succeeded (started). It is restarted
+//     whatever the pod's policy, with back-off, during the init phase and
+//     after it, and stopped once every app container exited for good
+//     (sidecars.go).
 //   - App containers start when all init containers succeeded. A running
 //     container whose spec hash changed is killed and started again. An
 //     exited one restarts per the policy, after its crash back-off.
@@ -104,8 +115,8 @@ type planner struct {
 //     started rather than created again; with another hash it is removed.
 //   - A container whose start was cut short (startCut) is removed and
 //     created again at the same attempt: no restart, no back-off.
-func computeActions(pod *v1.Pod, st *podState, now time.Time, prev map[string]backOffEntry) actions {
-	p := &planner{pod: pod, st: st, now: now, prev: prev, policy: restartPolicy(pod), a: actions{records: map[string]backOffEntry{}}}
+func computeActions(pod *v1.Pod, st *podState, now time.Time, prev map[string]backOffEntry, started func(name, id string) bool) actions {
+	p := &planner{pod: pod, st: st, now: now, prev: prev, policy: restartPolicy(pod), started: started, a: actions{records: map[string]backOffEntry{}}}
 	sb := st.newestSandbox()
 	if sb == nil || !sb.ready {
 		p.newSandbox(sb)
@@ -117,6 +128,7 @@ func computeActions(pod *v1.Pod, st *podState, now time.Time, prev map[string]ba
 		return p.a
 	}
 	p.appContainers(sb.id)
+	p.stopSidecarsAfterApps(sb.id)
 	return p.a
 }
 
@@ -193,15 +205,30 @@ func (p *planner) killStrays(sandboxID string) {
 }
 
 // initContainers plans the init phase and reports whether it is over.
+// Sidecars are kept running also once it is.
 func (p *planner) initContainers(sandboxID string) bool {
+	initialized := false
 	for i := range p.pod.Spec.Containers {
 		if p.st.newest(p.pod.Spec.Containers[i].Name, sandboxID) != nil {
-			return true
+			initialized = true
 		}
 	}
+	last := p.lastInitRun(sandboxID)
 	for i := range p.pod.Spec.InitContainers {
 		spec := &p.pod.Spec.InitContainers[i]
 		c := p.st.newest(spec.Name, sandboxID)
+		// An init container before one that ran already did its part.
+		done := initialized || i < last
+		if lifecycle.IsRestartableInitContainer(spec) {
+			p.keepSidecar(spec, c)
+			if done || p.sidecarStarted(spec, c) {
+				continue
+			}
+			return false
+		}
+		if done {
+			continue
+		}
 		switch {
 		case c == nil:
 			p.startNew(spec, containerTypeInit, "next init container")
@@ -230,27 +257,37 @@ func (p *planner) initContainers(sandboxID string) bool {
 func (p *planner) appContainers(sandboxID string) {
 	for i := range p.pod.Spec.Containers {
 		spec := &p.pod.Spec.Containers[i]
-		c := p.st.newest(spec.Name, sandboxID)
-		switch {
-		case c == nil:
-			p.startNew(spec, containerTypeApp, "not created yet")
-		case c.startCut:
-			p.startAgain(spec, c, containerTypeApp)
-		case c.state == lifecycle.ContainerCreated:
-			p.startCreated(spec, c, containerTypeApp)
-		case c.state == lifecycle.ContainerRunning:
-			if c.hash != "" && c.hash != specHash(spec) {
-				p.a.kill = append(p.a.kill, killAction{id: c.id, name: c.name, reason: "spec changed"})
-				p.startNew(spec, containerTypeApp, "spec changed")
-			}
-		case c.state == lifecycle.ContainerUnknown:
-			p.a.kill = append(p.a.kill, killAction{id: c.id, name: c.name, reason: "state unknown"})
-			if p.policy != v1.RestartPolicyNever {
-				p.startNew(spec, containerTypeApp, "state unknown")
-			}
-		case shouldRestart(p.policy, c.exitCode):
-			p.restartAfterBackOff(spec, c, containerTypeApp)
+		p.keepRunning(spec, p.st.newest(spec.Name, sandboxID), containerTypeApp, "not created yet",
+			func(exitCode int32) bool { return shouldRestart(p.policy, exitCode) })
+	}
+}
+
+// keepRunning plans what keeps the container c of spec running: start one
+// when there is none (for reason none), start it when it was created but
+// not started (or its start was cut short), replace it when its spec
+// changed, kill it when its state is unknown and then start a new one if
+// restart allows a failed one, and restart it after its back-off when it
+// exited and restart allows its exit code.
+func (p *planner) keepRunning(spec *v1.Container, c *containerInfo, kind, none string, restart func(exitCode int32) bool) {
+	switch {
+	case c == nil:
+		p.startNew(spec, kind, none)
+	case c.startCut:
+		p.startAgain(spec, c, kind)
+	case c.state == lifecycle.ContainerCreated:
+		p.startCreated(spec, c, kind)
+	case c.state == lifecycle.ContainerRunning:
+		if c.hash != "" && c.hash != specHash(spec) {
+			p.a.kill = append(p.a.kill, killAction{id: c.id, name: c.name, reason: "spec changed"})
+			p.startNew(spec, kind, "spec changed")
 		}
+	case c.state == lifecycle.ContainerUnknown:
+		p.a.kill = append(p.a.kill, killAction{id: c.id, name: c.name, reason: "state unknown"})
+		if restart(1) {
+			p.startNew(spec, kind, "state unknown")
+		}
+	case restart(c.exitCode):
+		p.restartAfterBackOff(spec, c, kind)
 	}
 }
 

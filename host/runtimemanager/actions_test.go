@@ -158,7 +158,7 @@ func TestComputeActions(t *testing.T) {
 			if tt.cs != nil {
 				st.containers = tt.cs(tt.pod)
 			}
-			got := summary(computeActions(tt.pod, st, now, tt.prev))
+			got := summary(computeActions(tt.pod, st, now, tt.prev, nil))
 			if got != tt.want {
 				t.Errorf("computeActions = %q; want %q", got, tt.want)
 			}

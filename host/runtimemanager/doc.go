@@ -1,7 +1,10 @@
 // Package runtimemanager owns the pod's containers on the node: it is the
 // host's implementation of lifecycle.Runtime on top of a runtime plugin
 // (proto/runtime/v1). It creates the sandbox (and recreates it when it
-// dies), runs init containers in order, starts and restarts app containers
+// dies), runs init containers in order, keeps sidecars (init containers
+// with restartPolicy Always) running beside the app containers, the next
+// init container waiting for a sidecar's startup probe (Options.Probes),
+// starts and restarts app containers
 // according to the restart policy with CrashLoopBackOff, maps the container
 // spec (command, args, env, working dir, resources, host namespaces, DNS)
 // onto the contract, stops containers with the pod's grace period, and

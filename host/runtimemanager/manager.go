@@ -54,6 +54,11 @@ type Options struct {
 	// Hooks, when set, runs the containers' postStart and preStop hooks
 	// (hooks.go). Nil runs none.
 	Hooks HookRunner
+	// Probes, when set, tells whether a sidecar's startup probe
+	// succeeded, which the next init container waits for; the host
+	// passes the probe manager's results. Nil: a running sidecar has
+	// started.
+	Probes lifecycle.ProbeView
 }
 
 // Manager implements lifecycle.Runtime over a runtime plugin. It keeps no

@@ -53,7 +53,14 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, _ *lifecycle.PodStat
 		return err
 	}
 	now := m.clock.Now()
-	a := computeActions(pod, st, now, m.backoff.snapshot(pod.UID))
+	var started func(name, id string) bool
+	if m.opts.Probes != nil {
+		started = func(name, id string) bool {
+			s, _ := m.opts.Probes.ContainerProbes(pod, name, id)
+			return s
+		}
+	}
+	a := computeActions(pod, st, now, m.backoff.snapshot(pod.UID), started)
 	m.backoff.record(pod.UID, a.records)
 
 	if a.killPod {
@@ -66,7 +73,11 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, _ *lifecycle.PodStat
 	for _, k := range a.kill {
 		log.Info("stopping container", "container", k.name, "reason", k.reason)
 		m.event(pod, lifecycle.EventNormal, EventKilling, "Stopping container %s: %s", k.name, k.reason)
-		if err := m.stopContainer(ctx, k.id, podGracePeriod(pod)); err != nil {
+		stop := func() error { return m.stopContainer(ctx, k.id, podGracePeriod(pod)) }
+		if k.preStop {
+			stop = func() error { return m.stopWithPreStop(ctx, pod, k.name, k.id, podIPOf(st), podGracePeriod(pod)) }
+		}
+		if err := stop(); err != nil {
 			errs = append(errs, err)
 		}
 	}

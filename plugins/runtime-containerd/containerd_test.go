@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,7 +29,7 @@ const callTimeout = 60 * time.Second
 var runningCommand = []string{"sh", "-c", `trap "exit 0" TERM; while true; do sleep 1; done`}
 
 func TestWithContainerd(t *testing.T) {
-	c := crisetup.StartForTest(t)
+	c := crisetup.StartForTest(t, crisetup.WithPodNetwork())
 	logs := t.TempDir()
 	config := fmt.Sprintf(`{"endpoint":%q,"timeouts":{"runtime":"60s","image":"60s"}}`, c.Endpoint())
 	hostNetwork := func(sb *runtimev1.SandboxConfig) {
@@ -56,6 +57,50 @@ func TestWithContainerd(t *testing.T) {
 	t.Run("events of changes made by others", func(t *testing.T) {
 		testEventsOfOthers(t, connect(t, config), c, hostNetwork)
 	})
+	t.Run("pod IP in list and status", func(t *testing.T) {
+		testPodIPListed(t, connect(t, config), c, logs)
+	})
+}
+
+// testPodIPListed runs a sandbox on the pod network: ListSandboxes reports
+// the IP SandboxStatus does, an address of the pod subnet (CRI's
+// ListPodSandbox carries none), and a host-network sandbox has none.
+func testPodIPListed(t *testing.T, rt runtimev1.RuntimeClient, c *crisetup.Containerd, logs string) {
+	ctx := callCtx(t)
+	run := func(name string, hostNetwork bool) string {
+		resp, err := rt.RunSandbox(ctx, &runtimev1.RunSandboxRequest{Config: &runtimev1.SandboxConfig{
+			Metadata:    &runtimev1.SandboxMetadata{Name: name, Namespace: "default", Uid: name + "-uid"},
+			Labels:      map[string]string{"test": "podip"},
+			HostNetwork: hostNetwork, LogDirectory: filepath.Join(logs, name),
+		}})
+		if err != nil {
+			t.Fatalf("RunSandbox %s: %v", name, err)
+		}
+		t.Cleanup(func() {
+			_, _ = rt.RemoveSandbox(context.Background(), &runtimev1.RemoveSandboxRequest{SandboxId: resp.GetSandboxId()})
+		})
+		return resp.GetSandboxId()
+	}
+	pod, host := run("podnet", false), run("hostnet", true)
+	st, err := rt.SandboxStatus(ctx, &runtimev1.SandboxStatusRequest{SandboxId: pod})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip := st.GetSandbox().GetIp()
+	if addr, err := netip.ParseAddr(ip); err != nil || !c.PodSubnet.Contains(addr) {
+		t.Fatalf("SandboxStatus ip %q; want an address of %v", ip, c.PodSubnet)
+	}
+	list, err := rt.ListSandboxes(ctx, &runtimev1.ListSandboxesRequest{Filter: &runtimev1.SandboxFilter{LabelSelector: map[string]string{"test": "podip"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, sb := range list.GetSandboxes() {
+		got[sb.GetId()] = sb.GetIp()
+	}
+	if got[pod] != ip || got[host] != "" || len(got) != 2 {
+		t.Errorf("ListSandboxes ips %v; want %s: %q and %s: none", got, pod, ip, host)
+	}
 }
 
 // testPlugin is a fresh plugin, closed when t ends.

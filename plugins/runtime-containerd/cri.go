@@ -40,6 +40,7 @@ type criRuntime struct {
 	mu      sync.Mutex // serializes Configure
 	current atomic.Pointer[backend]
 	watch   *watcher
+	ips     sandboxIPs
 	log     hclog.Logger
 	now     func() time.Time
 }

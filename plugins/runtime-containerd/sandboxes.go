@@ -69,7 +69,7 @@ func (r *criRuntime) SandboxStatus(ctx context.Context, id string) (Sandbox, err
 	return sandboxStatusFromCRI(resp.GetStatus()), nil
 }
 
-// ListSandboxes lists the sandboxes f selects.
+// ListSandboxes lists the sandboxes f selects, each ready one with its IP.
 func (r *criRuntime) ListSandboxes(ctx context.Context, f SandboxFilter) ([]Sandbox, error) {
 	b, err := r.backend()
 	if err != nil {
@@ -89,6 +89,7 @@ func (r *criRuntime) ListSandboxes(ctx context.Context, f SandboxFilter) ([]Sand
 		}
 		out = append(out, sandboxFromCRI(item))
 	}
+	r.ips.fill(ctx, b.rt, out)
 	return out, nil
 }
 

@@ -15,10 +15,18 @@ const defaultPodGrace = int64(30)
 // validateProbesAndHooks checks the three probes and the two lifecycle
 // hooks of a container. A zero probe field means the kubelet's default
 // (timeoutSeconds 1, periodSeconds 10, successThreshold 1,
-// failureThreshold 3), as the API server would have set it; init
-// containers may not have probes nor hooks (podhost runs no sidecars).
+// failureThreshold 3), as the API server would have set it; ordinary init
+// containers may not have probes nor hooks, sidecars (restartPolicy
+// Always) may, as app containers, and no other restartPolicy is allowed
+// on an init container.
 func validateProbesAndHooks(c *v1.Container, podGrace *int64, init bool, path *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
+	if init && c.RestartPolicy != nil {
+		if *c.RestartPolicy != v1.ContainerRestartPolicyAlways {
+			allErrs = append(allErrs, field.NotSupported(path.Child("restartPolicy"), *c.RestartPolicy, []string{string(v1.ContainerRestartPolicyAlways)}))
+		}
+		init = *c.RestartPolicy != v1.ContainerRestartPolicyAlways
+	}
 	probes := []struct {
 		name  string
 		probe *v1.Probe

@@ -85,6 +85,21 @@ func TestValidateProbesAndHooks(t *testing.T) {
 		}, []string{"spec.containers[0].livenessProbe.exec.command: Required value"}},
 		{"probe on an init container", func(p *v1.Pod) { p.Spec.InitContainers[0].ReadinessProbe = httpProbe(intstr.FromInt32(80)) },
 			[]string{"spec.initContainers[0].readinessProbe: Forbidden"}},
+		{"probes and hooks on a sidecar", func(p *v1.Pod) {
+			always := v1.ContainerRestartPolicyAlways
+			side := &p.Spec.InitContainers[0]
+			side.RestartPolicy, side.ReadinessProbe, side.StartupProbe = &always, httpProbe(intstr.FromInt32(80)), httpProbe(intstr.FromInt32(80))
+			side.Lifecycle = &v1.Lifecycle{PreStop: &v1.LifecycleHandler{Sleep: &v1.SleepAction{Seconds: 1}}}
+		}, nil},
+		{"sidecar probe checked like an app container's", func(p *v1.Pod) {
+			always := v1.ContainerRestartPolicyAlways
+			p.Spec.InitContainers[0].RestartPolicy = &always
+			p.Spec.InitContainers[0].LivenessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{}}}
+		}, []string{"spec.initContainers[0].livenessProbe.exec.command: Required value"}},
+		{"init container restartPolicy other than Always", func(p *v1.Pod) {
+			never := v1.ContainerRestartPolicy("Never")
+			p.Spec.InitContainers[0].RestartPolicy = &never
+		}, []string{"spec.initContainers[0].restartPolicy: Unsupported value"}},
 		{"preStop sleep past the grace period", func(p *v1.Pod) {
 			app(p).Lifecycle = &v1.Lifecycle{PreStop: &v1.LifecycleHandler{Sleep: &v1.SleepAction{Seconds: 31}}}
 		}, []string{"spec.containers[0].lifecycle.preStop.sleep.seconds: Invalid value"}},

@@ -20,8 +20,10 @@ type Layout struct {
 	Log      string // containerd's stdout and stderr
 	PIDFile  string // containerd's process ID
 	Images   string // image archives built for import
-	CNIBin   string // CNI plugin dir (unused with host networking)
+	CNIBin   string // CNI plugin dir (links to the plugins with a pod network)
 	CNIConf  string // CNI config dir
+	CNIIPAM  string // host-local's address records
+	Bridge   string // the Linux bridge of the pod network
 	Opt      string // the opt plugin's directory
 	RuncRoot string // runc's state for containers of this instance
 }
@@ -47,6 +49,8 @@ func NewLayout(dir string) (Layout, error) {
 		Images:   filepath.Join(dir, "images"),
 		CNIBin:   filepath.Join(dir, "cni", "bin"),
 		CNIConf:  filepath.Join(dir, "cni", "net.d"),
+		CNIIPAM:  filepath.Join(dir, "cni", "ipam"),
+		Bridge:   bridgeName(dir),
 		Opt:      filepath.Join(dir, "opt"),
 		RuncRoot: filepath.Join(dir, "runc"),
 	}

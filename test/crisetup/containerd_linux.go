@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"strconv"
@@ -39,9 +40,27 @@ const (
 // installHint ends every error about a missing host package.
 const installHint = "run hack/install-deps.sh as root"
 
+// Option configures a private instance at Start.
+type Option func(*options)
+
+type options struct {
+	podNetwork bool
+}
+
+// WithPodNetwork gives the instance a pod network, so that a pod without
+// hostNetwork gets its own network namespace and an IP the host reaches:
+// the reference CNI plugins that hack/cni-plugins.sh builds (a missing one
+// is an error naming it), a bridge of the instance holding the first
+// address of a free /24 of 10.233.0.0/16 (PodSubnet), and a bridge +
+// host-local conflist in CNIConf. Stop removes the bridge.
+func WithPodNetwork() Option { return func(o *options) { o.podNetwork = true } }
+
 // Containerd is a running private containerd.
 type Containerd struct {
 	Layout
+	// PodSubnet is the subnet of the pod network (WithPodNetwork), zero
+	// without one.
+	PodSubnet netip.Prefix
 	// Runtime and Image are CRI clients connected to the instance.
 	Runtime runtimeapi.RuntimeServiceClient
 	Image   runtimeapi.ImageServiceClient
@@ -61,11 +80,15 @@ type Containerd struct {
 // podhost.local/busybox:1. The process is detached from the caller: it keeps
 // running after the caller exits, until Stop. It must run as root inside
 // this module (it builds the pause image).
-func Start(ctx context.Context, dir string) (*Containerd, error) {
-	return start(ctx, dir, false)
+func Start(ctx context.Context, dir string, opts ...Option) (*Containerd, error) {
+	return start(ctx, dir, false, opts)
 }
 
-func start(ctx context.Context, dir string, tied bool) (*Containerd, error) {
+func start(ctx context.Context, dir string, tied bool, opts []Option) (*Containerd, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("private containerd needs root")
 	}
@@ -86,7 +109,7 @@ func start(ctx context.Context, dir string, tied bool) (*Containerd, error) {
 	if pid, err := readPID(l.PIDFile); err == nil && processAlive(pid) {
 		return nil, fmt.Errorf("containerd %d already runs in %s", pid, l.Dir)
 	}
-	for _, d := range []string{l.Dir, l.Root, l.State, l.Images, l.CNIBin, l.CNIConf, l.Opt, l.RuncRoot} {
+	for _, d := range []string{l.Dir, l.Root, l.State, l.Images, l.CNIBin, l.CNIConf, l.CNIIPAM, l.Opt, l.RuncRoot} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("create instance dir: %w", err)
 		}
@@ -111,7 +134,13 @@ func start(ctx context.Context, dir string, tied bool) (*Containerd, error) {
 	}
 
 	c := &Containerd{Layout: l, bin: bin, tied: tied}
+	if o.podNetwork {
+		if c.PodSubnet, err = setupPodNetwork(ctx, l); err != nil {
+			return nil, fmt.Errorf("pod network: %w", err)
+		}
+	}
 	if err := c.launch(ctx); err != nil {
+		_ = teardownPodNetwork(context.WithoutCancel(ctx), l)
 		return nil, err
 	}
 	for _, a := range archives {
@@ -282,6 +311,9 @@ func (c *Containerd) Stop(ctx context.Context) error {
 		}
 	}
 	if err := unmountUnder(c.Dir); err != nil {
+		errs = append(errs, err)
+	}
+	if err := teardownPodNetwork(ctx, c.Layout); err != nil {
 		errs = append(errs, err)
 	}
 	_ = os.Remove(c.PIDFile)

@@ -16,7 +16,7 @@ import (
 func TestStopTreatsDeadShimAsStopped(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	c, err := start(ctx, t.TempDir(), true)
+	c, err := start(ctx, t.TempDir(), true, nil)
 	if err != nil {
 		t.Fatalf("start private containerd: %v", err)
 	}

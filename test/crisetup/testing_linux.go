@@ -10,11 +10,12 @@ import (
 // and stops it when the test ends: all sandboxes are removed, containerd is
 // stopped, and the test fails if a shim or a mount had to be forced away. If
 // the test binary dies without cleanup, containerd dies with it. A missing
-// containerd fails the test; it never skips.
-func StartForTest(t testing.TB) *Containerd {
+// containerd (or, with WithPodNetwork, a missing CNI plugin) fails the
+// test; it never skips.
+func StartForTest(t testing.TB, opts ...Option) *Containerd {
 	t.Helper()
 	dir := t.TempDir()
-	c, err := start(t.Context(), dir, true)
+	c, err := start(t.Context(), dir, true, opts)
 	if err != nil {
 		t.Fatalf("start private containerd: %v", err)
 	}

@@ -91,20 +91,20 @@ func startPodHost(t *testing.T) *podHost {
 }
 
 // startPodHostWith is startPodHost with extra top-level fields appended to
-// the host config.
-func startPodHostWith(t *testing.T, extra string) *podHost {
+// the host config, on a containerd started with opts.
+func startPodHostWith(t *testing.T, extra string, opts ...crisetup.Option) *podHost {
 	t.Helper()
-	return startPodHostVia(t, extra, nil)
+	return startPodHostVia(t, extra, nil, opts...)
 }
 
 // startPodHostVia is startPodHostWith whose runtime plugin reaches
 // containerd at the endpoint via returns, given the instance (a proxy in
 // front of its socket); nil via is the instance's own endpoint. The
 // test's own CRI clients (h.ctrd) always talk to containerd directly.
-func startPodHostVia(t *testing.T, extra string, via func(*crisetup.Containerd) string) *podHost {
+func startPodHostVia(t *testing.T, extra string, via func(*crisetup.Containerd) string, opts ...crisetup.Option) *podHost {
 	t.Helper()
 	h := &podHost{t: t, bin: sharedBinaries(t)}
-	h.ctrd = crisetup.StartForTest(t)
+	h.ctrd = crisetup.StartForTest(t, opts...)
 	endpoint := h.ctrd.Endpoint()
 	if via != nil {
 		endpoint = via(h.ctrd)

@@ -32,6 +32,17 @@ func podCondition(p *v1.Pod, typ v1.PodConditionType) v1.ConditionStatus {
 	return ""
 }
 
+// findPodCondition returns the pod's condition of type typ, or a zero
+// condition.
+func findPodCondition(p *v1.Pod, typ v1.PodConditionType) v1.PodCondition {
+	for _, c := range p.Status.Conditions {
+		if c.Type == typ {
+			return c
+		}
+	}
+	return v1.PodCondition{}
+}
+
 // execCmd is an exec handler of a shell script.
 func execCmd(script string) *v1.ExecAction {
 	return &v1.ExecAction{Command: []string{"sh", "-c", script}}

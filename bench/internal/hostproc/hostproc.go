@@ -1,7 +1,7 @@
 // Package hostproc builds podhost and runtime-containerd, runs `podhost
 // run` as a subprocess with only that runtime plugin and fetches CPU
 // profiles of both (profile.go), for the benchmark
-// programs under bench/ (podstart, kubepods, volstart); only they import it.
+// programs under bench/ (podstart, kubepods, volstart, probes); only they import it.
 package hostproc
 
 import (
