@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -33,7 +35,12 @@ func (h *podHost) storedPod(name string) state.PodRecord {
 }
 
 // removeFromRuntime removes every container and sandbox of the pod UID
-// from containerd, as a runtime that lost them (or an operator) would.
+// from containerd, as a runtime that lost them (or an operator) would. A
+// host killed with SIGKILL may leave its plugin's stop of the same sandbox
+// running in containerd, which then fails a concurrent stop ("ttrpc:
+// closed" while the shim goes away); each call is therefore retried until
+// it succeeds or finds the object gone, as CRI's stop and remove are
+// idempotent.
 func (h *podHost) removeFromRuntime(uid string) {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(h.t.Context(), 60*time.Second)
@@ -44,20 +51,40 @@ func (h *podHost) removeFromRuntime(uid string) {
 		h.t.Fatal(err)
 	}
 	for _, c := range ctrs {
-		if _, err := h.ctrd.Runtime.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: c.Id}); err != nil {
-			h.t.Fatalf("RemoveContainer %s: %v", c.Id, err)
-		}
+		h.retryCRI(ctx, "RemoveContainer "+c.Id, func() error {
+			_, err := h.ctrd.Runtime.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: c.Id})
+			return err
+		})
 	}
 	sbs, err := criSandboxes(ctx, h.ctrd, byUID)
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	for _, s := range sbs {
-		if _, err := h.ctrd.Runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: s.Id}); err != nil {
-			h.t.Fatalf("StopPodSandbox %s: %v", s.Id, err)
+		h.retryCRI(ctx, "StopPodSandbox "+s.Id, func() error {
+			_, err := h.ctrd.Runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: s.Id})
+			return err
+		})
+		h.retryCRI(ctx, "RemovePodSandbox "+s.Id, func() error {
+			_, err := h.ctrd.Runtime.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: s.Id})
+			return err
+		})
+	}
+}
+
+// retryCRI calls call until it succeeds or answers NotFound, every 200 ms
+// until ctx ends; then the test fails with the last error.
+func (h *podHost) retryCRI(ctx context.Context, what string, call func() error) {
+	h.t.Helper()
+	for {
+		err := call()
+		if err == nil || status.Code(err) == codes.NotFound {
+			return
 		}
-		if _, err := h.ctrd.Runtime.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: s.Id}); err != nil {
-			h.t.Fatalf("RemovePodSandbox %s: %v", s.Id, err)
+		select {
+		case <-ctx.Done():
+			h.t.Fatalf("%s: %v", what, err)
+		case <-time.After(200 * time.Millisecond):
 		}
 	}
 }
