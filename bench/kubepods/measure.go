@@ -90,25 +90,13 @@ func (b *bench) seen(obj any, deleted bool) {
 		return
 	case deleted && p.gone.IsZero():
 		p.gone = now
-	case !deleted && p.running.IsZero() && isRunning(pod):
+	case !deleted && p.running.IsZero() && hostproc.PodRunning(pod):
 		p.running = now
 	default:
 		return
 	}
 	close(b.changed)
 	b.changed = make(chan struct{})
-}
-
-func isRunning(p *v1.Pod) bool {
-	if p.Status.Phase != v1.PodRunning || len(p.Status.ContainerStatuses) != len(p.Spec.Containers) {
-		return false
-	}
-	for _, c := range p.Status.ContainerStatuses {
-		if c.State.Running == nil {
-			return false
-		}
-	}
-	return true
 }
 
 // podSpec is the floor's pod as a Kubernetes pod bound to the node.

@@ -94,18 +94,6 @@ func podManifest(name string) []byte {
 	return b
 }
 
-func isRunning(p *v1.Pod) bool {
-	if p == nil || p.Status.Phase != v1.PodRunning || len(p.Status.ContainerStatuses) != len(p.Spec.Containers) {
-		return false
-	}
-	for _, c := range p.Status.ContainerStatuses {
-		if c.State.Running == nil {
-			return false
-		}
-	}
-	return true
-}
-
 // watch follows the host's pod watch for the rest of the run, reconnecting
 // when the stream ends (the first events of a stream resync every pod).
 func (b *bench) watch(ctx context.Context) {
@@ -127,7 +115,7 @@ func (b *bench) watch(ctx context.Context) {
 						if p.apiGone.IsZero() && !p.deleted.IsZero() {
 							p.apiGone = now
 						}
-					case isRunning(ev.Pod) && p.running.IsZero():
+					case hostproc.PodRunning(ev.Pod) && p.running.IsZero():
 						p.running = now
 						close(b.runningCh[p.name])
 					}

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podhost/podhost/bench/internal/floor"
+	"github.com/podhost/podhost/bench/internal/hostproc"
 	"github.com/podhost/podhost/host/localapi"
 	"github.com/podhost/podhost/images/localimages"
 )
@@ -114,22 +115,10 @@ func (w *watcher) seen(ev localapi.PodEvent, now time.Time) {
 			p.goneAt = now
 			close(p.gone)
 		}
-	case p.runningAt.IsZero() && running(ev.Pod):
+	case p.runningAt.IsZero() && hostproc.PodRunning(ev.Pod):
 		p.runningAt = now
 		close(p.running)
 	}
-}
-
-func running(p *v1.Pod) bool {
-	if p == nil || p.Status.Phase != v1.PodRunning || len(p.Status.ContainerStatuses) != len(p.Spec.Containers) {
-		return false
-	}
-	for _, c := range p.Status.ContainerStatuses {
-		if c.State.Running == nil {
-			return false
-		}
-	}
-	return true
 }
 
 func (w *watcher) wait(ctx context.Context, ch <-chan struct{}, limit time.Duration, what string) error {

@@ -203,7 +203,7 @@ manifestDir: %s
 // what a failed run left below the root dir.
 func (h *host) stop() error {
 	errs := []error{h.Host.Stop()}
-	if h.csiPID > 0 && waitFor(context.Background(), 5*time.Second, func() bool { return syscall.Kill(h.csiPID, 0) != nil }, nil) != nil {
+	if h.csiPID > 0 && waitFor(context.Background(), 5*time.Second, func() bool { return !hostproc.ProcessAlive(h.csiPID) }, nil) != nil {
 		_ = syscall.Kill(h.csiPID, syscall.SIGKILL)
 		errs = append(errs, fmt.Errorf("volume-csi (%d) outlived the host; killed", h.csiPID))
 	}

@@ -168,10 +168,10 @@ func (h *Host) Stop() error {
 	}
 	if h.plugin > 0 {
 		deadline := time.Now().Add(5 * time.Second)
-		for processAlive(h.plugin) && time.Now().Before(deadline) {
+		for ProcessAlive(h.plugin) && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond)
 		}
-		if processAlive(h.plugin) {
+		if ProcessAlive(h.plugin) {
 			_ = syscall.Kill(h.plugin, syscall.SIGKILL)
 			errs = append(errs, fmt.Errorf("runtime plugin %d outlived the host; killed", h.plugin))
 		}
@@ -200,8 +200,8 @@ func (h *Host) LogTail(n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// processAlive reports whether pid is a live process (not a zombie).
-func processAlive(pid int) bool {
+// ProcessAlive reports whether pid is a live process (not a zombie).
+func ProcessAlive(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return false
