@@ -64,6 +64,8 @@ type StatusManager struct {
 	syncMu      sync.Mutex
 	apiVersions map[types.UID]uint64
 	doorbell    chan struct{}
+	// changed is closed, and replaced, on every new version (guarded by mu).
+	changed chan struct{}
 }
 
 // StatusManagerConfig wires a StatusManager. Sink, Lookup and Metrics may
@@ -92,12 +94,23 @@ func NewStatusManager(cfg StatusManagerConfig) *StatusManager {
 		statuses:    map[types.UID]*versionedPodStatus{},
 		apiVersions: map[types.UID]uint64{},
 		doorbell:    make(chan struct{}, 1),
+		changed:     make(chan struct{}),
 	}
 }
 
 // Doorbell receives a signal when a status changed; the sync loop then
 // calls SyncBatch(false). Signals coalesce: none is ever needed twice.
 func (m *StatusManager) Doorbell() <-chan struct{} { return m.doorbell }
+
+// Changed returns a channel that is closed at the next new version of any
+// pod's status. Unlike the doorbell it serves any number of readers: each
+// takes the channel before it reads, and waits on it afterwards, so no
+// change between the read and the wait is missed.
+func (m *StatusManager) Changed() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.changed
+}
 
 // PodStatus returns the cached status, translating a mirror UID.
 func (m *StatusManager) PodStatus(uid types.UID) (v1.PodStatus, bool) {
@@ -236,6 +249,8 @@ func (m *StatusManager) updateLocked(pod *v1.Pod, status v1.PodStatus, force, po
 		next.version = 1
 	}
 	m.statuses[pod.UID] = next
+	close(m.changed)
+	m.changed = make(chan struct{})
 	select {
 	case m.doorbell <- struct{}{}:
 	default:

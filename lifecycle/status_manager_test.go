@@ -633,3 +633,34 @@ func TestTerminatingPodReportsNoNewStarts(t *testing.T) {
 		}
 	})
 }
+
+func TestStatusChangedWakesOnNewVersionsOnly(t *testing.T) {
+	closed := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	e := newStatusEnv()
+	pod := apiPod("1", "p")
+	pending := v1.PodStatus{Phase: v1.PodPending}
+	first := e.m.Changed()
+	e.m.SetPodStatus(pod, pending)
+	if !closed(first) {
+		t.Fatal("a new pod's first status did not close Changed")
+	}
+	second := e.m.Changed()
+	if closed(second) {
+		t.Fatal("Changed after a version is already closed; want a fresh channel")
+	}
+	e.m.SetPodStatus(pod, pending)
+	if closed(second) {
+		t.Error("the same status again closed Changed; want no wake without a new version")
+	}
+	e.m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodRunning})
+	if !closed(second) {
+		t.Error("a new version did not close Changed")
+	}
+}

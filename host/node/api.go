@@ -28,8 +28,8 @@ import (
 )
 
 // watchPeriod is how often a pod watch compares the pods with what it last
-// reported.
-const watchPeriod = 50 * time.Millisecond
+// reported when no status changed meanwhile.
+var watchPeriod = 50 * time.Millisecond
 
 // podsAPI serves the local API's pod endpoints from the node.
 type podsAPI struct{ n *Node }
@@ -200,21 +200,30 @@ func apiError(err error) error {
 }
 
 // Watch reports changes by comparing the pods with what it last reported,
-// every watchPeriod: it can never block the host, and a pod whose ref is
-// unchanged (the same desired pod, the same status version) costs neither
-// a copy nor a comparison, so an open watch on a node at rest is cheap.
+// as soon as a pod's status has a new version and otherwise every
+// watchPeriod (the desired set's own changes): it can never block the
+// host, and a pod whose ref is unchanged (the same desired pod, the same
+// status version) costs neither a copy nor a comparison, so an open watch
+// on a node at rest is cheap.
 func (a podsAPI) Watch(ctx context.Context) (<-chan localapi.PodChange, error) {
 	out := make(chan localapi.PodChange, 64)
 	w := newPodWatch(a.n.podItem)
+	// The channel is taken before the pods are read, so a change made
+	// while they are read wakes the next step.
+	changed := a.n.status.Changed()
 	w.step(a.n.podRefs())
 	go func() {
 		defer close(out)
+		tick := time.NewTicker(watchPeriod)
+		defer tick.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(watchPeriod):
+			case <-changed:
+			case <-tick.C:
 			}
+			changed = a.n.status.Changed()
 			for _, c := range w.step(a.n.podRefs()) {
 				select {
 				case out <- c:

@@ -1,14 +1,18 @@
 package node
 
 import (
+	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/host/localapi"
+	"github.com/podhost/podhost/lifecycle"
+	"github.com/podhost/podhost/lifecycle/lifecycletest"
 )
 
 // TestPodWatchStep drives one watch through the changes a node makes and
@@ -67,5 +71,34 @@ func TestPodWatchStep(t *testing.T) {
 		if built != s.built {
 			t.Errorf("%s: built %d items, want %d", s.name, built, s.built)
 		}
+	}
+}
+
+// TestPodWatchWakesOnStatusChange checks that an open watch reports a new
+// status version as it happens, not at its next poll: with the poll made
+// an hour long, the change must still arrive.
+func TestPodWatchWakesOnStatusChange(t *testing.T) {
+	old := watchPeriod
+	watchPeriod = time.Hour
+	defer func() { watchPeriod = old }()
+	clock := lifecycletest.NewFakeClock(time.Unix(1000, 0))
+	n := &Node{desired: newDesiredSet(), status: lifecycle.NewStatusManager(lifecycle.StatusManagerConfig{Clock: clock})}
+	p := pod("1", "busybox")
+	_, commit := n.desired.apply(desired(true, p), clock.Now())
+	commit()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	changes, err := podsAPI{n}.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.status.SetPodStatus(p, v1.PodStatus{Phase: v1.PodRunning})
+	select {
+	case c := <-changes:
+		if c.Type != localapi.Modified || c.Item.Pod.Status.Phase != v1.PodRunning {
+			t.Fatalf("change %s %s; want MODIFIED Running", c.Type, c.Item.Pod.Status.Phase)
+		}
+	case <-ctx.Done():
+		t.Fatal("the watch did not report the new status before its hour-long poll")
 	}
 }
