@@ -26,9 +26,16 @@ type Workers struct {
 	// start and every termination), and inspecting only that pod spares a
 	// listing of the whole node.
 	Inspect func(PodRef)
+	// Released, when set before Run, is called instead of Inspect after
+	// a sync that finished its pod (PLEG.Release): the runtime's events
+	// held while it ran are then judged on their own.
+	Released func(PodRef)
 
 	mu      sync.Mutex
 	cancels map[uint64]context.CancelFunc
+	// syncing counts the syncs in flight by UID (at most one each).
+	syncMu  sync.Mutex
+	syncing map[types.UID]int
 	pending []workerLoop
 	spawn   chan struct{}
 	wg      sync.WaitGroup
@@ -44,6 +51,7 @@ func NewWorkers(core *PodWorkers, syncer PodSyncer, cache *Cache, recorder Recor
 	return &Workers{
 		core: core, syncer: syncer, cache: cache, recorder: recorder,
 		cancels: map[uint64]context.CancelFunc{},
+		syncing: map[types.UID]int{},
 		spawn:   make(chan struct{}, 1),
 	}
 }
@@ -163,8 +171,13 @@ func (w *Workers) loop(ctx context.Context, l workerLoop) {
 		w.mu.Unlock()
 		// A pod whose SyncTerminatedPod succeeded is finished: no work of
 		// it waits for a newer status, so nothing is inspected for it.
-		if w.Inspect != nil && (work.WorkType != WorkTerminated || res.Err != nil) {
-			w.Inspect(work.podRef())
+		switch {
+		case work.WorkType != WorkTerminated || res.Err != nil:
+			if w.Inspect != nil {
+				w.Inspect(work.podRef())
+			}
+		case w.Released != nil:
+			w.Released(work.podRef())
 		}
 		if exit {
 			return
@@ -172,9 +185,31 @@ func (w *Workers) loop(ctx context.Context, l workerLoop) {
 	}
 }
 
+func (w *Workers) setSyncing(uid types.UID, d int) {
+	w.syncMu.Lock()
+	defer w.syncMu.Unlock()
+	if w.syncing[uid] += d; w.syncing[uid] <= 0 {
+		delete(w.syncing, uid)
+	}
+}
+
+// Syncing reports whether a sync of the pod is in flight (PLEG.Busy).
+func (w *Workers) Syncing(uid types.UID) bool {
+	w.syncMu.Lock()
+	defer w.syncMu.Unlock()
+	return w.syncing[uid] > 0
+}
+
 // perform makes the sync* call of one work, reading a fresh enough status.
+// The pod counts as syncing (Syncing) from the status read to the sync
+// call's return, which comes before the inspection after it is asked for:
+// an event request the PLEG held meanwhile is served with that one. The
+// wait for a fresh status does not count: the inspection it waits for
+// must not be held.
 func (w *Workers) perform(ctx context.Context, work Work) WorkResult {
 	if work.RuntimeOnly() {
+		w.setSyncing(work.UID, 1)
+		defer w.setSyncing(work.UID, -1)
 		return WorkResult{Err: w.syncer.SyncTerminatingRuntimePod(ctx, work.RunningPod)}
 	}
 	status, err := w.cache.GetNewerThan(ctx, work.UID, work.StatusNewerThan)
@@ -184,6 +219,8 @@ func (w *Workers) perform(ctx context.Context, work Work) WorkResult {
 		}
 		return WorkResult{Err: fmt.Errorf("determining pod status: %w", err)}
 	}
+	w.setSyncing(work.UID, 1)
+	defer w.setSyncing(work.UID, -1)
 	switch work.WorkType {
 	case WorkTerminated:
 		return WorkResult{Err: w.syncer.SyncTerminatedPod(ctx, work.Pod, status)}

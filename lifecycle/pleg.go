@@ -49,8 +49,16 @@ type PLEG struct {
 	reinspect  map[types.UID]*RunningPod
 	lastRelist time.Time
 	reqMu      sync.Mutex
-	requests   map[types.UID]PodRef
+	requests   map[types.UID]*request
 	requested  chan struct{}
+	// held are event requests of pods whose sync was in flight when they
+	// were served; skipped counts those found settled. Both belong to the
+	// goroutine that serves requests.
+	held    map[types.UID]*request
+	skipped int
+	// Busy, when set before the PLEG runs, reports whether a sync of the
+	// pod is in flight (Workers.Syncing). It must not block.
+	Busy func(types.UID) bool
 	// Discarded counts events dropped because the channel was full.
 	Discarded int
 }
@@ -62,7 +70,8 @@ func NewPLEG(runtime Runtime, cache *Cache, clock Clock, metrics *Metrics) *PLEG
 		events:    make(chan PodLifecycleEvent, plegChannelSize),
 		old:       map[types.UID]map[string]ContainerState{},
 		reinspect: map[types.UID]*RunningPod{},
-		requests:  map[types.UID]PodRef{},
+		requests:  map[types.UID]*request{},
+		held:      map[types.UID]*request{},
 		requested: make(chan struct{}, 1),
 	}
 }
@@ -85,6 +94,7 @@ func (g *PLEG) Healthy() error {
 // concurrently.
 func (g *PLEG) Relist(ctx context.Context) error {
 	g.takeRequests()
+	clear(g.held)
 	start := g.clock.Now()
 	if g.metrics != nil && !g.lastRelist.IsZero() {
 		g.metrics.PLEGRelistInterval.Observe(start.Sub(g.lastRelist).Seconds())

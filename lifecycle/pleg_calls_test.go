@@ -58,18 +58,75 @@ func (c *tickingClock) After(d time.Duration) <-chan time.Time { return time.Aft
 // Each sync needs a status of its pod newer than its previous sync: the
 // PLEG must give it by inspecting that one pod, not by relisting the node.
 func TestPodLifecycleRuntimeReads(t *testing.T) {
+	t.Run("driver requests only", func(t *testing.T) { podLifecycleRuntimeReads(t, false) })
+	// The runtime also tells of every change the syncs make, while they
+	// are in flight, as runtime-containerd does: each event must not cost
+	// an inspection of its own (they cost seven more before the PLEG held
+	// an in-flight sync's events and skipped the settled ones).
+	t.Run("with the runtime's events", func(t *testing.T) { podLifecycleRuntimeReads(t, true) })
+}
+
+// eventing reports each change its syncs and kills make to the PLEG as
+// the runtime's event stream does, before the call returns, and lets the
+// PLEG serve each report before the call goes on (a bubble's sleep ends
+// only once every other goroutine waits), as a real sync is slow enough
+// for.
+type eventing struct {
+	*readCounting
+	pleg *lifecycle.PLEG
+	sent atomic.Int32
+}
+
+func (r *eventing) SyncPod(ctx context.Context, pod *v1.Pod, status *lifecycle.PodStatus) error {
+	before, _ := r.Get(pod.UID)
+	err := r.readCounting.SyncPod(ctx, pod, status)
+	r.report(pod, before)
+	return err
+}
+
+func (r *eventing) KillPod(ctx context.Context, pod *v1.Pod, running *lifecycle.RunningPod, grace int64) error {
+	before, _ := r.Get(pod.UID)
+	err := r.readCounting.KillPod(ctx, pod, running, grace)
+	r.report(pod, before)
+	return err
+}
+
+func (r *eventing) report(pod *v1.Pod, before *lifecycle.PodStatus) {
+	after, _ := r.Get(pod.UID)
+	ref := lifecycle.PodRef{UID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
+	if before.SandboxReady != after.SandboxReady {
+		r.pleg.RequestEvent(ref, lifecycle.Hint{})
+		r.sent.Add(1)
+		time.Sleep(time.Millisecond)
+	}
+	for _, c := range after.ContainerStatuses {
+		if old := before.Container(c.Name); old == nil || old.ID != c.ID || old.State != c.State {
+			r.pleg.RequestEvent(ref, lifecycle.Hint{ContainerID: c.ID, State: c.State})
+			r.sent.Add(1)
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+func podLifecycleRuntimeReads(t *testing.T, withEvents bool) {
 	synctest.Test(t, func(t *testing.T) {
 		clock := &tickingClock{t: time.Unix(1000, 0)}
-		rt := &readCounting{FakeRuntime: lifecycletest.NewFakeRuntime()}
+		counting := &readCounting{FakeRuntime: lifecycletest.NewFakeRuntime()}
+		rt := &eventing{readCounting: counting}
+		var runtime lifecycle.Runtime = counting
+		if withEvents {
+			runtime = rt
+		}
 		for _, uid := range []types.UID{"idle-1", "idle-2", "idle-3"} {
 			rt.AddPod(uid, string(uid), "ns", "c")
 		}
 		cache := lifecycle.NewCache()
 		core := lifecycle.NewPodWorkers(lifecycle.PodWorkersConfig{Clock: clock, Cache: cache})
 		status := lifecycle.NewStatusManager(lifecycle.StatusManagerConfig{Clock: clock, Sink: lifecycletest.NewRecordingSink(), Pods: core})
-		workers := lifecycle.NewWorkers(core, &lifecycle.Syncer{Runtime: rt, Status: status, Pods: core}, cache, nil)
-		pleg := lifecycle.NewPLEG(rt, cache, clock, nil)
-		workers.Inspect = pleg.Request
+		workers := lifecycle.NewWorkers(core, &lifecycle.Syncer{Runtime: runtime, Status: status, Pods: core}, cache, nil)
+		pleg := lifecycle.NewPLEG(runtime, cache, clock, nil)
+		rt.pleg = pleg
+		workers.Inspect, workers.Released, pleg.Busy = pleg.Request, pleg.Release, workers.Syncing
 
 		ctx, cancel := context.WithCancel(t.Context())
 		var wg sync.WaitGroup
@@ -90,13 +147,15 @@ func TestPodLifecycleRuntimeReads(t *testing.T) {
 		grace := int64(0)
 		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "1", Name: "p", Namespace: "ns"},
 			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}}, TerminationGracePeriodSeconds: &grace}}
+		// Long enough for the runtime's pauses, short of the safety relist.
+		settle := func() { time.Sleep(time.Second); synctest.Wait() }
 		workers.UpdatePod(lifecycle.UpdatePodOptions{UpdateType: lifecycle.UpdateCreate, Pod: pod})
-		synctest.Wait()
+		settle()
 		if st, _ := rt.Get("1"); st == nil || st.Container("c") == nil || st.Container("c").State != lifecycle.ContainerRunning {
 			t.Fatalf("pod did not start: %+v", st)
 		}
 		workers.UpdatePod(lifecycle.UpdatePodOptions{UpdateType: lifecycle.UpdateKill, Pod: pod})
-		synctest.Wait()
+		settle()
 		if !core.ShouldPodBeFinished("1") {
 			t.Fatal("pod did not finish")
 		}
@@ -108,7 +167,10 @@ func TestPodLifecycleRuntimeReads(t *testing.T) {
 		// SyncTerminatingPod (none after SyncTerminatedPod: nothing waits
 		// for a status of a finished pod), and the check after the kill
 		// that nothing runs; no listing of the node.
-		t.Logf("one pod lifecycle: %d listings, %d pod inspections", lists, statuses)
+		t.Logf("one pod lifecycle: %d listings, %d pod inspections, %d runtime events", lists, statuses, rt.sent.Load())
+		if withEvents && rt.sent.Load() < 3 {
+			t.Fatalf("the runtime told of %d changes; want at least 3 (sandbox, start, exit)", rt.sent.Load())
+		}
 		if lists != 0 || statuses > 3 {
 			t.Errorf("one pod lifecycle made %d listings and %d pod inspections; want 0 listings and at most 3 inspections", lists, statuses)
 		}

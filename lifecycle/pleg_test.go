@@ -139,3 +139,68 @@ func TestPLEGInspect(t *testing.T) {
 		})
 	}
 }
+
+// TestPLEGEventRequests drives event requests of one pod whose container
+// runs (the PLEG inspected it once) and checks which of them make an
+// inspection: those whose hint the PLEG's view already shows are
+// skipped, those of a pod whose sync is in flight wait for the next
+// serving, and a sync's own request is always served.
+func TestPLEGEventRequests(t *testing.T) {
+	ref := lifecycle.PodRef{UID: "1", Name: "p", Namespace: "ns"}
+	for _, tc := range []struct {
+		name        string
+		hints       []lifecycle.Hint // "c" is replaced by the container's ID
+		busy        bool
+		forced      bool
+		inspections int
+	}{
+		{name: "the start it saw", hints: []lifecycle.Hint{{ContainerID: "c", State: lifecycle.ContainerRunning}}},
+		{name: "the creation it saw", hints: []lifecycle.Hint{{ContainerID: "c", State: lifecycle.ContainerCreated}}},
+		{name: "an exit it did not see", hints: []lifecycle.Hint{{ContainerID: "c", State: lifecycle.ContainerExited}}, inspections: 1},
+		{name: "a removal it did not see", hints: []lifecycle.Hint{{ContainerID: "c", Removed: true}}, inspections: 1},
+		{name: "the removal of a container it never saw", hints: []lifecycle.Hint{{ContainerID: "other", Removed: true}}},
+		{name: "a container it does not know", hints: []lifecycle.Hint{{ContainerID: "other", State: lifecycle.ContainerRunning}}, inspections: 1},
+		{name: "an unknown state settles nothing", hints: []lifecycle.Hint{{ContainerID: "c", State: lifecycle.ContainerUnknown}}, inspections: 1},
+		{name: "a sandbox event", hints: []lifecycle.Hint{{}}, inspections: 1},
+		{name: "one unsettled hint among settled ones", hints: []lifecycle.Hint{
+			{ContainerID: "c", State: lifecycle.ContainerRunning}, {ContainerID: "c", State: lifecycle.ContainerExited}}, inspections: 1},
+		{name: "an unsettled hint while the pod syncs", hints: []lifecycle.Hint{{ContainerID: "c", State: lifecycle.ContainerExited}}, busy: true},
+		{name: "a sync's end with a settled hint", hints: []lifecycle.Hint{{ContainerID: "c", State: lifecycle.ContainerRunning}}, forced: true, inspections: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := &readCounting{FakeRuntime: lifecycletest.NewFakeRuntime()}
+			rt.AddPod("1", "p", "ns", "c")
+			pleg, _, _ := newTestPLEG(rt)
+			busy := tc.busy
+			pleg.Busy = func(uid types.UID) bool { return busy && uid == "1" }
+			if err := pleg.Inspect(t.Context(), ref); err != nil {
+				t.Fatal(err)
+			}
+			st, _ := rt.Get("1")
+			id := st.Container("c").ID
+			for _, h := range tc.hints {
+				if h.ContainerID == "c" {
+					h.ContainerID = id
+				}
+				pleg.RequestEvent(ref, h)
+			}
+			if tc.forced {
+				pleg.Request(ref)
+			}
+			before := rt.statuses.Load()
+			pleg.InspectRequested(t.Context())
+			if got := int(rt.statuses.Load() - before); got != tc.inspections {
+				t.Errorf("%d inspections; want %d", got, tc.inspections)
+			}
+			if !tc.busy {
+				return
+			}
+			// Held while the sync runs, served once it has ended.
+			busy = false
+			pleg.InspectRequested(t.Context())
+			if got := rt.statuses.Load() - before; got != 1 {
+				t.Errorf("after the sync ended: %d inspections; want the held hint's 1", got)
+			}
+		})
+	}
+}

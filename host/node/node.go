@@ -247,6 +247,8 @@ func (n *Node) build() error {
 	n.workers = lifecycle.NewWorkers(n.core, &shutdownSyncer{PodSyncer: &removingSyncer{PodSyncer: finished, node: n}, node: n}, n.cache, n.events)
 	n.pleg = lifecycle.NewPLEG(n.runtime, n.cache, n.clock, metrics)
 	n.workers.Inspect = n.pleg.Request
+	n.workers.Released = n.pleg.Release
+	n.pleg.Busy = n.workers.Syncing
 	n.loop = &lifecycle.SyncLoop{
 		Config:  n.desired,
 		Workers: n.workers,

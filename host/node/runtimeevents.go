@@ -91,11 +91,31 @@ func (n *Node) relistOnEvents(ctx context.Context, client runtimev1.RuntimeClien
 		}
 		received = true
 		if ref, ok := eventPod(ev); ok {
-			n.pleg.Request(ref)
+			n.pleg.RequestEvent(ref, eventHint(ev))
 		} else {
 			n.askRelist()
 		}
 	}
+}
+
+// eventHint is what an event tells of its pod, for the PLEG to judge
+// whether its view already shows it (the plugin reports the host's own
+// calls too). Sandbox events and unknown types hint nothing.
+func eventHint(ev *runtimev1.Event) lifecycle.Hint {
+	h := lifecycle.Hint{ContainerID: ev.GetContainerId()}
+	switch ev.GetType() {
+	case runtimev1.EventType_EVENT_TYPE_CONTAINER_CREATED:
+		h.State = lifecycle.ContainerCreated
+	case runtimev1.EventType_EVENT_TYPE_CONTAINER_STARTED:
+		h.State = lifecycle.ContainerRunning
+	case runtimev1.EventType_EVENT_TYPE_CONTAINER_EXITED:
+		h.State = lifecycle.ContainerExited
+	case runtimev1.EventType_EVENT_TYPE_CONTAINER_REMOVED:
+		h.Removed = true
+	default:
+		return lifecycle.Hint{}
+	}
+	return h
 }
 
 // eventPod is the pod an event's labels name, the labels the runtime

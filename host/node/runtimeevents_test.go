@@ -128,3 +128,22 @@ func TestOpenEventStreamSlowsTheRelist(t *testing.T) {
 		t.Error("the stream's end asked for no relist")
 	}
 }
+
+func TestEventHint(t *testing.T) {
+	for _, tc := range []struct {
+		typ  runtimev1.EventType
+		want lifecycle.Hint
+	}{
+		{runtimev1.EventType_EVENT_TYPE_CONTAINER_CREATED, lifecycle.Hint{ContainerID: "c", State: lifecycle.ContainerCreated}},
+		{runtimev1.EventType_EVENT_TYPE_CONTAINER_STARTED, lifecycle.Hint{ContainerID: "c", State: lifecycle.ContainerRunning}},
+		{runtimev1.EventType_EVENT_TYPE_CONTAINER_EXITED, lifecycle.Hint{ContainerID: "c", State: lifecycle.ContainerExited}},
+		{runtimev1.EventType_EVENT_TYPE_CONTAINER_REMOVED, lifecycle.Hint{ContainerID: "c", Removed: true}},
+		{runtimev1.EventType_EVENT_TYPE_SANDBOX_READY, lifecycle.Hint{}},
+		{runtimev1.EventType_EVENT_TYPE_SANDBOX_REMOVED, lifecycle.Hint{}},
+		{runtimev1.EventType(99), lifecycle.Hint{}},
+	} {
+		if got := eventHint(&runtimev1.Event{Type: tc.typ, SandboxId: "s", ContainerId: "c"}); got != tc.want {
+			t.Errorf("%v: hint %+v; want %+v", tc.typ, got, tc.want)
+		}
+	}
+}
