@@ -67,11 +67,19 @@ type bench struct {
 	mu        sync.Mutex
 	byName    map[string]*hostPod
 	runningCh map[string]chan struct{}
+	exitPods  map[string]*exitPod // the -exits phase's pods
 	watchErr  error
 }
 
 // podManifest is the floor's pod as a Kubernetes pod.
 func podManifest(name string) []byte {
+	return manifest(name, floor.TrapScript, "")
+}
+
+// manifest is a host-network pod with one busybox container running the
+// shell script, grace period 5 s, and the restart policy (the default
+// when empty).
+func manifest(name, script string, restart v1.RestartPolicy) []byte {
 	grace := int64(floor.GracePeriod / time.Second)
 	pod := &v1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
@@ -79,11 +87,12 @@ func podManifest(name string) []byte {
 		Spec: v1.PodSpec{
 			HostNetwork:                   true,
 			TerminationGracePeriodSeconds: &grace,
+			RestartPolicy:                 restart,
 			Containers: []v1.Container{{
 				Name:            floor.ContainerName,
 				Image:           localimages.BusyboxName,
 				ImagePullPolicy: v1.PullNever,
-				Command:         []string{"sh", "-c", floor.TrapScript},
+				Command:         []string{"sh", "-c", script},
 			}},
 		},
 	}
@@ -100,12 +109,14 @@ func (b *bench) watch(ctx context.Context) {
 	b.watchOnce.Do(func() {
 		b.byName = map[string]*hostPod{}
 		b.runningCh = map[string]chan struct{}{}
+		b.exitPods = map[string]*exitPod{}
 		go func() {
 			for ctx.Err() == nil {
 				err := b.host.Client.WatchPods(ctx, func(ev localapi.PodEvent) error {
 					now := time.Now()
 					b.mu.Lock()
 					defer b.mu.Unlock()
+					b.observeExit(ev, now)
 					p := b.byName[ev.Summary.Name]
 					if p == nil || ev.Summary.Namespace != namespace {
 						return nil
@@ -250,16 +261,9 @@ func (b *bench) start(ctx context.Context, p *hostPod) error {
 	ch := b.runningCh[p.name]
 	p.applied = time.Now()
 	b.mu.Unlock()
-	resp, err := b.host.Client.Apply(ctx, podManifest(p.name))
+	uid, err := b.apply(ctx, p.name, podManifest(p.name))
 	if err != nil {
-		return fmt.Errorf("apply %s: %w", p.name, err)
-	}
-	uid := resp.Summary.UID
-	if resp.Pod != nil && resp.Pod.UID != "" {
-		uid = string(resp.Pod.UID)
-	}
-	if uid == "" {
-		return fmt.Errorf("apply %s: the answer has no UID", p.name)
+		return err
 	}
 	b.mu.Lock()
 	p.uid, p.answered = uid, time.Now()
@@ -276,6 +280,23 @@ func (b *bench) start(ctx context.Context, p *hostPod) error {
 		d, _ := b.host.Client.Pod(ctx, namespace, p.name)
 		return fmt.Errorf("pod %s not running after %v (summary %+v; last watch error %v)", p.name, b.o.timeout, d.Summary, werr)
 	}
+}
+
+// apply applies the pod manifest through the local API and returns the
+// pod's UID.
+func (b *bench) apply(ctx context.Context, name string, body []byte) (string, error) {
+	resp, err := b.host.Client.Apply(ctx, body)
+	if err != nil {
+		return "", fmt.Errorf("apply %s: %w", name, err)
+	}
+	uid := resp.Summary.UID
+	if resp.Pod != nil && resp.Pod.UID != "" {
+		uid = string(resp.Pod.UID)
+	}
+	if uid == "" {
+		return "", fmt.Errorf("apply %s: the answer has no UID", name)
+	}
+	return uid, nil
 }
 
 // delete deletes the pod; pollDeletes sees it go.
