@@ -87,11 +87,11 @@ func (b *bench) restUsage(ctx context.Context, idle hostproc.Usage) (*usageResul
 // goal lines.
 func (r *usageResult) table() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nAt rest: CPU over %s (%% of one core) and RSS at its end, idle (no pod yet) and with %d pods running (after the other phases):\n\n", r.window, r.pods)
+	fmt.Fprintf(&b, "\nAt rest: CPU over %s (%% of one core) and RSS at its end (in parentheses its anonymous part, RssAnon), idle (no pod yet) and with %d pods running (after the other phases):\n\n", r.window, r.pods)
 	fmt.Fprintf(&b, "| process | CPU idle | CPU with %d pods | over idle | RSS idle | RSS with %d pods |\n|---|---|---|---|---|---|\n", r.pods, r.pods)
 	for _, p := range usageProcs {
-		fmt.Fprintf(&b, "| %s | %.2f %% | %.2f %% | %+.2f %% | %.1f MiB | %.1f MiB |\n", p,
-			r.idle.CPU[p], r.atRest.CPU[p], r.atRest.CPU[p]-r.idle.CPU[p], r.idle.RSS[p], r.atRest.RSS[p])
+		fmt.Fprintf(&b, "| %s | %.2f %% | %.2f %% | %+.2f %% | %.1f (%.1f) MiB | %.1f (%.1f) MiB |\n", p,
+			r.idle.CPU[p], r.atRest.CPU[p], r.atRest.CPU[p]-r.idle.CPU[p], r.idle.RSS[p], r.idle.Anon[p], r.atRest.RSS[p], r.atRest.Anon[p])
 	}
 	var shimCPU, shimRSS float64
 	for name, v := range r.atRest.CPU {
@@ -104,12 +104,13 @@ func (r *usageResult) table() string {
 
 	over := r.atRest.CPU["runtime-containerd"] + r.atRest.CPU["containerd"] - r.idle.CPU["runtime-containerd"] - r.idle.CPU["containerd"]
 	rss := r.atRest.RSS["host"] + r.atRest.RSS["runtime-containerd"]
+	anon := r.atRest.Anon["host"] + r.atRest.Anon["runtime-containerd"]
 	note := ""
 	if r.pods != goalPods {
 		note = fmt.Sprintf(" (the goals are for %d pods; this run has %d)", goalPods, r.pods)
 	}
 	fmt.Fprintf(&b, "\nplugin + containerd over idle, %d pods: %.2f %% of one core; goal ≤ %.1f %%: %s%s.\n", r.pods, over, goalCPUOverIdle, verdict(over <= goalCPUOverIdle), note)
-	fmt.Fprintf(&b, "host + plugin RSS, %d pods: %.1f MiB; goal ≤ %d MiB: %s%s.\n", r.pods, rss, goalRSSMiB, verdict(rss <= goalRSSMiB), note)
+	fmt.Fprintf(&b, "host + plugin RSS, %d pods: %.1f MiB (%.1f MiB anonymous); goal ≤ %d MiB: %s%s.\n", r.pods, rss, anon, goalRSSMiB, verdict(rss <= goalRSSMiB), note)
 	return b.String()
 }
 

@@ -47,18 +47,26 @@ func parseCPUTime(stat string) (time.Duration, error) {
 
 // RSSMiB is the resident set size (VmRSS) of the process pid in MiB, or 0
 // when it cannot be read.
-func RSSMiB(pid int) float64 {
+func RSSMiB(pid int) float64 { return statusMiB(pid, "VmRSS") }
+
+// AnonMiB is the anonymous part of the process's resident set (RssAnon:
+// heap and stacks, without the mapped binary and files) in MiB, or 0 when
+// it cannot be read.
+func AnonMiB(pid int) float64 { return statusMiB(pid, "RssAnon") }
+
+func statusMiB(pid int, field string) float64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}
-	return parseRSSMiB(string(b))
+	return parseStatusMiB(string(b), field)
 }
 
-// parseRSSMiB reads VmRSS from a /proc/PID/status file; 0 without one.
-func parseRSSMiB(status string) float64 {
+// parseStatusMiB reads a field in kB ("VmRSS") from a /proc/PID/status
+// file as MiB; 0 without one.
+func parseStatusMiB(status, field string) float64 {
 	for _, line := range strings.Split(status, "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
 			return kb / 1024
 		}
@@ -67,10 +75,11 @@ func parseRSSMiB(status string) float64 {
 }
 
 // Usage is what each named process used over one window: CPU in percent
-// of one core, and RSS in MiB at the window's end.
+// of one core, and RSS and its anonymous part in MiB at the window's end.
 type Usage struct {
-	CPU map[string]float64
-	RSS map[string]float64
+	CPU  map[string]float64
+	RSS  map[string]float64
+	Anon map[string]float64
 }
 
 // Measure samples the CPU time of the named processes (name → PID) before
@@ -92,7 +101,7 @@ func Measure(ctx context.Context, window time.Duration, pids map[string]int) (Us
 	case <-time.After(window):
 	}
 	elapsed := time.Since(began)
-	u := Usage{CPU: map[string]float64{}, RSS: map[string]float64{}}
+	u := Usage{CPU: map[string]float64{}, RSS: map[string]float64{}, Anon: map[string]float64{}}
 	for name, pid := range pids {
 		t, err := CPUTime(pid)
 		if err != nil {
@@ -100,6 +109,7 @@ func Measure(ctx context.Context, window time.Duration, pids map[string]int) (Us
 		}
 		u.CPU[name] = 100 * float64(t-before[name]) / float64(elapsed)
 		u.RSS[name] = RSSMiB(pid)
+		u.Anon[name] = AnonMiB(pid)
 	}
 	return u, nil
 }

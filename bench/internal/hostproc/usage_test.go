@@ -29,18 +29,21 @@ func TestParseCPUTime(t *testing.T) {
 	}
 }
 
-func TestParseRSSMiB(t *testing.T) {
+func TestParseStatusMiB(t *testing.T) {
+	const status = "Name:\tpodhost\nVmPeak:\t 9000 kB\nVmRSS:\t   38912 kB\nRssAnon:\t    1536 kB\nRssFile:\t 37376 kB\n"
 	tests := []struct {
-		name, status string
-		want         float64
+		name, status, field string
+		want                float64
 	}{
-		{"present", "Name:\tpodhost\nVmPeak:\t 9000 kB\nVmRSS:\t   38912 kB\nRssAnon: 1 kB\n", 38},
-		{"absent (a kernel thread)", "Name:\tkthreadd\nState:\tS\n", 0},
+		{"VmRSS", status, "VmRSS", 38},
+		{"RssAnon", status, "RssAnon", 1.5},
+		{"a field's prefix is not the field", status, "Rss", 0},
+		{"absent (a kernel thread)", "Name:\tkthreadd\nState:\tS\n", "VmRSS", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := parseRSSMiB(tt.status); got != tt.want {
-				t.Fatalf("parseRSSMiB = %v, want %v", got, tt.want)
+			if got := parseStatusMiB(tt.status, tt.field); got != tt.want {
+				t.Fatalf("parseStatusMiB(%s) = %v, want %v", tt.field, got, tt.want)
 			}
 		})
 	}
