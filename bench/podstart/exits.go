@@ -21,8 +21,10 @@ import (
 // containerd's FinishedAt to the first host watch event that shows the
 // container terminated, and, for comparison, to the first answer of a
 // ContainerStatus poll every exitPoll that shows it EXITED. Each pod is
-// deleted once both have seen its exit; the phase ends when every pod is
-// gone from the host API, or after goneLimit.
+// deleted once both have seen its exit (not waiting for its sandbox to go:
+// a pod that finished before its delete keeps it until the host's garbage
+// collection); the phase ends when every pod is gone from the host API, or
+// after -timeout.
 
 // exitScript is the -exits phase's container.
 const exitScript = "sleep 1; exit 3"
@@ -32,11 +34,6 @@ const exitCode = 3
 
 // exitPoll is the period of the harness's own ContainerStatus poll.
 const exitPoll = 5 * time.Millisecond
-
-// goneLimit is how long the phase waits at its end for the deleted pods to
-// leave the host API: a pod that finished before its delete is removed by
-// the host's garbage collection, once a minute.
-const goneLimit = 150 * time.Second
 
 // exitPod is one pod of the -exits phase, with its timestamps.
 type exitPod struct {
@@ -95,7 +92,7 @@ func (b *bench) exitsPhase(ctx context.Context) ([]*exitPod, error) {
 			return nil, fmt.Errorf("%s: %w", p.name, err)
 		}
 	}
-	deadline := time.Now().Add(goneLimit)
+	deadline := time.Now().Add(b.o.timeout)
 	for time.Now().Before(deadline) && b.exitsGone(pods) < len(pods) {
 		if err := settle(ctx, 100*time.Millisecond); err != nil {
 			return nil, err

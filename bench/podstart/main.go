@@ -46,9 +46,9 @@
 // running at rest (applied at once, -usage-settle after the last one
 // runs), their CPU, RSS and the shims' sum; then it deletes those pods.
 // The table gives each process's CPU idle, with the pods and over idle,
-// its RSS, and the lines "plugin + containerd over idle" and "host +
-// plugin RSS" against issue 13's goals for 50 pods (0.2 % of one core,
-// 48 MiB).
+// its RSS (and the anonymous part of it), and the lines "plugin +
+// containerd over idle" and "host + plugin RSS" against issue 13's goals
+// for 50 pods (0.2 % of one core, 48 MiB).
 //
 // With -exits (exits.go) the harness, last, applies -n pods one at a time,
 // each with one busybox container running `sh -c 'sleep 1; exit 3'` and
@@ -56,8 +56,8 @@
 // FinishedAt to the first host pod watch event that shows it terminated
 // with exit code 3 (goal ≤ 20 ms at p50), and to the first answer of a
 // ContainerStatus poll every 5 ms that shows it EXITED (CRI's own view,
-// for comparison); each pod is deleted, and its sandbox gone, before the
-// next is applied.
+// for comparison); each pod is deleted before the next is applied, and
+// the table also gives delete → gone from the host API.
 package main
 
 import (
