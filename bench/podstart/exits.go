@@ -162,53 +162,36 @@ func (b *bench) runExit(ctx context.Context, p *exitPod) error {
 // shows EXITED, and records that moment, FinishedAt and the exit code.
 // The channel yields nil or an error once.
 func (b *bench) pollExit(ctx context.Context, p *exitPod) <-chan error {
-	done := make(chan error, 1)
 	rt := b.ctrd.Runtime
 	filter := &runtimeapi.ContainerFilter{LabelSelector: map[string]string{runtimemanager.LabelPodUID: p.uid}}
-	go func() {
-		deadline := time.Now().Add(b.o.timeout)
-		tick := time.NewTicker(exitPoll)
-		defer tick.Stop()
-		id := ""
-		for {
-			if id == "" {
-				cs, err := rt.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: filter})
-				if err != nil {
-					done <- fmt.Errorf("ListContainers: %w", err)
-					return
-				}
-				if len(cs.Containers) > 0 {
-					id = cs.Containers[0].Id
-				}
+	id := ""
+	return pollUntil(ctx, exitPoll, b.o.timeout, func() (bool, error) {
+		if id == "" {
+			cs, err := rt.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: filter})
+			if err != nil {
+				return false, fmt.Errorf("ListContainers: %w", err)
 			}
-			if id != "" {
-				st, err := rt.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id})
-				now := time.Now()
-				if err != nil {
-					done <- fmt.Errorf("ContainerStatus: %w", err)
-					return
-				}
-				if s := st.GetStatus(); s.GetState() == runtimeapi.ContainerState_CONTAINER_EXITED {
-					b.mu.Lock()
-					p.criSaw, p.finished, p.criCode = now, time.Unix(0, s.FinishedAt), s.ExitCode
-					b.mu.Unlock()
-					done <- nil
-					return
-				}
+			if len(cs.Containers) == 0 {
+				return false, nil
 			}
-			if time.Now().After(deadline) {
-				done <- fmt.Errorf("container not EXITED in CRI within %v (id %q)", b.o.timeout, id)
-				return
-			}
-			select {
-			case <-ctx.Done():
-				done <- ctx.Err()
-				return
-			case <-tick.C:
-			}
+			id = cs.Containers[0].Id
 		}
-	}()
-	return done
+		st, err := rt.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id})
+		now := time.Now()
+		if err != nil {
+			return false, fmt.Errorf("ContainerStatus: %w", err)
+		}
+		s := st.GetStatus()
+		if s.GetState() != runtimeapi.ContainerState_CONTAINER_EXITED {
+			return false, nil
+		}
+		b.mu.Lock()
+		p.criSaw, p.finished, p.criCode = now, time.Unix(0, s.FinishedAt), s.ExitCode
+		b.mu.Unlock()
+		return true, nil
+	}, func() error {
+		return fmt.Errorf("container not EXITED in CRI within %v (id %q)", b.o.timeout, id)
+	})
 }
 
 // exitsTable prints the two views of the exits against FinishedAt.

@@ -316,77 +316,91 @@ func (b *bench) delete(ctx context.Context, p *hostPod) error {
 // only judges a pod whose Delete began before the list call. The channel
 // yields nil or an error once.
 func (b *bench) pollDeletes(ctx context.Context, pods []*hostPod) <-chan error {
-	done := make(chan error, 1)
 	managed := map[string]string{runtimemanager.LabelManagedBy: runtimemanager.ManagedByValue}
 	rt := b.ctrd.Runtime
+	pending := 0
+	return pollUntil(ctx, b.o.poll, b.o.timeout+10*time.Second, func() (bool, error) {
+		asked := time.Now()
+		cs, err := rt.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{LabelSelector: managed}})
+		if err != nil {
+			return false, fmt.Errorf("ListContainers: %w", err)
+		}
+		sbs, err := rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{LabelSelector: managed}})
+		if err != nil {
+			return false, fmt.Errorf("ListPodSandbox: %w", err)
+		}
+		now := time.Now()
+		live := map[string]int{}
+		exited := map[string][]string{}
+		for _, c := range cs.Containers {
+			uid := c.Labels[runtimemanager.LabelPodUID]
+			if c.State == runtimeapi.ContainerState_CONTAINER_EXITED {
+				exited[uid] = append(exited[uid], c.Id)
+			} else {
+				live[uid]++
+			}
+		}
+		sandboxes := map[string]int{}
+		for _, sb := range sbs.Items {
+			sandboxes[sb.Labels[runtimemanager.LabelPodUID]]++
+		}
+		pending = 0
+		for _, p := range pods {
+			b.mu.Lock()
+			del, uid := p.deleted, p.uid
+			b.mu.Unlock()
+			if del.IsZero() || !del.Before(asked) {
+				pending++
+				continue
+			}
+			if p.stopped.IsZero() && live[uid] == 0 {
+				p.stopped = now
+				p.finished = b.finishedAt(ctx, exited[uid])
+			}
+			if p.removed.IsZero() && sandboxes[uid] == 0 {
+				p.removed = now
+			}
+			if p.removed.IsZero() {
+				pending++
+			}
+		}
+		return pending == 0, nil
+	}, func() error {
+		return fmt.Errorf("%d of %d deleted pods still have a sandbox after %v", pending, len(pods), b.o.timeout)
+	})
+}
+
+// pollUntil calls step every period, in a goroutine, until it reports
+// done or fails, ctx ends, or limit has passed (the error is then late's).
+// The channel yields nil or the error once.
+func pollUntil(ctx context.Context, period, limit time.Duration, step func() (bool, error), late func() error) <-chan error {
+	out := make(chan error, 1)
 	go func() {
-		deadline := time.Now().Add(b.o.timeout + 10*time.Second)
-		tick := time.NewTicker(b.o.poll)
+		deadline := time.Now().Add(limit)
+		tick := time.NewTicker(period)
 		defer tick.Stop()
 		for {
-			asked := time.Now()
-			cs, err := rt.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{LabelSelector: managed}})
-			if err != nil {
-				done <- fmt.Errorf("ListContainers: %w", err)
+			done, err := step()
+			switch {
+			case err != nil:
+				out <- err
 				return
-			}
-			sbs, err := rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{LabelSelector: managed}})
-			if err != nil {
-				done <- fmt.Errorf("ListPodSandbox: %w", err)
+			case done:
+				out <- nil
 				return
-			}
-			now := time.Now()
-			live := map[string]int{}
-			exited := map[string][]string{}
-			for _, c := range cs.Containers {
-				uid := c.Labels[runtimemanager.LabelPodUID]
-				if c.State == runtimeapi.ContainerState_CONTAINER_EXITED {
-					exited[uid] = append(exited[uid], c.Id)
-				} else {
-					live[uid]++
-				}
-			}
-			sandboxes := map[string]int{}
-			for _, sb := range sbs.Items {
-				sandboxes[sb.Labels[runtimemanager.LabelPodUID]]++
-			}
-			pending := 0
-			for _, p := range pods {
-				b.mu.Lock()
-				del, uid := p.deleted, p.uid
-				b.mu.Unlock()
-				if del.IsZero() || !del.Before(asked) {
-					pending++
-					continue
-				}
-				if p.stopped.IsZero() && live[uid] == 0 {
-					p.stopped = now
-					p.finished = b.finishedAt(ctx, exited[uid])
-				}
-				if p.removed.IsZero() && sandboxes[uid] == 0 {
-					p.removed = now
-				}
-				if p.removed.IsZero() {
-					pending++
-				}
-			}
-			if pending == 0 {
-				done <- nil
-				return
-			}
-			if time.Now().After(deadline) {
-				done <- fmt.Errorf("%d of %d deleted pods still have a sandbox after %v", pending, len(pods), b.o.timeout)
+			case time.Now().After(deadline):
+				out <- late()
 				return
 			}
 			select {
 			case <-ctx.Done():
-				done <- ctx.Err()
+				out <- ctx.Err()
 				return
 			case <-tick.C:
 			}
 		}
 	}()
-	return done
+	return out
 }
 
 // finishedAt is the latest finish time containerd reports of the
