@@ -96,9 +96,14 @@ containerd-down:
 	bash hack/containerd-down.sh $(CTRD_DIR)
 
 # Pod start/delete through the host against the CRI floor, on one private
-# containerd (see BENCHMARKS.md). Root; about 2 minutes.
+# containerd (see BENCHMARKS.md). Root; about 2 minutes. Optional phases go
+# in PODSTART_FLAGS: -usage (CPU idle and with the pods at rest, RSS; about
+# 90 s more, -usage-window 30s -usage-settle 10s), -exits (container exit →
+# host pod status), -calls (CRI calls per pod); e.g.
+# make bench-podstart PODSTART_FLAGS='-usage -exits'.
+PODSTART_FLAGS ?=
 bench-podstart: deps
-	$(GO) run ./bench/podstart -n 20
+	$(GO) run ./bench/podstart -n 20 $(PODSTART_FLAGS)
 
 # What the volume manager costs: a pod with a CSI volume against one without
 # plus the loop driver's own stage + publish, and 200 mounted volumes at rest

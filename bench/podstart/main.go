@@ -3,6 +3,7 @@
 // run. It must run as root inside this module:
 //
 //	go run ./bench/podstart [-n 20] [-host bin/podhost -plugins bin/plugins] [-calls [-rest 30s]] [-profile DIR]
+//	                        [-usage [-usage-window 30s -usage-settle 10s]] [-exits]
 //
 // It starts a private containerd (test/crisetup) and a `podhost run` with only
 // the runtime-containerd plugin, then, interleaved so that both see the same
@@ -37,6 +38,26 @@
 // With -profile DIR the host and the plugin are CPU-profiled during the
 // at-once host phase, for -profile-for from its first apply, into
 // DIR/host-cpu.pprof and DIR/plugin-cpu.pprof (bench/internal/hostproc).
+//
+// With -usage (usage.go) the harness samples the CPU of the host, the
+// plugin and containerd for -usage-window before the first phase, once
+// -usage-settle has passed with host and plugin up and no pod (the idle
+// baseline), and, after the other phases, with -n of the same pods
+// running at rest (applied at once, -usage-settle after the last one
+// runs), their CPU, RSS and the shims' sum; then it deletes those pods.
+// The table gives each process's CPU idle, with the pods and over idle,
+// its RSS (and the anonymous part of it), and the lines "plugin +
+// containerd over idle" and "host + plugin RSS" against issue 13's goals
+// for 50 pods (0.2 % of one core, 48 MiB).
+//
+// With -exits (exits.go) the harness, last, applies -n pods one at a time,
+// each with one busybox container running `sh -c 'sleep 1; exit 3'` and
+// restartPolicy Never, and times each container's exit from containerd's
+// FinishedAt to the first host pod watch event that shows it terminated
+// with exit code 3 (goal ≤ 20 ms at p50), and to the first answer of a
+// ContainerStatus poll every 5 ms that shows it EXITED (CRI's own view,
+// for comparison); each pod is deleted before the next is applied, and
+// the table also gives delete → gone from the host API.
 package main
 
 import (
@@ -77,6 +98,11 @@ type options struct {
 	rest      time.Duration
 	profile   string
 	profileD  time.Duration
+
+	usage       bool
+	usageWindow time.Duration
+	usageSettle time.Duration
+	exits       bool
 }
 
 func run(ctx context.Context, args []string) (err error) {
@@ -92,11 +118,18 @@ func run(ctx context.Context, args []string) (err error) {
 	fs.DurationVar(&o.rest, "rest", 30*time.Second, "with -calls: how long to count calls with -n pods idle")
 	fs.StringVar(&o.profile, "profile", "", "CPU-profile host and runtime plugin during the at-once host phase into `dir`")
 	fs.DurationVar(&o.profileD, "profile-for", 10*time.Second, "with -profile: how long to profile from the phase's first apply (whole seconds)")
+	fs.BoolVar(&o.usage, "usage", false, "sample CPU of host, plugin and containerd idle (before any pod) and, after the other phases, CPU and RSS with -n pods at rest")
+	fs.DurationVar(&o.usageWindow, "usage-window", 30*time.Second, "with -usage: the CPU window, idle and at rest")
+	fs.DurationVar(&o.usageSettle, "usage-settle", 10*time.Second, "with -usage: the wait before each window")
+	fs.BoolVar(&o.exits, "exits", false, "time -n container exits, one pod at a time, from containerd's FinishedAt to the host's pod watch and to a 5 ms CRI poll")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if o.pods < 1 {
 		return fmt.Errorf("-n must be at least 1")
+	}
+	if o.usage && (o.usageWindow <= 0 || o.usageSettle < 0) {
+		return fmt.Errorf("-usage-window must be positive and -usage-settle not negative")
 	}
 	if (o.hostBin == "") != (o.pluginDir == "") {
 		return fmt.Errorf("give both -host and -plugins, or neither")
@@ -138,6 +171,12 @@ func run(ctx context.Context, args []string) (err error) {
 
 	b := &bench{o: o, ctrd: ctrd, host: h, calls: calls}
 	rep := &report{pods: o.pods}
+	var idle hostproc.Usage
+	if o.usage {
+		if idle, err = b.idleUsage(ctx); err != nil {
+			return fmt.Errorf("idle usage: %w", err)
+		}
+	}
 	floorOpts := floor.Options{Pods: o.pods, Image: localimages.BusyboxName, Grace: floor.GracePeriod, LogDir: filepath.Join(dir, "floor-logs")}
 
 	fmt.Fprintln(os.Stderr, "podstart: floor, one by one")
@@ -166,6 +205,18 @@ func run(ctx context.Context, args []string) (err error) {
 		fmt.Fprintf(os.Stderr, "podstart: host, %d pods at rest for %s\n", o.pods, o.rest)
 		if rep.rest, err = b.restCalls(ctx, o.rest); err != nil {
 			return fmt.Errorf("host at rest: %w", err)
+		}
+	}
+	if o.usage {
+		fmt.Fprintf(os.Stderr, "podstart: host, usage with %d pods at rest\n", o.pods)
+		if rep.usage, err = b.restUsage(ctx, idle); err != nil {
+			return fmt.Errorf("usage at rest: %w", err)
+		}
+	}
+	if o.exits {
+		fmt.Fprintf(os.Stderr, "podstart: host, %d container exits one by one\n", o.pods)
+		if rep.exits, err = b.exitsPhase(ctx); err != nil {
+			return fmt.Errorf("exits: %w", err)
 		}
 	}
 

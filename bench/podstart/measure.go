@@ -67,11 +67,19 @@ type bench struct {
 	mu        sync.Mutex
 	byName    map[string]*hostPod
 	runningCh map[string]chan struct{}
+	exitPods  map[string]*exitPod // the -exits phase's pods
 	watchErr  error
 }
 
 // podManifest is the floor's pod as a Kubernetes pod.
 func podManifest(name string) []byte {
+	return manifest(name, floor.TrapScript, "")
+}
+
+// manifest is a host-network pod with one busybox container running the
+// shell script, grace period 5 s, and the restart policy (the default
+// when empty).
+func manifest(name, script string, restart v1.RestartPolicy) []byte {
 	grace := int64(floor.GracePeriod / time.Second)
 	pod := &v1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
@@ -79,11 +87,12 @@ func podManifest(name string) []byte {
 		Spec: v1.PodSpec{
 			HostNetwork:                   true,
 			TerminationGracePeriodSeconds: &grace,
+			RestartPolicy:                 restart,
 			Containers: []v1.Container{{
 				Name:            floor.ContainerName,
 				Image:           localimages.BusyboxName,
 				ImagePullPolicy: v1.PullNever,
-				Command:         []string{"sh", "-c", floor.TrapScript},
+				Command:         []string{"sh", "-c", script},
 			}},
 		},
 	}
@@ -100,12 +109,14 @@ func (b *bench) watch(ctx context.Context) {
 	b.watchOnce.Do(func() {
 		b.byName = map[string]*hostPod{}
 		b.runningCh = map[string]chan struct{}{}
+		b.exitPods = map[string]*exitPod{}
 		go func() {
 			for ctx.Err() == nil {
 				err := b.host.Client.WatchPods(ctx, func(ev localapi.PodEvent) error {
 					now := time.Now()
 					b.mu.Lock()
 					defer b.mu.Unlock()
+					b.observeExit(ev, now)
 					p := b.byName[ev.Summary.Name]
 					if p == nil || ev.Summary.Namespace != namespace {
 						return nil
@@ -250,16 +261,9 @@ func (b *bench) start(ctx context.Context, p *hostPod) error {
 	ch := b.runningCh[p.name]
 	p.applied = time.Now()
 	b.mu.Unlock()
-	resp, err := b.host.Client.Apply(ctx, podManifest(p.name))
+	uid, err := b.apply(ctx, p.name, podManifest(p.name))
 	if err != nil {
-		return fmt.Errorf("apply %s: %w", p.name, err)
-	}
-	uid := resp.Summary.UID
-	if resp.Pod != nil && resp.Pod.UID != "" {
-		uid = string(resp.Pod.UID)
-	}
-	if uid == "" {
-		return fmt.Errorf("apply %s: the answer has no UID", p.name)
+		return err
 	}
 	b.mu.Lock()
 	p.uid, p.answered = uid, time.Now()
@@ -276,6 +280,23 @@ func (b *bench) start(ctx context.Context, p *hostPod) error {
 		d, _ := b.host.Client.Pod(ctx, namespace, p.name)
 		return fmt.Errorf("pod %s not running after %v (summary %+v; last watch error %v)", p.name, b.o.timeout, d.Summary, werr)
 	}
+}
+
+// apply applies the pod manifest through the local API and returns the
+// pod's UID.
+func (b *bench) apply(ctx context.Context, name string, body []byte) (string, error) {
+	resp, err := b.host.Client.Apply(ctx, body)
+	if err != nil {
+		return "", fmt.Errorf("apply %s: %w", name, err)
+	}
+	uid := resp.Summary.UID
+	if resp.Pod != nil && resp.Pod.UID != "" {
+		uid = string(resp.Pod.UID)
+	}
+	if uid == "" {
+		return "", fmt.Errorf("apply %s: the answer has no UID", name)
+	}
+	return uid, nil
 }
 
 // delete deletes the pod; pollDeletes sees it go.
@@ -295,77 +316,91 @@ func (b *bench) delete(ctx context.Context, p *hostPod) error {
 // only judges a pod whose Delete began before the list call. The channel
 // yields nil or an error once.
 func (b *bench) pollDeletes(ctx context.Context, pods []*hostPod) <-chan error {
-	done := make(chan error, 1)
 	managed := map[string]string{runtimemanager.LabelManagedBy: runtimemanager.ManagedByValue}
 	rt := b.ctrd.Runtime
+	pending := 0
+	return pollUntil(ctx, b.o.poll, b.o.timeout+10*time.Second, func() (bool, error) {
+		asked := time.Now()
+		cs, err := rt.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{LabelSelector: managed}})
+		if err != nil {
+			return false, fmt.Errorf("ListContainers: %w", err)
+		}
+		sbs, err := rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{LabelSelector: managed}})
+		if err != nil {
+			return false, fmt.Errorf("ListPodSandbox: %w", err)
+		}
+		now := time.Now()
+		live := map[string]int{}
+		exited := map[string][]string{}
+		for _, c := range cs.Containers {
+			uid := c.Labels[runtimemanager.LabelPodUID]
+			if c.State == runtimeapi.ContainerState_CONTAINER_EXITED {
+				exited[uid] = append(exited[uid], c.Id)
+			} else {
+				live[uid]++
+			}
+		}
+		sandboxes := map[string]int{}
+		for _, sb := range sbs.Items {
+			sandboxes[sb.Labels[runtimemanager.LabelPodUID]]++
+		}
+		pending = 0
+		for _, p := range pods {
+			b.mu.Lock()
+			del, uid := p.deleted, p.uid
+			b.mu.Unlock()
+			if del.IsZero() || !del.Before(asked) {
+				pending++
+				continue
+			}
+			if p.stopped.IsZero() && live[uid] == 0 {
+				p.stopped = now
+				p.finished = b.finishedAt(ctx, exited[uid])
+			}
+			if p.removed.IsZero() && sandboxes[uid] == 0 {
+				p.removed = now
+			}
+			if p.removed.IsZero() {
+				pending++
+			}
+		}
+		return pending == 0, nil
+	}, func() error {
+		return fmt.Errorf("%d of %d deleted pods still have a sandbox after %v", pending, len(pods), b.o.timeout)
+	})
+}
+
+// pollUntil calls step every period, in a goroutine, until it reports
+// done or fails, ctx ends, or limit has passed (the error is then late's).
+// The channel yields nil or the error once.
+func pollUntil(ctx context.Context, period, limit time.Duration, step func() (bool, error), late func() error) <-chan error {
+	out := make(chan error, 1)
 	go func() {
-		deadline := time.Now().Add(b.o.timeout + 10*time.Second)
-		tick := time.NewTicker(b.o.poll)
+		deadline := time.Now().Add(limit)
+		tick := time.NewTicker(period)
 		defer tick.Stop()
 		for {
-			asked := time.Now()
-			cs, err := rt.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{LabelSelector: managed}})
-			if err != nil {
-				done <- fmt.Errorf("ListContainers: %w", err)
+			done, err := step()
+			switch {
+			case err != nil:
+				out <- err
 				return
-			}
-			sbs, err := rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{LabelSelector: managed}})
-			if err != nil {
-				done <- fmt.Errorf("ListPodSandbox: %w", err)
+			case done:
+				out <- nil
 				return
-			}
-			now := time.Now()
-			live := map[string]int{}
-			exited := map[string][]string{}
-			for _, c := range cs.Containers {
-				uid := c.Labels[runtimemanager.LabelPodUID]
-				if c.State == runtimeapi.ContainerState_CONTAINER_EXITED {
-					exited[uid] = append(exited[uid], c.Id)
-				} else {
-					live[uid]++
-				}
-			}
-			sandboxes := map[string]int{}
-			for _, sb := range sbs.Items {
-				sandboxes[sb.Labels[runtimemanager.LabelPodUID]]++
-			}
-			pending := 0
-			for _, p := range pods {
-				b.mu.Lock()
-				del, uid := p.deleted, p.uid
-				b.mu.Unlock()
-				if del.IsZero() || !del.Before(asked) {
-					pending++
-					continue
-				}
-				if p.stopped.IsZero() && live[uid] == 0 {
-					p.stopped = now
-					p.finished = b.finishedAt(ctx, exited[uid])
-				}
-				if p.removed.IsZero() && sandboxes[uid] == 0 {
-					p.removed = now
-				}
-				if p.removed.IsZero() {
-					pending++
-				}
-			}
-			if pending == 0 {
-				done <- nil
-				return
-			}
-			if time.Now().After(deadline) {
-				done <- fmt.Errorf("%d of %d deleted pods still have a sandbox after %v", pending, len(pods), b.o.timeout)
+			case time.Now().After(deadline):
+				out <- late()
 				return
 			}
 			select {
 			case <-ctx.Done():
-				done <- ctx.Err()
+				out <- ctx.Err()
 				return
 			case <-tick.C:
 			}
 		}
 	}()
-	return done
+	return out
 }
 
 // finishedAt is the latest finish time containerd reports of the

@@ -13,7 +13,9 @@ type report struct {
 	pods               int
 	floorSeq, floorPar *floor.Results
 	hostSeq, hostPar   *hostResults
-	rest               *callCounts // with -calls
+	rest               *callCounts  // with -calls
+	usage              *usageResult // with -usage
+	exits              []*exitPod   // with -exits
 }
 
 // goal is a p50 target relative to the floor's p50 (or absolute).
@@ -126,5 +128,11 @@ func (r *report) table() string {
 	b.WriteString(r.floorSeq.StopErrors())
 	b.WriteString(r.floorPar.StopErrors())
 	b.WriteString(r.callTable())
+	if r.usage != nil {
+		b.WriteString(r.usage.table())
+	}
+	if r.exits != nil {
+		b.WriteString(exitsTable(r.exits))
+	}
 	return b.String()
 }

@@ -4,89 +4,15 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/podhost/podhost/bench/internal/hostproc"
 )
-
-// clockTicks is USER_HZ, the unit of utime and stime in /proc/PID/stat;
-// 100 on every Linux this runs on.
-const clockTicks = 100
-
-// cpuTime is the user + system CPU a process has used.
-func cpuTime(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name may hold spaces; the fields after it are fixed.
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
-	}
-	u, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: utime %q, stime %q", pid, f[11], f[12])
-	}
-	return time.Duration(u+st) * time.Second / clockTicks, nil
-}
-
-// rssMiB is a process's resident set size.
-func rssMiB(pid int) float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-			return kb / 1024
-		}
-	}
-	return 0
-}
-
-// usage is the CPU (percent of one core) and RSS of each process over one
-// window.
-type usage struct {
-	cpu map[string]float64
-	rss map[string]float64
-}
-
-// measure samples the processes' CPU over window.
-func measure(ctx context.Context, window time.Duration, pids map[string]int) (usage, error) {
-	before := map[string]time.Duration{}
-	for name, pid := range pids {
-		t, err := cpuTime(pid)
-		if err != nil {
-			return usage{}, fmt.Errorf("%s: %w", name, err)
-		}
-		before[name] = t
-	}
-	began := time.Now()
-	select {
-	case <-ctx.Done():
-		return usage{}, ctx.Err()
-	case <-time.After(window):
-	}
-	elapsed := time.Since(began)
-	u := usage{cpu: map[string]float64{}, rss: map[string]float64{}}
-	for name, pid := range pids {
-		t, err := cpuTime(pid)
-		if err != nil {
-			return usage{}, fmt.Errorf("%s: %w", name, err)
-		}
-		u.cpu[name] = 100 * float64(t-before[name]) / float64(elapsed)
-		u.rss[name] = rssMiB(pid)
-	}
-	return u, nil
-}
 
 // restResult is the rest phase without and with the volumes.
 type restResult struct {
-	without, with usage
+	without, with hostproc.Usage
 }
 
 // procOrder is the order of the processes in the table.
@@ -133,7 +59,7 @@ func measureRest(ctx context.Context, o options, h *host, w *watcher, d *driver)
 			wait := h.ProfileCPU(ctx, "volstart", o.profile, o.window)
 			go func() { profiled <- wait() }()
 		}
-		u, err := measure(ctx, o.window, pids)
+		u, err := hostproc.Measure(ctx, o.window, pids)
 		if err != nil {
 			return nil, err
 		}
@@ -163,9 +89,9 @@ func (r *restResult) table(o options) string {
 	fmt.Fprintf(&b, "| process | no volumes: CPU | %d volumes: CPU | added | no volumes: RSS | %d volumes: RSS |\n|---|---|---|---|---|---|\n", o.restVolumes, o.restVolumes)
 	for _, p := range procOrder {
 		fmt.Fprintf(&b, "| %s | %.2f %% | %.2f %% | %+.2f %% | %.1f MiB | %.1f MiB |\n", p,
-			r.without.cpu[p], r.with.cpu[p], r.with.cpu[p]-r.without.cpu[p], r.without.rss[p], r.with.rss[p])
+			r.without.CPU[p], r.with.CPU[p], r.with.CPU[p]-r.without.CPU[p], r.without.RSS[p], r.with.RSS[p])
 	}
-	added := r.with.cpu["host"] + r.with.cpu["volume-csi"] - r.without.cpu["host"] - r.without.cpu["volume-csi"]
+	added := r.with.CPU["host"] + r.with.CPU["volume-csi"] - r.without.CPU["host"] - r.without.CPU["volume-csi"]
 	fmt.Fprintf(&b, "\nHost + volume-csi with %d volumes mounted add %.2f %% of one core: goal under 1 %%: %s.\n", o.restVolumes, added, verdict(added < 1))
 	return b.String()
 }

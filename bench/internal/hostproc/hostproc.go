@@ -1,6 +1,7 @@
 // Package hostproc builds podhost and runtime-containerd, runs `podhost
-// run` as a subprocess with only that runtime plugin and fetches CPU
-// profiles of both (profile.go), for the benchmark
+// run` as a subprocess with only that runtime plugin, fetches CPU
+// profiles of both (profile.go) and samples the CPU and RSS of processes
+// from /proc (usage.go), for the benchmark
 // programs under bench/ (podstart, kubepods, volstart, probes); only they import it.
 package hostproc
 
