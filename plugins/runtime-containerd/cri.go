@@ -53,7 +53,8 @@ func newCRIRuntime(log hclog.Logger) *criRuntime {
 
 // Configure validates raw and swaps it in. The connection is made lazily by
 // gRPC on the first call; a new endpoint gets a new connection and the old
-// one is closed.
+// one is closed. A new endpoint, address or namespace makes the watcher
+// start over (watcher.swap): its snapshot is of the old one.
 func (r *criRuntime) Configure(_ context.Context, raw json.RawMessage) []sdk.FieldError {
 	c, errs := parseConfig(raw)
 	if len(errs) > 0 {
@@ -65,7 +66,11 @@ func (r *criRuntime) Configure(_ context.Context, raw json.RawMessage) []sdk.Fie
 	if old != nil && old.cfg.socketPath == c.socketPath && old.cfg.addressPath == c.addressPath {
 		b := *old
 		b.cfg = c
-		r.current.Store(&b)
+		if old.cfg.Namespace == c.Namespace {
+			r.current.Store(&b)
+		} else {
+			r.watch.swap(func() { r.current.Store(&b) })
+		}
 		return nil
 	}
 	conn, err := dial(c.socketPath)
@@ -79,10 +84,11 @@ func (r *criRuntime) Configure(_ context.Context, raw json.RawMessage) []sdk.Fie
 			return []sdk.FieldError{{Field: "address", Message: err.Error()}}
 		}
 	}
-	r.current.Store(&backend{
+	b := &backend{
 		cfg: c, conn: conn, rt: criapi.NewRuntimeServiceClient(conn), img: criapi.NewImageServiceClient(conn),
 		main: main, events: eventsapi.NewEventsClient(main),
-	})
+	}
+	r.watch.swap(func() { r.current.Store(b) })
 	if old != nil {
 		// A stream on the old connection breaks; the watcher subscribes
 		// again on the new one.
@@ -250,9 +256,10 @@ func (r *criRuntime) subscribe(ctx context.Context) (taskEvents, error) {
 
 // teardown makes one idempotent CRI teardown call for the object id (named
 // field in errors): an unknown object is already torn down, and a call that
-// took effect is published to the event watcher as done. containerd's
-// events of the object during the call wait for that note.
-func (r *criRuntime) teardown(ctx context.Context, field, what, id string, done change, call func(context.Context, *backend) error) error {
+// took effect is published to the event watcher as done, one CRI does not
+// know as gone. containerd's events of the object during the call wait for
+// that note.
+func (r *criRuntime) teardown(ctx context.Context, field, what, id string, done, gone change, call func(context.Context, *backend) error) error {
 	if id == "" {
 		return fmt.Errorf("%w: %s is required", errInvalid, field)
 	}
@@ -264,10 +271,20 @@ func (r *criRuntime) teardown(ctx context.Context, field, what, id string, done 
 	defer cancel()
 	defer r.watch.begin(id)()
 	if err := criError(what+" "+id, call(ctx, b)); isNotFound(err) {
+		r.watch.note(gone)
 		return nil
 	} else if err != nil {
+		r.failed(err)
 		return err
 	}
 	r.watch.note(done)
 	return nil
+}
+
+// failed tells the watcher of a changing call that failed: one that may
+// have taken effect makes the snapshot stale.
+func (r *criRuntime) failed(err error) {
+	if mayHaveTakenEffect(err) {
+		r.watch.invalidate()
+	}
 }

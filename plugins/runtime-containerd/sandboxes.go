@@ -24,17 +24,20 @@ func (r *criRuntime) RunSandbox(ctx context.Context, spec SandboxSpec) (string, 
 	defer r.watch.begin("")()
 	resp, err := b.rt.RunPodSandbox(ctx, &criapi.RunPodSandboxRequest{Config: sandboxConfigToCRI(spec), RuntimeHandler: spec.RuntimeHandler})
 	if err != nil {
-		return "", criError("run sandbox", err)
+		err = criError("run sandbox", err)
+		r.failed(err)
+		return "", err
 	}
 	id := resp.GetPodSandboxId()
-	r.watch.note(change{kind: sandboxReadied, sandboxID: id, labels: spec.Labels})
+	r.watch.note(change{kind: sandboxReadied, sandboxID: id, sandbox: r.sandboxItem(ctx, b, id)})
 	return id, nil
 }
 
 // StopSandbox stops a sandbox and its containers; an unknown one is
 // already stopped.
 func (r *criRuntime) StopSandbox(ctx context.Context, id string) error {
-	return r.teardown(ctx, "sandbox_id", "stop sandbox", id, change{kind: sandboxStopped, sandboxID: id},
+	return r.teardown(ctx, "sandbox_id", "stop sandbox", id,
+		change{kind: sandboxStopped, sandboxID: id}, change{kind: sandboxRemoved, sandboxID: id},
 		func(ctx context.Context, b *backend) error {
 			_, err := b.rt.StopPodSandbox(ctx, &criapi.StopPodSandboxRequest{PodSandboxId: id})
 			return err
@@ -44,7 +47,8 @@ func (r *criRuntime) StopSandbox(ctx context.Context, id string) error {
 // RemoveSandbox removes a sandbox and its containers; an unknown one is
 // already removed.
 func (r *criRuntime) RemoveSandbox(ctx context.Context, id string) error {
-	return r.teardown(ctx, "sandbox_id", "remove sandbox", id, change{kind: sandboxRemoved, sandboxID: id},
+	return r.teardown(ctx, "sandbox_id", "remove sandbox", id,
+		change{kind: sandboxRemoved, sandboxID: id}, change{kind: sandboxRemoved, sandboxID: id},
 		func(ctx context.Context, b *backend) error {
 			_, err := b.rt.RemovePodSandbox(ctx, &criapi.RemovePodSandboxRequest{PodSandboxId: id})
 			return err
@@ -69,7 +73,8 @@ func (r *criRuntime) SandboxStatus(ctx context.Context, id string) (Sandbox, err
 	return sandboxStatusFromCRI(resp.GetStatus()), nil
 }
 
-// ListSandboxes lists the sandboxes f selects, each ready one with its IP.
+// ListSandboxes lists the sandboxes f selects, each ready one with its IP:
+// from the watcher's snapshot while it is current (serve.go), else from CRI.
 func (r *criRuntime) ListSandboxes(ctx context.Context, f SandboxFilter) ([]Sandbox, error) {
 	b, err := r.backend()
 	if err != nil {
@@ -77,6 +82,10 @@ func (r *criRuntime) ListSandboxes(ctx context.Context, f SandboxFilter) ([]Sand
 	}
 	ctx, cancel := b.runtimeCall(ctx, 0)
 	defer cancel()
+	if out, ok := r.watch.sandboxes(f); ok {
+		r.ips.fill(ctx, b.rt, out)
+		return out, nil
+	}
 	items, err := b.listSandboxes(ctx, sandboxFilterToCRI(f))
 	if err != nil {
 		return nil, err
@@ -91,6 +100,25 @@ func (r *criRuntime) ListSandboxes(ctx context.Context, f SandboxFilter) ([]Sand
 	}
 	r.ips.fill(ctx, b.rt, out)
 	return out, nil
+}
+
+// sandboxItem is the sandbox id as CRI lists it, for the watcher's
+// snapshot; nil when nobody watches or the look-up fails.
+func (r *criRuntime) sandboxItem(ctx context.Context, b *backend, id string) *criapi.PodSandbox {
+	if !r.watch.watching() {
+		return nil
+	}
+	items, err := b.listSandboxes(ctx, &criapi.PodSandboxFilter{Id: id})
+	if err != nil {
+		r.log.Warn("look up a new sandbox for the snapshot; listings go to CRI until the next resync", "id", id, "err", err)
+		return nil
+	}
+	for _, item := range items {
+		if item.GetId() == id {
+			return item
+		}
+	}
+	return nil
 }
 
 func (b *backend) listSandboxes(ctx context.Context, f *criapi.PodSandboxFilter) ([]*criapi.PodSandbox, error) {
