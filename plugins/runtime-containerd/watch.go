@@ -17,7 +17,7 @@ const subscriberBuffer = 256
 // is made again with back-off. A containerd event comes before CRI has
 // updated its view, so the object is looked up again, with back-off, until
 // CRI shows what the event told of or confirmTimeout passes (then the
-// host's relist finds it); the next event of the same object (the task's
+// periodic resync finds it); the next event of the same object (the task's
 // delete, which CRI makes just before it records an exit) restarts the
 // back-off.
 const (
