@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -245,6 +246,33 @@ func TestWatcherKeepsThePluginsChangesDuringTheBaseline(t *testing.T) {
 		}
 		if got, want := received(t, ch), []string{"created c1@s1"}; !reflect.DeepEqual(got, want) {
 			t.Errorf("events: got %q; want %q", got, want)
+		}
+	})
+}
+
+func TestWatcherGivesUpASubscriptionMadeBeforeANewBackend(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newFakeSource("s1=ready")
+		w, _, stream := startWatcher(t, src)
+		<-src.listings
+		// The backend changes while the subscription that follows a break
+		// is being made, before its listing is used.
+		src.mu.Lock()
+		src.onList = sync.OnceFunc(func() { w.swap(func() {}) })
+		src.mu.Unlock()
+		stream.broken <- errors.New("containerd went away")
+		first := <-src.streams
+		synctest.Wait()
+		if first.ctx.Err() == nil {
+			t.Error("the subscription begun before the new backend is still used")
+		}
+		if ok, _ := served(w); ok {
+			t.Error("served from a listing begun before the new backend")
+		}
+		<-src.streams // made again, on the new backend
+		synctest.Wait()
+		if ok, _ := served(w); !ok {
+			t.Error("not served once subscribed to the new backend")
 		}
 	})
 }

@@ -98,6 +98,28 @@ func TestSnapshotWithContainerd(t *testing.T) {
 		}
 	})
 
+	t.Run("a new endpoint", func(t *testing.T) {
+		rt, r := connectQuiet(t, configOf(c.Socket))
+		follow(t, rt)
+		sb, sbCfg := runSandbox(t, rt, "endpoint", pod)
+		start(t, rt, create(t, rt, sb, sbCfg, runningCommand))
+		waitQuiet(t, r)
+		subscribes := proxy.Calls()["Subscribe"]
+		// The same containerd through the proxy: a new connection.
+		if errs := r.Configure(t.Context(), []byte(configOf(proxy.Path()))); len(errs) > 0 {
+			t.Fatalf("Configure: %v", errs)
+		}
+		if r.watch.servesNow() {
+			t.Error("the snapshot of the old endpoint is served once Configure returned")
+		}
+		waitQuiet(t, r)
+		if n := proxy.Calls()["Subscribe"] - subscribes; n < 1 {
+			t.Errorf("%d subscriptions through the new endpoint; want at least 1", n)
+		}
+		cmp := comparer{t: t, rt: rt, ref: ref, proxy: proxy, sandbox: sb}
+		cmp.check("after the endpoint changed")
+	})
+
 	// Last: it restarts containerd under the other subtests' feet. The
 	// plugin talks to containerd directly: the proxy's own connection
 	// would come back only after gRPC's back-off.
