@@ -118,7 +118,7 @@ func (r *criRuntime) StopContainer(ctx context.Context, id string, timeout time.
 	switch {
 	case err == nil:
 	case isNotFound(err):
-		r.watch.note(change{kind: containerRemoved, containerID: id})
+		r.watch.notFound(id)
 		return nil
 	case isUncertainTransport(err):
 		r.failed(err)
@@ -127,7 +127,7 @@ func (r *criRuntime) StopContainer(ctx context.Context, id string, timeout time.
 		c, statusErr := b.containerStatus(ctx, id)
 		switch {
 		case isNotFound(statusErr):
-			r.watch.note(change{kind: containerRemoved, containerID: id})
+			r.watch.notFound(id)
 			return nil
 		case statusErr != nil || c.State != ContainerExited:
 			r.failed(err)
@@ -141,8 +141,7 @@ func (r *criRuntime) StopContainer(ctx context.Context, id string, timeout time.
 // RemoveContainer removes a container, killing it if needed; an unknown one
 // is already removed.
 func (r *criRuntime) RemoveContainer(ctx context.Context, id string) error {
-	return r.teardown(ctx, "container_id", "remove container", id,
-		change{kind: containerRemoved, containerID: id}, change{kind: containerRemoved, containerID: id},
+	return r.teardown(ctx, "container_id", "remove container", id, change{kind: containerRemoved, containerID: id},
 		func(ctx context.Context, b *backend) error {
 			_, err := b.rt.RemoveContainer(ctx, &criapi.RemoveContainerRequest{ContainerId: id})
 			return err
@@ -211,25 +210,6 @@ func (r *criRuntime) ListContainers(ctx context.Context, f ContainerFilter) ([]C
 		out = append(out, containerFromCRI(item))
 	}
 	return out, nil
-}
-
-// containerItem is the container id as CRI lists it, for the watcher's
-// snapshot; nil when nobody watches or the look-up fails.
-func (r *criRuntime) containerItem(ctx context.Context, b *backend, id string) *criapi.Container {
-	if !r.watch.watching() {
-		return nil
-	}
-	items, err := b.listContainers(ctx, &criapi.ContainerFilter{Id: id})
-	if err != nil {
-		r.log.Warn("look up a new container for the snapshot; listings go to CRI until the next resync", "id", id, "err", err)
-		return nil
-	}
-	for _, item := range items {
-		if item.GetId() == id {
-			return item
-		}
-	}
-	return nil
 }
 
 func (b *backend) listContainers(ctx context.Context, f *criapi.ContainerFilter) ([]*criapi.Container, error) {

@@ -256,10 +256,9 @@ func (r *criRuntime) subscribe(ctx context.Context) (taskEvents, error) {
 
 // teardown makes one idempotent CRI teardown call for the object id (named
 // field in errors): an unknown object is already torn down, and a call that
-// took effect is published to the event watcher as done, one CRI does not
-// know as gone. containerd's events of the object during the call wait for
-// that note.
-func (r *criRuntime) teardown(ctx context.Context, field, what, id string, done, gone change, call func(context.Context, *backend) error) error {
+// took effect is published to the event watcher as done. containerd's
+// events of the object during the call wait for that note.
+func (r *criRuntime) teardown(ctx context.Context, field, what, id string, done change, call func(context.Context, *backend) error) error {
 	if id == "" {
 		return fmt.Errorf("%w: %s is required", errInvalid, field)
 	}
@@ -271,7 +270,7 @@ func (r *criRuntime) teardown(ctx context.Context, field, what, id string, done,
 	defer cancel()
 	defer r.watch.begin(id)()
 	if err := criError(what+" "+id, call(ctx, b)); isNotFound(err) {
-		r.watch.note(gone)
+		r.watch.notFound(id)
 		return nil
 	} else if err != nil {
 		r.failed(err)
@@ -279,6 +278,44 @@ func (r *criRuntime) teardown(ctx context.Context, field, what, id string, done,
 	}
 	r.watch.note(done)
 	return nil
+}
+
+// sandboxItem and containerItem are the object id as CRI lists it, for the
+// watcher's snapshot: nil when nobody watches (the snapshot's listing, made
+// later, has it) or the look-up fails (the snapshot goes stale).
+func (r *criRuntime) sandboxItem(ctx context.Context, b *backend, id string) *criapi.PodSandbox {
+	return lookedUp(r, "sandbox", id, func() ([]*criapi.PodSandbox, error) {
+		return b.listSandboxes(ctx, &criapi.PodSandboxFilter{Id: id})
+	})
+}
+
+func (r *criRuntime) containerItem(ctx context.Context, b *backend, id string) *criapi.Container {
+	return lookedUp(r, "container", id, func() ([]*criapi.Container, error) {
+		return b.listContainers(ctx, &criapi.ContainerFilter{Id: id})
+	})
+}
+
+// lookedUp is the item with ID id of what list returns (containerd takes
+// the ID as a prefix), or nil.
+func lookedUp[T interface {
+	comparable
+	GetId() string
+}](r *criRuntime, what, id string, list func() ([]T, error)) T {
+	var none T
+	if !r.watch.watching() {
+		return none
+	}
+	items, err := list()
+	if err != nil {
+		r.log.Warn("look up a new "+what+" for the snapshot; listings go to CRI until the next resync", "id", id, "err", err)
+		return none
+	}
+	for _, item := range items {
+		if item.GetId() == id {
+			return item
+		}
+	}
+	return none
 }
 
 // failed tells the watcher of a changing call that failed: one that may

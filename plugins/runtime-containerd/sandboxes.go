@@ -36,8 +36,7 @@ func (r *criRuntime) RunSandbox(ctx context.Context, spec SandboxSpec) (string, 
 // StopSandbox stops a sandbox and its containers; an unknown one is
 // already stopped.
 func (r *criRuntime) StopSandbox(ctx context.Context, id string) error {
-	return r.teardown(ctx, "sandbox_id", "stop sandbox", id,
-		change{kind: sandboxStopped, sandboxID: id}, change{kind: sandboxRemoved, sandboxID: id},
+	return r.teardown(ctx, "sandbox_id", "stop sandbox", id, change{kind: sandboxStopped, sandboxID: id},
 		func(ctx context.Context, b *backend) error {
 			_, err := b.rt.StopPodSandbox(ctx, &criapi.StopPodSandboxRequest{PodSandboxId: id})
 			return err
@@ -47,8 +46,7 @@ func (r *criRuntime) StopSandbox(ctx context.Context, id string) error {
 // RemoveSandbox removes a sandbox and its containers; an unknown one is
 // already removed.
 func (r *criRuntime) RemoveSandbox(ctx context.Context, id string) error {
-	return r.teardown(ctx, "sandbox_id", "remove sandbox", id,
-		change{kind: sandboxRemoved, sandboxID: id}, change{kind: sandboxRemoved, sandboxID: id},
+	return r.teardown(ctx, "sandbox_id", "remove sandbox", id, change{kind: sandboxRemoved, sandboxID: id},
 		func(ctx context.Context, b *backend) error {
 			_, err := b.rt.RemovePodSandbox(ctx, &criapi.RemovePodSandboxRequest{PodSandboxId: id})
 			return err
@@ -100,25 +98,6 @@ func (r *criRuntime) ListSandboxes(ctx context.Context, f SandboxFilter) ([]Sand
 	}
 	r.ips.fill(ctx, b.rt, out)
 	return out, nil
-}
-
-// sandboxItem is the sandbox id as CRI lists it, for the watcher's
-// snapshot; nil when nobody watches or the look-up fails.
-func (r *criRuntime) sandboxItem(ctx context.Context, b *backend, id string) *criapi.PodSandbox {
-	if !r.watch.watching() {
-		return nil
-	}
-	items, err := b.listSandboxes(ctx, &criapi.PodSandboxFilter{Id: id})
-	if err != nil {
-		r.log.Warn("look up a new sandbox for the snapshot; listings go to CRI until the next resync", "id", id, "err", err)
-		return nil
-	}
-	for _, item := range items {
-		if item.GetId() == id {
-			return item
-		}
-	}
-	return nil
 }
 
 func (b *backend) listSandboxes(ctx context.Context, f *criapi.PodSandboxFilter) ([]*criapi.PodSandbox, error) {

@@ -19,26 +19,24 @@ import (
 // sandboxes lists the snapshot's sandboxes that f selects, as CRI's listing
 // converted by sandboxFromCRI would; false when the snapshot is not current.
 func (w *watcher) sandboxes(f SandboxFilter) ([]Sandbox, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	run := w.run
-	if !run.current() {
-		return nil, false
-	}
-	return run.last.sandboxList(f), true
+	return fromSnapshot(w, func(s snapshot) []Sandbox { return s.sandboxList(f) })
 }
 
 // containers lists the snapshot's containers that f selects, as CRI's
 // listing converted by containerFromCRI would; false when the snapshot is
 // not current.
 func (w *watcher) containers(f ContainerFilter) ([]Container, bool) {
+	return fromSnapshot(w, func(s snapshot) []Container { return s.containerList(f) })
+}
+
+// fromSnapshot is list of w's snapshot, or false when it is not current.
+func fromSnapshot[T any](w *watcher, list func(snapshot) []T) ([]T, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	run := w.run
-	if !run.current() {
+	if !w.run.current() {
 		return nil, false
 	}
-	return run.last.containerList(f), true
+	return list(w.run.last), true
 }
 
 // current reports whether run's snapshot may be served; the caller holds

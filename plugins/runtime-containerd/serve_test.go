@@ -16,55 +16,50 @@ func TestSnapshotServesFilteredListings(t *testing.T) {
 	c1 := s.containers["c1"]
 	c1.labels = map[string]string{"name": "c1", labelSandboxID: "s1", "app": "web"}
 	s.containers["c1"] = c1
-	sandboxes := []struct {
-		name   string
-		filter SandboxFilter
-		want   []string
+	sandboxes := func(f SandboxFilter) func() []string {
+		return func() (ids []string) {
+			for _, sb := range s.sandboxList(f) {
+				ids = append(ids, sb.ID)
+			}
+			return ids
+		}
+	}
+	containers := func(f ContainerFilter) func() []string {
+		return func() (ids []string) {
+			for _, c := range s.containerList(f) {
+				ids = append(ids, c.ID)
+			}
+			return ids
+		}
+	}
+	tests := []struct {
+		name string
+		list func() []string
+		want []string
 	}{
-		{"all", SandboxFilter{}, []string{"s1", "s2", "s3"}},
-		{"ID exact", SandboxFilter{ID: "s1"}, []string{"s1"}},
-		{"an ID prefix selects none", SandboxFilter{ID: "s"}, nil},
-		{"ready", SandboxFilter{State: SandboxReady}, []string{"s1", "s3"}},
-		{"not ready", SandboxFilter{State: SandboxNotReady}, []string{"s2"}},
-		{"an unknown state selects all, as CRI", SandboxFilter{State: 9}, []string{"s1", "s2", "s3"}},
-		{"label", SandboxFilter{Labels: map[string]string{"name": "s3"}}, []string{"s3"}},
-		{"labels all match", SandboxFilter{Labels: map[string]string{"name": "s3", "other": "x"}}, nil},
-		{"state and ID", SandboxFilter{ID: "s2", State: SandboxReady}, nil},
+		{"sandboxes: all", sandboxes(SandboxFilter{}), []string{"s1", "s2", "s3"}},
+		{"sandboxes: ID exact", sandboxes(SandboxFilter{ID: "s1"}), []string{"s1"}},
+		{"sandboxes: an ID prefix selects none", sandboxes(SandboxFilter{ID: "s"}), nil},
+		{"sandboxes: ready", sandboxes(SandboxFilter{State: SandboxReady}), []string{"s1", "s3"}},
+		{"sandboxes: not ready", sandboxes(SandboxFilter{State: SandboxNotReady}), []string{"s2"}},
+		{"sandboxes: an unknown state selects all, as CRI", sandboxes(SandboxFilter{State: 9}), []string{"s1", "s2", "s3"}},
+		{"sandboxes: label", sandboxes(SandboxFilter{Labels: map[string]string{"name": "s3"}}), []string{"s3"}},
+		{"sandboxes: labels all match", sandboxes(SandboxFilter{Labels: map[string]string{"name": "s3", "other": "x"}}), nil},
+		{"sandboxes: state and ID", sandboxes(SandboxFilter{ID: "s2", State: SandboxReady}), nil},
+		{"containers: all, oldest first", containers(ContainerFilter{}), []string{"c1", "c2", "c3", "c10"}},
+		{"containers: ID exact", containers(ContainerFilter{ID: "c1"}), []string{"c1"}},
+		{"containers: sandbox", containers(ContainerFilter{SandboxID: "s1"}), []string{"c1", "c2", "c10"}},
+		{"containers: a sandbox ID prefix selects none", containers(ContainerFilter{SandboxID: "s"}), nil},
+		{"containers: running", containers(ContainerFilter{State: ContainerRunning}), []string{"c1", "c10"}},
+		{"containers: exited in s1", containers(ContainerFilter{SandboxID: "s1", State: ContainerExited}), []string{"c2"}},
+		{"containers: an unknown state selects all, as CRI", containers(ContainerFilter{State: 9}), []string{"c1", "c2", "c3", "c10"}},
+		{"containers: host label", containers(ContainerFilter{Labels: map[string]string{"app": "web"}}), []string{"c1"}},
+		{"containers: the plugin's label", containers(ContainerFilter{Labels: map[string]string{labelSandboxID: "s3"}}), []string{"c3"}},
+		{"containers: ID and another sandbox", containers(ContainerFilter{ID: "c1", SandboxID: "s3"}), nil},
 	}
-	for _, tt := range sandboxes {
-		t.Run("sandboxes/"+tt.name, func(t *testing.T) {
-			var got []string
-			for _, sb := range s.sandboxList(tt.filter) {
-				got = append(got, sb.ID)
-			}
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("got %q; want %q", got, tt.want)
-			}
-		})
-	}
-	containers := []struct {
-		name   string
-		filter ContainerFilter
-		want   []string
-	}{
-		{"all, oldest first", ContainerFilter{}, []string{"c1", "c2", "c3", "c10"}},
-		{"ID exact", ContainerFilter{ID: "c1"}, []string{"c1"}},
-		{"sandbox", ContainerFilter{SandboxID: "s1"}, []string{"c1", "c2", "c10"}},
-		{"a sandbox ID prefix selects none", ContainerFilter{SandboxID: "s"}, nil},
-		{"running", ContainerFilter{State: ContainerRunning}, []string{"c1", "c10"}},
-		{"exited in s1", ContainerFilter{SandboxID: "s1", State: ContainerExited}, []string{"c2"}},
-		{"an unknown state selects all, as CRI", ContainerFilter{State: 9}, []string{"c1", "c2", "c3", "c10"}},
-		{"host label", ContainerFilter{Labels: map[string]string{"app": "web"}}, []string{"c1"}},
-		{"the plugin's label", ContainerFilter{Labels: map[string]string{labelSandboxID: "s3"}}, []string{"c3"}},
-		{"ID and another sandbox", ContainerFilter{ID: "c1", SandboxID: "s3"}, nil},
-	}
-	for _, tt := range containers {
-		t.Run("containers/"+tt.name, func(t *testing.T) {
-			var got []string
-			for _, c := range s.containerList(tt.filter) {
-				got = append(got, c.ID)
-			}
-			if !reflect.DeepEqual(got, tt.want) {
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.list(); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got %q; want %q", got, tt.want)
 			}
 		})
@@ -153,6 +148,21 @@ func TestWatcherServesOnlyWhileCurrent(t *testing.T) {
 				src.listErr = errors.New("containerd is busy")
 				src.mu.Unlock()
 				w.note(change{kind: containerStarted, containerID: "c9"})
+			}, false},
+			{"resynced", func(w *watcher, src *fakeSource, _ **fakeStream) {
+				src.mu.Lock()
+				src.listErr = nil
+				src.mu.Unlock()
+				time.Sleep(resyncPeriod)
+			}, true},
+		}},
+		{"CRI does not know an object", []step{
+			{"one the snapshot does not know either", func(w *watcher, _ *fakeSource, _ **fakeStream) { w.notFound("c9") }, true},
+			{"one the snapshot has", func(w *watcher, src *fakeSource, _ **fakeStream) {
+				src.mu.Lock()
+				src.listErr = errors.New("containerd is busy")
+				src.mu.Unlock()
+				w.notFound("c1")
 			}, false},
 			{"resynced", func(w *watcher, src *fakeSource, _ **fakeStream) {
 				src.mu.Lock()

@@ -265,6 +265,24 @@ func (w *watcher) invalidate() {
 	}
 }
 
+// notFound tells the watcher that CRI does not know the object id: a
+// snapshot that still has it is stale. (The answer is not taken as a
+// removal: containerd reports some failures of an existing object as "not
+// found" too.)
+func (w *watcher) notFound(id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	run := w.run
+	if run == nil {
+		return
+	}
+	_, isContainer := run.last.containers[id]
+	_, isSandbox := run.last.sandboxes[id]
+	if isContainer || isSandbox {
+		w.staleLocked(run)
+	}
+}
+
 // staleLocked marks run's snapshot stale and asks for a resync; the caller
 // holds w.mu.
 func (w *watcher) staleLocked(run *watchRun) {
