@@ -68,7 +68,11 @@ func (r *criRuntime) SandboxStatus(ctx context.Context, id string) (Sandbox, err
 	if err != nil {
 		return Sandbox{}, criError("sandbox status "+id, err)
 	}
-	return sandboxStatusFromCRI(resp.GetStatus()), nil
+	sb := sandboxStatusFromCRI(resp.GetStatus())
+	if sb.State == SandboxReady {
+		r.ips.remember(sb.ID, sb.IP)
+	}
+	return sb, nil
 }
 
 // ListSandboxes lists the sandboxes f selects, each ready one with its IP:
