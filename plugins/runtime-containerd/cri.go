@@ -280,42 +280,48 @@ func (r *criRuntime) teardown(ctx context.Context, field, what, id string, done 
 	return nil
 }
 
-// sandboxItem and containerItem are the object id as CRI lists it, for the
-// watcher's snapshot: nil when nobody watches (the snapshot's listing, made
-// later, has it) or the look-up fails (the snapshot goes stale).
+// sandboxItem is the sandbox id as CRI lists it, for the watcher's
+// snapshot: nil when nobody watches (the snapshot's listing, made later,
+// has it) or the look-up fails (the snapshot goes stale). Its status holds
+// all a list item does and the IP too, which the listings then need not
+// ask for.
 func (r *criRuntime) sandboxItem(ctx context.Context, b *backend, id string) *criapi.PodSandbox {
-	return lookedUp(r, "sandbox", id, func() ([]*criapi.PodSandbox, error) {
-		return b.listSandboxes(ctx, &criapi.PodSandboxFilter{Id: id})
-	})
-}
-
-func (r *criRuntime) containerItem(ctx context.Context, b *backend, id string) *criapi.Container {
-	return lookedUp(r, "container", id, func() ([]*criapi.Container, error) {
-		return b.listContainers(ctx, &criapi.ContainerFilter{Id: id})
-	})
-}
-
-// lookedUp is the item with ID id of what list returns (containerd takes
-// the ID as a prefix), or nil.
-func lookedUp[T interface {
-	comparable
-	GetId() string
-}](r *criRuntime, what, id string, list func() ([]T, error)) T {
-	var none T
 	if !r.watch.watching() {
-		return none
+		return nil
 	}
-	items, err := list()
+	resp, err := b.rt.PodSandboxStatus(ctx, &criapi.PodSandboxStatusRequest{PodSandboxId: id})
 	if err != nil {
-		r.log.Warn("look up a new "+what+" for the snapshot; listings go to CRI until the next resync", "id", id, "err", err)
-		return none
+		r.log.Warn("look up a new sandbox for the snapshot; listings go to CRI until the next resync", "id", id, "err", err)
+		return nil
+	}
+	st := resp.GetStatus()
+	if st.GetState() == criapi.PodSandboxState_SANDBOX_READY {
+		r.ips.remember(st.GetId(), st.GetNetwork().GetIp())
+	}
+	return &criapi.PodSandbox{
+		Id: st.GetId(), Metadata: st.GetMetadata(), State: st.GetState(), CreatedAt: st.GetCreatedAt(),
+		Labels: st.GetLabels(), Annotations: st.GetAnnotations(), RuntimeHandler: st.GetRuntimeHandler(),
+	}
+}
+
+// containerItem is the container id as CRI lists it, for the watcher's
+// snapshot, or nil as with sandboxItem. (Its status names the image
+// otherwise than a listing does.)
+func (r *criRuntime) containerItem(ctx context.Context, b *backend, id string) *criapi.Container {
+	if !r.watch.watching() {
+		return nil
+	}
+	items, err := b.listContainers(ctx, &criapi.ContainerFilter{Id: id})
+	if err != nil {
+		r.log.Warn("look up a new container for the snapshot; listings go to CRI until the next resync", "id", id, "err", err)
+		return nil
 	}
 	for _, item := range items {
-		if item.GetId() == id {
+		if item.GetId() == id { // containerd takes the ID as a prefix
 			return item
 		}
 	}
-	return none
+	return nil
 }
 
 // failed tells the watcher of a changing call that failed: one that may
