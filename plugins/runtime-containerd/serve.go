@@ -9,12 +9,17 @@ import (
 // is known current: a watch run exists (a host follows Events), its
 // subscription to containerd's events is live, its listing is in, and
 // nothing made it stale since (a change it could not record, a failed call
-// of the plugin, a new backend). Otherwise the listings go to CRI. The
-// plugin's own calls are in the snapshot before they return, each creation
-// with the item a filtered CRI listing gave for it; a change made by anyone
-// else is in it once CRI shows it, the moment its event is published, so
-// a listing prompted by the event sees it. A change whose containerd event
-// went missing is found by the next periodic resync (resyncPeriod).
+// of the plugin that may have changed something, an object CRI calls not
+// found, a new backend). Otherwise the listings go to CRI.
+//
+// The plugin's own calls are in the snapshot before they return, each
+// creation with its item as CRI gives it (sandboxItem, containerItem). The
+// one known lag: a change made by anyone else is in it once CRI shows it,
+// the moment its event is published, so a listing prompted by the event
+// sees it, and one made between CRI's change and the watcher's look-up
+// does not yet. A change whose containerd event went missing is found by
+// the next periodic resync (resyncPeriod). Listings are sorted by creation
+// time and ID; CRI's order is containerd's map order.
 
 // sandboxes lists the snapshot's sandboxes that f selects, as CRI's listing
 // converted by sandboxFromCRI would; false when the snapshot is not current.
