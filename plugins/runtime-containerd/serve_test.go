@@ -119,6 +119,23 @@ func TestWatcherServesOnlyWhileCurrent(t *testing.T) {
 		src.mu.Unlock()
 		*stream = <-src.streams
 	}
+	// busy makes CRI's listings fail (so that the resync a step asks for
+	// fails too) and then takes the step; resynced lets the next periodic
+	// resync succeed.
+	busy := func(name string, do func(w *watcher)) step {
+		return step{name, func(w *watcher, src *fakeSource, _ **fakeStream) {
+			src.mu.Lock()
+			src.listErr = errors.New("containerd is busy")
+			src.mu.Unlock()
+			do(w)
+		}, false}
+	}
+	resynced := step{"resynced", func(w *watcher, src *fakeSource, _ **fakeStream) {
+		src.mu.Lock()
+		src.listErr = nil
+		src.mu.Unlock()
+		time.Sleep(resyncPeriod)
+	}, true}
 	tests := []struct {
 		name  string
 		steps []step
@@ -129,47 +146,17 @@ func TestWatcherServesOnlyWhileCurrent(t *testing.T) {
 			{"made again", resubscribe, true},
 		}},
 		{"a failed call, then the resync it asks for", []step{
-			{"failed", func(w *watcher, src *fakeSource, _ **fakeStream) {
-				src.mu.Lock()
-				src.listErr = errors.New("containerd is busy") // the resync fails too
-				src.mu.Unlock()
-				w.invalidate()
-			}, false},
-			{"resynced", func(w *watcher, src *fakeSource, _ **fakeStream) {
-				src.mu.Lock()
-				src.listErr = nil
-				src.mu.Unlock()
-				time.Sleep(resyncPeriod) // the next periodic resync
-			}, true},
+			busy("failed", func(w *watcher) { w.invalidate() }),
+			resynced,
 		}},
 		{"a change the snapshot cannot record", []step{
-			{"a start of a container it does not know", func(w *watcher, src *fakeSource, _ **fakeStream) {
-				src.mu.Lock()
-				src.listErr = errors.New("containerd is busy")
-				src.mu.Unlock()
-				w.note(change{kind: containerStarted, containerID: "c9"})
-			}, false},
-			{"resynced", func(w *watcher, src *fakeSource, _ **fakeStream) {
-				src.mu.Lock()
-				src.listErr = nil
-				src.mu.Unlock()
-				time.Sleep(resyncPeriod)
-			}, true},
+			busy("a start of a container it does not know", func(w *watcher) { w.note(change{kind: containerStarted, containerID: "c9"}) }),
+			resynced,
 		}},
 		{"CRI does not know an object", []step{
 			{"one the snapshot does not know either", func(w *watcher, _ *fakeSource, _ **fakeStream) { w.notFound("c9") }, true},
-			{"one the snapshot has", func(w *watcher, src *fakeSource, _ **fakeStream) {
-				src.mu.Lock()
-				src.listErr = errors.New("containerd is busy")
-				src.mu.Unlock()
-				w.notFound("c1")
-			}, false},
-			{"resynced", func(w *watcher, src *fakeSource, _ **fakeStream) {
-				src.mu.Lock()
-				src.listErr = nil
-				src.mu.Unlock()
-				time.Sleep(resyncPeriod)
-			}, true},
+			busy("one the snapshot has", func(w *watcher) { w.notFound("c1") }),
+			resynced,
 		}},
 		{"a new backend", []step{
 			{"swapped", func(w *watcher, src *fakeSource, _ **fakeStream) {
