@@ -65,7 +65,7 @@ var testsMayImport = map[string][]string{
 	"host":      {"sdk", "internal", "test/kubecluster"},
 	"host/node": {"sdk", "internal"},
 	"cmd":       {"sdk", "internal"},
-	"plugins":   {"images", "test/crisetup", "internal"},
+	"plugins":   {"images", "test/crisetup", "test/criproxy", "internal"},
 	"examples":  {"internal"},
 	"test/e2e":  {"internal", "lifecycle"},
 }

@@ -39,10 +39,12 @@ func (r *criRuntime) CreateContainer(ctx context.Context, sandboxID string, spec
 		SandboxConfig: sbCfg,
 	})
 	if err != nil {
-		return "", criError(fmt.Sprintf("create container %s (image %s)", spec.Name, spec.Image), err)
+		err = criError(fmt.Sprintf("create container %s (image %s)", spec.Name, spec.Image), err)
+		r.failed(err)
+		return "", err
 	}
 	id := resp.GetContainerId()
-	r.watch.note(change{kind: containerCreated, sandboxID: sandboxID, containerID: id, labels: spec.Labels})
+	r.watch.note(change{kind: containerCreated, sandboxID: sandboxID, containerID: id, container: r.containerItem(ctx, b, id)})
 	return id, nil
 }
 
@@ -68,18 +70,23 @@ func (r *criRuntime) StartContainer(ctx context.Context, id string) error {
 	}
 	err = criError("start container "+id, err)
 	if isNotFound(err) || isUncertainTransport(err) {
+		r.failed(err)
 		return err
 	}
 	c, statusErr := b.containerStatus(ctx, id)
 	if statusErr != nil {
+		r.failed(err)
 		return err
 	}
 	switch c.State {
 	case ContainerRunning:
+		r.watch.note(change{kind: containerStarted, containerID: id})
 		return nil
 	case ContainerExited:
+		r.watch.note(change{kind: containerExited, containerID: id})
 		return fmt.Errorf("%w: start container %s: it has exited", errPrecondition, id)
 	}
+	r.failed(err)
 	if c.SandboxID != "" {
 		items, listErr := b.listSandboxes(ctx, &criapi.PodSandboxFilter{Id: c.SandboxID})
 		if listErr == nil && (len(items) == 0 || items[0].GetState() != criapi.PodSandboxState_SANDBOX_READY) {
@@ -111,15 +118,19 @@ func (r *criRuntime) StopContainer(ctx context.Context, id string, timeout time.
 	switch {
 	case err == nil:
 	case isNotFound(err):
+		r.watch.notFound(id)
 		return nil
 	case isUncertainTransport(err):
+		r.failed(err)
 		return err
 	default:
 		c, statusErr := b.containerStatus(ctx, id)
 		switch {
 		case isNotFound(statusErr):
+			r.watch.notFound(id)
 			return nil
 		case statusErr != nil || c.State != ContainerExited:
+			r.failed(err)
 			return err
 		}
 	}
@@ -174,11 +185,15 @@ func (b *backend) containerStatus(ctx context.Context, id string) (Container, er
 	return c, nil
 }
 
-// ListContainers lists the containers f selects.
+// ListContainers lists the containers f selects: from the watcher's
+// snapshot while it is current (serve.go), else from CRI.
 func (r *criRuntime) ListContainers(ctx context.Context, f ContainerFilter) ([]Container, error) {
 	b, err := r.backend()
 	if err != nil {
 		return nil, err
+	}
+	if out, ok := r.watch.containers(f); ok {
+		return out, nil
 	}
 	ctx, cancel := b.runtimeCall(ctx, 0)
 	defer cancel()

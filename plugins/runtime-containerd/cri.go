@@ -53,7 +53,8 @@ func newCRIRuntime(log hclog.Logger) *criRuntime {
 
 // Configure validates raw and swaps it in. The connection is made lazily by
 // gRPC on the first call; a new endpoint gets a new connection and the old
-// one is closed.
+// one is closed. A new endpoint, address or namespace makes the watcher
+// start over (watcher.swap): its snapshot is of the old one.
 func (r *criRuntime) Configure(_ context.Context, raw json.RawMessage) []sdk.FieldError {
 	c, errs := parseConfig(raw)
 	if len(errs) > 0 {
@@ -65,7 +66,11 @@ func (r *criRuntime) Configure(_ context.Context, raw json.RawMessage) []sdk.Fie
 	if old != nil && old.cfg.socketPath == c.socketPath && old.cfg.addressPath == c.addressPath {
 		b := *old
 		b.cfg = c
-		r.current.Store(&b)
+		if old.cfg.Namespace == c.Namespace {
+			r.current.Store(&b)
+		} else {
+			r.watch.swap(func() { r.current.Store(&b) })
+		}
 		return nil
 	}
 	conn, err := dial(c.socketPath)
@@ -79,10 +84,11 @@ func (r *criRuntime) Configure(_ context.Context, raw json.RawMessage) []sdk.Fie
 			return []sdk.FieldError{{Field: "address", Message: err.Error()}}
 		}
 	}
-	r.current.Store(&backend{
+	b := &backend{
 		cfg: c, conn: conn, rt: criapi.NewRuntimeServiceClient(conn), img: criapi.NewImageServiceClient(conn),
 		main: main, events: eventsapi.NewEventsClient(main),
-	})
+	}
+	r.watch.swap(func() { r.current.Store(b) })
 	if old != nil {
 		// A stream on the old connection breaks; the watcher subscribes
 		// again on the new one.
@@ -264,10 +270,64 @@ func (r *criRuntime) teardown(ctx context.Context, field, what, id string, done 
 	defer cancel()
 	defer r.watch.begin(id)()
 	if err := criError(what+" "+id, call(ctx, b)); isNotFound(err) {
+		r.watch.notFound(id)
 		return nil
 	} else if err != nil {
+		r.failed(err)
 		return err
 	}
 	r.watch.note(done)
 	return nil
+}
+
+// sandboxItem is the sandbox id as CRI lists it, for the watcher's
+// snapshot: nil when nobody watches (the snapshot's listing, made later,
+// has it) or the look-up fails (the snapshot goes stale). Its status holds
+// all a list item does and the IP too, which the listings then need not
+// ask for.
+func (r *criRuntime) sandboxItem(ctx context.Context, b *backend, id string) *criapi.PodSandbox {
+	if !r.watch.watching() {
+		return nil
+	}
+	resp, err := b.rt.PodSandboxStatus(ctx, &criapi.PodSandboxStatusRequest{PodSandboxId: id})
+	if err != nil {
+		r.log.Warn("look up a new sandbox for the snapshot; listings go to CRI until the next resync", "id", id, "err", err)
+		return nil
+	}
+	st := resp.GetStatus()
+	if st.GetState() == criapi.PodSandboxState_SANDBOX_READY {
+		r.ips.remember(st.GetId(), st.GetNetwork().GetIp())
+	}
+	return &criapi.PodSandbox{
+		Id: st.GetId(), Metadata: st.GetMetadata(), State: st.GetState(), CreatedAt: st.GetCreatedAt(),
+		Labels: st.GetLabels(), Annotations: st.GetAnnotations(), RuntimeHandler: st.GetRuntimeHandler(),
+	}
+}
+
+// containerItem is the container id as CRI lists it, for the watcher's
+// snapshot, or nil as with sandboxItem. (Its status names the image
+// otherwise than a listing does.)
+func (r *criRuntime) containerItem(ctx context.Context, b *backend, id string) *criapi.Container {
+	if !r.watch.watching() {
+		return nil
+	}
+	items, err := b.listContainers(ctx, &criapi.ContainerFilter{Id: id})
+	if err != nil {
+		r.log.Warn("look up a new container for the snapshot; listings go to CRI until the next resync", "id", id, "err", err)
+		return nil
+	}
+	for _, item := range items {
+		if item.GetId() == id { // containerd takes the ID as a prefix
+			return item
+		}
+	}
+	return nil
+}
+
+// failed tells the watcher of a changing call that failed: one that may
+// have taken effect makes the snapshot stale.
+func (r *criRuntime) failed(err error) {
+	if mayHaveTakenEffect(err) {
+		r.watch.invalidate()
+	}
 }

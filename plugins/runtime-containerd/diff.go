@@ -8,8 +8,10 @@ import (
 
 // snapshot is what the watcher last knew of containerd: each sandbox's and
 // container's state and labels (as containerd holds them, the plugin's own
-// included). Labels are shared with the listing they came from and never
-// modified.
+// included) and the item CRI listed it as, from which ListSandboxes and
+// ListContainers are served (serve.go). Labels and items are shared with
+// the listing they came from and never modified: a change of state is
+// recorded in state, which overrides the item's.
 type snapshot struct {
 	sandboxes  map[string]sandboxEntry
 	containers map[string]containerEntry
@@ -18,12 +20,14 @@ type snapshot struct {
 type sandboxEntry struct {
 	state  SandboxState
 	labels map[string]string
+	item   *criapi.PodSandbox
 }
 
 type containerEntry struct {
 	sandboxID string
 	state     ContainerState
 	labels    map[string]string
+	item      *criapi.Container
 }
 
 func newSnapshot() snapshot {
@@ -37,12 +41,20 @@ func snapshotOf(sandboxes []*criapi.PodSandbox, containers []*criapi.Container) 
 		containers: make(map[string]containerEntry, len(containers)),
 	}
 	for _, sb := range sandboxes {
-		s.sandboxes[sb.GetId()] = sandboxEntry{state: sandboxStateFromCRI(sb.GetState()), labels: sb.GetLabels()}
+		s.sandboxes[sb.GetId()] = sandboxEntryOf(sb)
 	}
 	for _, c := range containers {
-		s.containers[c.GetId()] = containerEntry{sandboxID: c.GetPodSandboxId(), state: containerStateFromCRI(c.GetState()), labels: c.GetLabels()}
+		s.containers[c.GetId()] = containerEntryOf(c)
 	}
 	return s
+}
+
+func sandboxEntryOf(sb *criapi.PodSandbox) sandboxEntry {
+	return sandboxEntry{state: sandboxStateFromCRI(sb.GetState()), labels: sb.GetLabels(), item: sb}
+}
+
+func containerEntryOf(c *criapi.Container) containerEntry {
+	return containerEntry{sandboxID: c.GetPodSandboxId(), state: containerStateFromCRI(c.GetState()), labels: c.GetLabels(), item: c}
 }
 
 // diff returns the events that lead from prev to cur, stamped now, in an
@@ -122,34 +134,74 @@ const (
 	containerRemoved
 )
 
-// change is one call of the plugin that succeeded. Labels are the host's;
-// only the calls that create something carry them (and a container's
-// sandbox), the others find them in the snapshot.
+// change is one call of the plugin that succeeded. The calls that create
+// something carry the item CRI lists it as (nil when it was not looked up:
+// nobody watches, or the look-up failed); the others find their object in
+// the snapshot.
 type change struct {
 	kind                   changeKind
 	sandboxID, containerID string
-	labels                 map[string]string
+	sandbox                *criapi.PodSandbox
+	container              *criapi.Container
+}
+
+// lacks reports whether s cannot record c: c changes an object s does not
+// know, without the item that would let s add it. s then misses what CRI
+// shows, and must be listed again before it is served.
+func (s snapshot) lacks(c change) bool {
+	switch c.kind {
+	case sandboxReadied:
+		_, ok := s.sandboxes[c.sandboxID]
+		return !ok && c.sandbox == nil
+	case sandboxStopped:
+		_, ok := s.sandboxes[c.sandboxID]
+		return !ok
+	case containerCreated:
+		_, ok := s.containers[c.containerID]
+		return !ok && c.container == nil
+	case containerStarted, containerExited:
+		_, ok := s.containers[c.containerID]
+		return !ok
+	}
+	return false // removing what s does not know changes nothing
 }
 
 // apply records a change the plugin made in s and returns its events: none
-// when s already shows it, or when s does not know the object (its labels
-// are unknown; the next listing reports it).
+// when s already shows it, or when s does not know the object (see lacks).
 func (s snapshot) apply(c change, now int64) []Event {
 	switch c.kind {
 	case sandboxReadied:
-		if old, ok := s.sandboxes[c.sandboxID]; ok && old.state == SandboxReady {
+		old, ok := s.sandboxes[c.sandboxID]
+		switch {
+		case ok && old.state == SandboxReady:
 			return nil
+		case ok:
+			old.state = SandboxReady
+			s.sandboxes[c.sandboxID] = old
+		case c.sandbox == nil:
+			return nil
+		default:
+			old = sandboxEntryOf(c.sandbox)
+			old.state = SandboxReady
+			s.sandboxes[c.sandboxID] = old
 		}
-		s.sandboxes[c.sandboxID] = sandboxEntry{state: SandboxReady, labels: c.labels}
-		return []Event{sandboxEvent(EventSandboxReady, c.sandboxID, c.labels, now)}
+		return []Event{sandboxEvent(EventSandboxReady, c.sandboxID, old.labels, now)}
 	case sandboxStopped:
 		sb, ok := s.sandboxes[c.sandboxID]
 		if !ok || sb.state == SandboxNotReady {
 			return nil
 		}
+		// CRI's stop kills the sandbox's running containers first and
+		// returns once they have exited; created ones stay created.
+		var out []Event
+		for _, id := range sortedKeys(s.containers) {
+			if ctr := s.containers[id]; ctr.sandboxID == c.sandboxID && ctr.state == ContainerRunning {
+				out = append(out, s.apply(change{kind: containerExited, containerID: id}, now)...)
+			}
+		}
 		sb.state = SandboxNotReady
 		s.sandboxes[c.sandboxID] = sb
-		return []Event{sandboxEvent(EventSandboxNotReady, c.sandboxID, sb.labels, now)}
+		return append(out, sandboxEvent(EventSandboxNotReady, c.sandboxID, sb.labels, now))
 	case sandboxRemoved:
 		var out []Event
 		for _, id := range sortedKeys(s.containers) {
@@ -164,10 +216,11 @@ func (s snapshot) apply(c change, now int64) []Event {
 		}
 		return out
 	case containerCreated:
-		if _, ok := s.containers[c.containerID]; ok {
+		if _, ok := s.containers[c.containerID]; ok || c.container == nil {
 			return nil
 		}
-		ctr := containerEntry{sandboxID: c.sandboxID, state: ContainerCreated, labels: c.labels}
+		ctr := containerEntryOf(c.container)
+		ctr.state = ContainerCreated
 		s.containers[c.containerID] = ctr
 		return []Event{containerEvent(EventContainerCreated, c.containerID, ctr, now)}
 	case containerStarted, containerExited:

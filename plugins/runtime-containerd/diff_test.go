@@ -5,30 +5,57 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	criapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // snap builds a snapshot from "id=state" words: sandboxes "s1=ready",
 // "s1=notready"; containers "c1@s1=created|running|exited|unknown". Every
 // object's labels are {"name": id} plus one of the plugin's, which events
-// must not carry.
+// must not carry; its item is sbItem's or ctrItem's, created in the order
+// of the words.
 func snap(words ...string) snapshot {
 	s := newSnapshot()
-	states := map[string]ContainerState{"created": ContainerCreated, "running": ContainerRunning, "exited": ContainerExited, "unknown": ContainerUnknown}
-	for _, w := range words {
+	states := map[string]criapi.ContainerState{
+		"created": criapi.ContainerState_CONTAINER_CREATED, "running": criapi.ContainerState_CONTAINER_RUNNING,
+		"exited": criapi.ContainerState_CONTAINER_EXITED, "unknown": criapi.ContainerState_CONTAINER_UNKNOWN,
+	}
+	for i, w := range words {
 		obj, state, _ := strings.Cut(w, "=")
 		id, sandbox, isContainer := strings.Cut(obj, "@")
-		labels := map[string]string{"name": id, labelSandboxID: sandbox}
 		if isContainer {
-			s.containers[id] = containerEntry{sandboxID: sandbox, state: states[state], labels: labels}
+			item := ctrItem(id, sandbox, int64(i+1))
+			item.State = states[state]
+			s.containers[id] = containerEntryOf(item)
 			continue
 		}
-		st := SandboxNotReady
-		if state == "ready" {
-			st = SandboxReady
+		item := sbItem(id, int64(i+1))
+		if state != "ready" {
+			item.State = criapi.PodSandboxState_SANDBOX_NOTREADY
 		}
-		s.sandboxes[id] = sandboxEntry{state: st, labels: labels}
+		s.sandboxes[id] = sandboxEntryOf(item)
 	}
 	return s
+}
+
+// sbItem is a ready sandbox as CRI lists it, created at created.
+func sbItem(id string, created int64) *criapi.PodSandbox {
+	return &criapi.PodSandbox{
+		Id: id, Metadata: &criapi.PodSandboxMetadata{Name: id, Namespace: "ns", Uid: id + "-uid", Attempt: 1},
+		State: criapi.PodSandboxState_SANDBOX_READY, CreatedAt: created,
+		Labels: map[string]string{"name": id, labelSandboxID: ""}, Annotations: map[string]string{"note": id},
+	}
+}
+
+// ctrItem is a created container of sandbox as CRI lists it, created at
+// created.
+func ctrItem(id, sandbox string, created int64) *criapi.Container {
+	return &criapi.Container{
+		Id: id, PodSandboxId: sandbox, Metadata: &criapi.ContainerMetadata{Name: id, Attempt: 2},
+		Image: &criapi.ImageSpec{Image: "sha256:" + id}, ImageRef: "ref-" + id,
+		State: criapi.ContainerState_CONTAINER_CREATED, CreatedAt: created,
+		Labels: map[string]string{"name": id, labelSandboxID: sandbox}, Annotations: map[string]string{"note": id},
+	}
 }
 
 // render writes events as "TYPE id" lines, checking their labels.
@@ -96,7 +123,6 @@ func TestDiff(t *testing.T) {
 }
 
 func TestApply(t *testing.T) {
-	labels := map[string]string{"name": "new"}
 	tests := []struct {
 		name   string
 		before []string
@@ -104,10 +130,19 @@ func TestApply(t *testing.T) {
 		want   []string
 		after  []string
 	}{
-		{"run a sandbox", nil, change{kind: sandboxReadied, sandboxID: "new", labels: labels}, []string{"sandbox-ready new"}, []string{"new=ready"}},
-		{"run a sandbox seen already", []string{"new=ready"}, change{kind: sandboxReadied, sandboxID: "new", labels: labels}, nil, []string{"new=ready"}},
+		{"run a sandbox", nil, change{kind: sandboxReadied, sandboxID: "new", sandbox: sbItem("new", 1)}, []string{"sandbox-ready new"}, []string{"new=ready"}},
+		{"run a sandbox seen already", []string{"new=ready"}, change{kind: sandboxReadied, sandboxID: "new", sandbox: sbItem("new", 1)}, nil, []string{"new=ready"}},
 		{"stop a sandbox", []string{"s1=ready"}, change{kind: sandboxStopped, sandboxID: "s1"}, []string{"sandbox-notready s1"}, []string{"s1=notready"}},
 		{"stop a stopped sandbox", []string{"s1=notready"}, change{kind: sandboxStopped, sandboxID: "s1"}, nil, []string{"s1=notready"}},
+		{
+			"stop a sandbox with running containers",
+			[]string{"s1=ready", "c1@s1=running", "c2@s1=created", "c3@s1=exited"},
+			change{kind: sandboxStopped, sandboxID: "s1"},
+			[]string{"exited c1@s1", "sandbox-notready s1"},
+			[]string{"s1=notready", "c1@s1=exited", "c2@s1=created", "c3@s1=exited"},
+		},
+		{"run a sandbox not looked up", nil, change{kind: sandboxReadied, sandboxID: "new"}, nil, nil},
+		{"create a container not looked up", []string{"s1=ready"}, change{kind: containerCreated, sandboxID: "s1", containerID: "new"}, nil, []string{"s1=ready"}},
 		{"stop an unseen sandbox", nil, change{kind: sandboxStopped, sandboxID: "s1"}, nil, nil},
 		{
 			"remove a sandbox and its containers",
@@ -117,8 +152,8 @@ func TestApply(t *testing.T) {
 			[]string{"s2=ready", "c3@s2=running"},
 		},
 		{"remove an unseen sandbox", nil, change{kind: sandboxRemoved, sandboxID: "s1"}, nil, nil},
-		{"create a container", []string{"s1=ready"}, change{kind: containerCreated, sandboxID: "s1", containerID: "new", labels: labels}, []string{"created new@s1"}, []string{"s1=ready", "new@s1=created"}},
-		{"create a container seen already", []string{"new@s1=running"}, change{kind: containerCreated, sandboxID: "s1", containerID: "new", labels: labels}, nil, []string{"new@s1=running"}},
+		{"create a container", []string{"s1=ready"}, change{kind: containerCreated, sandboxID: "s1", containerID: "new", container: ctrItem("new", "s1", 1)}, []string{"created new@s1"}, []string{"s1=ready", "new@s1=created"}},
+		{"create a container seen already", []string{"new@s1=running"}, change{kind: containerCreated, sandboxID: "s1", containerID: "new", container: ctrItem("new", "s1", 1)}, nil, []string{"new@s1=running"}},
 		{"start a container", []string{"c1@s1=created"}, change{kind: containerStarted, containerID: "c1"}, []string{"started c1@s1"}, []string{"c1@s1=running"}},
 		{"start a running container", []string{"c1@s1=running"}, change{kind: containerStarted, containerID: "c1"}, nil, []string{"c1@s1=running"}},
 		{"start an exited container", []string{"c1@s1=exited"}, change{kind: containerStarted, containerID: "c1"}, nil, []string{"c1@s1=exited"}},

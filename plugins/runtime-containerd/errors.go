@@ -78,6 +78,12 @@ func classOf(code codes.Code, msg string) error {
 // isNotFound reports whether err says the object does not exist.
 func isNotFound(err error) bool { return errors.Is(err, errNotFound) }
 
+// mayHaveTakenEffect reports whether a changing call that failed with err
+// may have changed something all the same.
+func mayHaveTakenEffect(err error) bool {
+	return !errors.Is(err, errNotFound) && !errors.Is(err, errInvalid) && !errors.Is(err, errPrecondition)
+}
+
 // isUncertainTransport reports whether err says containerd could not be
 // asked at all, so that asking again for a status is pointless.
 func isUncertainTransport(err error) bool {

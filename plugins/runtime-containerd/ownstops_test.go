@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	criapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -195,4 +197,18 @@ func TestWatcherLeavesThePluginsOwnStopsToTheirNotes(t *testing.T) {
 			})
 		})
 	}
+}
+
+// PodSandboxStatus reports every sandbox with the IP 10.0.0.5.
+func (f *fakeCRI) PodSandboxStatus(_ context.Context, req *criapi.PodSandboxStatusRequest, _ ...grpc.CallOption) (*criapi.PodSandboxStatusResponse, error) {
+	f.count("PodSandboxStatus")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	st, ok := f.sandboxes[req.GetPodSandboxId()]
+	if !ok {
+		return nil, status.Error(codes.NotFound, "not found")
+	}
+	return &criapi.PodSandboxStatusResponse{Status: &criapi.PodSandboxStatus{
+		Id: req.GetPodSandboxId(), State: st, Network: &criapi.PodSandboxNetworkStatus{Ip: "10.0.0.5"},
+	}}, nil
 }

@@ -24,10 +24,12 @@ func (r *criRuntime) RunSandbox(ctx context.Context, spec SandboxSpec) (string, 
 	defer r.watch.begin("")()
 	resp, err := b.rt.RunPodSandbox(ctx, &criapi.RunPodSandboxRequest{Config: sandboxConfigToCRI(spec), RuntimeHandler: spec.RuntimeHandler})
 	if err != nil {
-		return "", criError("run sandbox", err)
+		err = criError("run sandbox", err)
+		r.failed(err)
+		return "", err
 	}
 	id := resp.GetPodSandboxId()
-	r.watch.note(change{kind: sandboxReadied, sandboxID: id, labels: spec.Labels})
+	r.watch.note(change{kind: sandboxReadied, sandboxID: id, sandbox: r.sandboxItem(ctx, b, id)})
 	return id, nil
 }
 
@@ -66,10 +68,15 @@ func (r *criRuntime) SandboxStatus(ctx context.Context, id string) (Sandbox, err
 	if err != nil {
 		return Sandbox{}, criError("sandbox status "+id, err)
 	}
-	return sandboxStatusFromCRI(resp.GetStatus()), nil
+	sb := sandboxStatusFromCRI(resp.GetStatus())
+	if sb.State == SandboxReady {
+		r.ips.remember(sb.ID, sb.IP)
+	}
+	return sb, nil
 }
 
-// ListSandboxes lists the sandboxes f selects, each ready one with its IP.
+// ListSandboxes lists the sandboxes f selects, each ready one with its IP:
+// from the watcher's snapshot while it is current (serve.go), else from CRI.
 func (r *criRuntime) ListSandboxes(ctx context.Context, f SandboxFilter) ([]Sandbox, error) {
 	b, err := r.backend()
 	if err != nil {
@@ -77,6 +84,10 @@ func (r *criRuntime) ListSandboxes(ctx context.Context, f SandboxFilter) ([]Sand
 	}
 	ctx, cancel := b.runtimeCall(ctx, 0)
 	defer cancel()
+	if out, ok := r.watch.sandboxes(f); ok {
+		r.ips.fill(ctx, b.rt, out)
+		return out, nil
+	}
 	items, err := b.listSandboxes(ctx, sandboxFilterToCRI(f))
 	if err != nil {
 		return nil, err

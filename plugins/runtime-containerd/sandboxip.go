@@ -13,7 +13,8 @@ const maxSandboxIPs = 4096
 // sandboxIPs remembers the pod IP of each ready sandbox ("" on the host
 // network). CRI's ListPodSandbox carries no IP but the contract's
 // ListSandboxes does; a sandbox's IP never changes while it is ready, so
-// one PodSandboxStatus per sandbox gives it.
+// one PodSandboxStatus per sandbox gives it: the host's own SandboxStatus
+// call, or the first listing's.
 type sandboxIPs struct {
 	mu sync.Mutex
 	m  map[string]string
@@ -37,13 +38,18 @@ func (c *sandboxIPs) fill(ctx context.Context, rt criapi.RuntimeServiceClient, l
 				continue
 			}
 			ip = resp.GetStatus().GetNetwork().GetIp()
-			c.mu.Lock()
-			if c.m == nil || len(c.m) >= maxSandboxIPs {
-				c.m = map[string]string{}
-			}
-			c.m[sb.ID] = ip
-			c.mu.Unlock()
+			c.remember(sb.ID, ip)
 		}
 		sb.IP = ip
 	}
+}
+
+// remember records the IP of the ready sandbox id.
+func (c *sandboxIPs) remember(id, ip string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxSandboxIPs {
+		c.m = map[string]string{}
+	}
+	c.m[id] = ip
 }

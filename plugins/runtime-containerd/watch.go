@@ -17,7 +17,7 @@ const subscriberBuffer = 256
 // is made again with back-off. A containerd event comes before CRI has
 // updated its view, so the object is looked up again, with back-off, until
 // CRI shows what the event told of or confirmTimeout passes (then the
-// host's relist finds it); the next event of the same object (the task's
+// periodic resync finds it); the next event of the same object (the task's
 // delete, which CRI makes just before it records an exit) restarts the
 // back-off.
 const (
@@ -28,6 +28,12 @@ const (
 	confirmTimeout     = 10 * time.Second
 )
 
+// resyncPeriod is how often the watcher lists everything again while
+// subscribed, the safety net under the snapshot it serves listings from: a
+// change whose containerd event went missing, or that CRI showed only
+// after confirmTimeout, is found and published within it.
+const resyncPeriod = 30 * time.Second
+
 // watcher turns containerd's state into events. While at least one stream
 // subscribes, one goroutine follows containerd's own event service
 // (ctrdevents.go) and looks each event's object up in CRI (observe.go).
@@ -37,11 +43,14 @@ const (
 // The plugin's own successful calls are reported at once (note). Every
 // event, whatever its source, goes through one snapshot, so none is
 // reported twice: a change the snapshot already shows makes no event.
-// Nobody subscribed, nothing runs.
+// Nobody subscribed, nothing runs. While the snapshot is known current it
+// also answers the contract's listings (serve.go).
 type watcher struct {
 	src source
 	log hclog.Logger
 	now func() time.Time
+	// resyncEvery is resyncPeriod; tests may shorten it.
+	resyncEvery time.Duration
 
 	mu   sync.Mutex
 	subs map[chan Event]struct{}
@@ -68,16 +77,32 @@ type source interface {
 }
 
 // watchRun is one life of the watch goroutine, from the first subscriber
-// to the last one leaving. Its fields other than the channels are guarded
-// by watcher.mu.
+// to the last one leaving. Its fields other than the channels and listMu
+// are guarded by watcher.mu.
 type watchRun struct {
 	cancel context.CancelFunc
 	ready  chan struct{} // closed once the first subscription and listing are in (or failed)
 	done   chan struct{} // closed when the goroutine returns
 	err    error         // the start's error, set before ready closes
 
+	// listMu serializes the listings (a re-subscription's, the periodic
+	// resync's): they share touched.
+	listMu  sync.Mutex
 	last    snapshot
 	touched map[string]bool // objects changed since the listing in progress began; nil between listings
+	early   []change        // the plugin's changes during the baseline listing, applied once it is in
+
+	// The snapshot is current, and serves listings, while the
+	// subscription is live and nothing made it stale since the last
+	// listing. stale: a change the snapshot could not record, or a new
+	// backend; dirty counts those, so that a listing begun before one
+	// does not clear it; resets counts new backends, so that a
+	// subscription made on the old one is given up.
+	live          bool
+	stale         bool
+	dirty, resets uint64
+	stopSub       context.CancelFunc // ends the live subscription
+	resyncNow     chan struct{}      // asks the periodic resync to list at once
 	// work holds the IDs being handled; one goroutine per ID handles its
 	// events in order (workers).
 	work    map[string]*idWork
@@ -94,7 +119,7 @@ type idWork struct {
 }
 
 func newWatcher(src source, log hclog.Logger) *watcher {
-	return &watcher{src: src, log: log, now: time.Now, subs: map[chan Event]struct{}{}, inflight: map[string]int{}, changed: make(chan struct{})}
+	return &watcher{src: src, log: log, now: time.Now, resyncEvery: resyncPeriod, subs: map[chan Event]struct{}{}, inflight: map[string]int{}, changed: make(chan struct{})}
 }
 
 // begin marks a call that makes (id "") or starts, stops or removes (id)
@@ -125,7 +150,10 @@ func (w *watcher) waitsForCall(run *watchRun, ev taskEvent) bool {
 	if w.inflight[ev.id] > 0 {
 		return true
 	}
-	_, isContainer := run.last.containers[ev.id]
+	c, isContainer := run.last.containers[ev.id]
+	if isContainer && w.inflight[c.sandboxID] > 0 {
+		return true // stopping or removing the sandbox stops or removes its containers
+	}
 	_, isSandbox := run.last.sandboxes[ev.id]
 	return !isContainer && !isSandbox && ev.topic != topicRemoved && w.inflight[""] > 0
 }
@@ -143,7 +171,7 @@ func (w *watcher) Subscribe(ctx context.Context) (<-chan Event, func(), error) {
 	if run == nil {
 		// The goroutine outlives this call: it must not end with ctx.
 		runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		run = &watchRun{cancel: cancel, ready: make(chan struct{}), done: make(chan struct{})}
+		run = &watchRun{cancel: cancel, ready: make(chan struct{}), done: make(chan struct{}), resyncNow: make(chan struct{}, 1)}
 		w.run = run
 		go w.loop(runCtx, run)
 	}
@@ -190,18 +218,100 @@ func (w *watcher) stopAll() {
 	}
 }
 
-// note reports a change the plugin made itself.
+// watching reports whether a watch run exists, so that a change the plugin
+// makes is worth looking up for the snapshot.
+func (w *watcher) watching() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.run != nil
+}
+
+// note reports a change the plugin made itself. One made during the
+// baseline listing is applied once the listing is in.
 func (w *watcher) note(c change) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	defer w.wake()
 	run := w.run
-	if run == nil || run.last.sandboxes == nil {
+	switch {
+	case run == nil:
+	case run.last.sandboxes != nil:
+		w.record(run, c)
+	case run.touched != nil:
+		run.early = append(run.early, c)
+	}
+}
+
+// record applies c to the snapshot and publishes its events; a change the
+// snapshot cannot record makes it stale. The caller holds w.mu.
+func (w *watcher) record(run *watchRun, c change) {
+	if run.last.lacks(c) {
+		w.staleLocked(run)
 		return
 	}
 	events := run.last.apply(c, w.now().UnixNano())
 	w.touch(run, events)
 	w.publish(events)
-	w.wake()
+}
+
+// invalidate tells the watcher that the snapshot may miss a change (a call
+// of the plugin failed and may have changed something anyway): listings go
+// to CRI until it has been listed again, which it is at once.
+func (w *watcher) invalidate() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.run != nil {
+		w.staleLocked(w.run)
+	}
+}
+
+// notFound tells the watcher that CRI does not know the object id: a
+// snapshot that still has it is stale. (The answer is not taken as a
+// removal: containerd reports some failures of an existing object as "not
+// found" too.)
+func (w *watcher) notFound(id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	run := w.run
+	if run == nil {
+		return
+	}
+	_, isContainer := run.last.containers[id]
+	_, isSandbox := run.last.sandboxes[id]
+	if isContainer || isSandbox {
+		w.staleLocked(run)
+	}
+}
+
+// staleLocked marks run's snapshot stale and asks for a resync; the caller
+// holds w.mu.
+func (w *watcher) staleLocked(run *watchRun) {
+	run.stale = true
+	run.dirty++
+	select {
+	case run.resyncNow <- struct{}{}:
+	default:
+	}
+}
+
+// swap runs store, which installs a new backend, and makes the watcher
+// start over on it: the snapshot is not served until a subscription to the
+// new backend and its listing are in. Under w.mu, so a subscription begun
+// before store is told apart from one begun after.
+func (w *watcher) swap(store func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	store()
+	run := w.run
+	if run == nil {
+		return
+	}
+	run.resets++
+	run.stale = true
+	run.dirty++
+	if run.stopSub != nil {
+		run.stopSub() // the loop subscribes again
+	}
 }
 
 // touch records that events changed their objects in the snapshot, so
@@ -225,7 +335,7 @@ func (w *watcher) touch(run *watchRun, events []Event) {
 func (w *watcher) loop(ctx context.Context, run *watchRun) {
 	defer close(run.done)
 	defer run.workers.Wait() // they end with ctx
-	events, stop, err := w.follow(ctx, run, true)
+	events, stop, err := w.follow(ctx, run)
 	w.mu.Lock()
 	if err != nil {
 		run.err = fmt.Errorf("watch: %w", err)
@@ -239,13 +349,18 @@ func (w *watcher) loop(ctx context.Context, run *watchRun) {
 		run.cancel()
 		return
 	}
+	run.workers.Go(func() { w.resyncEveryPeriod(ctx, run) })
 	for {
 		err := w.consume(ctx, run, events)
+		w.mu.Lock()
+		run.live = false
+		run.stopSub = nil
+		w.mu.Unlock()
 		stop()
 		if ctx.Err() != nil {
 			return
 		}
-		w.log.Warn("watch: containerd's event subscription broke; subscribing again", "err", err)
+		w.log.Warn("watch: containerd's event subscription ended; subscribing again", "err", err)
 		delay := resubscribeInitial
 		for {
 			select {
@@ -253,7 +368,7 @@ func (w *watcher) loop(ctx context.Context, run *watchRun) {
 				return
 			case <-time.After(delay):
 			}
-			if events, stop, err = w.follow(ctx, run, false); err == nil {
+			if events, stop, err = w.follow(ctx, run); err == nil {
 				break
 			}
 			if ctx.Err() != nil {
@@ -267,31 +382,65 @@ func (w *watcher) loop(ctx context.Context, run *watchRun) {
 }
 
 // follow subscribes to containerd's events and then lists, so that the
-// listing misses nothing the subscription does not show: the first
-// listing is the baseline, a later one publishes what changed since the
-// last state known. stop ends the subscription.
-func (w *watcher) follow(ctx context.Context, run *watchRun, baseline bool) (taskEvents, func(), error) {
+// listing misses nothing the subscription does not show (relist). stop
+// ends the subscription. A new backend installed meanwhile fails it.
+func (w *watcher) follow(ctx context.Context, run *watchRun) (taskEvents, func(), error) {
+	w.mu.Lock()
+	resets := run.resets
+	w.mu.Unlock()
 	subCtx, stop := context.WithCancel(ctx)
 	events, err := w.src.subscribe(subCtx)
 	if err != nil {
 		stop()
 		return nil, nil, fmt.Errorf("subscribe to containerd's events: %w", err)
 	}
+	err = w.relist(ctx, run, func() error {
+		if run.resets != resets {
+			return fmt.Errorf("%w: the backend changed while subscribing", errUnavailable)
+		}
+		run.live, run.stopSub = true, stop
+		return nil
+	})
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return events, stop, nil
+}
+
+// relist lists every sandbox and container and makes the listing the
+// snapshot: the first one is the baseline, a later one publishes what
+// changed since the last state known, keeping what was changed during the
+// listing. commit, when set, runs under w.mu before the listing is used
+// and may refuse it. The snapshot is current afterwards unless something
+// made it stale during the listing.
+func (w *watcher) relist(ctx context.Context, run *watchRun, commit func() error) error {
+	run.listMu.Lock()
+	defer run.listMu.Unlock()
 	w.mu.Lock()
 	run.touched = map[string]bool{}
+	dirty := run.dirty
 	w.mu.Unlock()
 	cur, err := w.src.list(ctx)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	touched := run.touched
-	run.touched = nil
+	touched, early := run.touched, run.early
+	run.touched, run.early = nil, nil
 	if err != nil {
-		stop()
-		return nil, nil, fmt.Errorf("list: %w", err)
+		return fmt.Errorf("list: %w", err)
 	}
-	if baseline {
+	if commit != nil {
+		if err := commit(); err != nil {
+			return err
+		}
+	}
+	run.stale = run.dirty != dirty
+	if run.last.sandboxes == nil {
 		run.last = cur
-		return events, stop, nil
+		for _, c := range early {
+			w.record(run, c)
+		}
+		return nil
 	}
 	cur.keep(run.last, touched)
 	changes := diff(run.last, cur, w.now().UnixNano())
@@ -300,7 +449,32 @@ func (w *watcher) follow(ctx context.Context, run *watchRun, baseline bool) (tas
 		wk.gen++
 	}
 	w.publish(changes)
-	return events, stop, nil
+	return nil
+}
+
+// resyncEveryPeriod lists everything again every resyncEvery, and at once
+// when the snapshot went stale, while the subscription is live (a broken
+// one lists when it is made again).
+func (w *watcher) resyncEveryPeriod(ctx context.Context, run *watchRun) {
+	tick := time.NewTicker(w.resyncEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-run.resyncNow:
+		}
+		w.mu.Lock()
+		live := run.live
+		w.mu.Unlock()
+		if !live {
+			continue
+		}
+		if err := w.relist(ctx, run, nil); err != nil && ctx.Err() == nil {
+			w.log.Warn("watch: the periodic resync failed; trying again at the next", "err", err)
+		}
+	}
 }
 
 // consume handles the subscription's events until it breaks or ctx ends.
@@ -389,7 +563,7 @@ func (w *watcher) handle(ctx context.Context, run *watchRun, wk *idWork, ev task
 			return
 		}
 		if time.Now().After(deadline) {
-			w.log.Warn("watch: CRI does not show what containerd told of; the relist will", "id", ev.id, "err", err)
+			w.log.Warn("watch: CRI does not show what containerd told of; the periodic resync will", "id", ev.id, "err", err)
 			return
 		}
 		select {

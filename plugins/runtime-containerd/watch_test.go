@@ -221,8 +221,8 @@ func TestWatcherLeavesThePluginsOwnCallsToTheirNotes(t *testing.T) {
 		note  change
 		want  []string
 	}{
-		{"a sandbox the plugin runs", "", ctrStart("s2"), change{kind: sandboxReadied, sandboxID: "s2", labels: map[string]string{"name": "s2"}}, []string{"sandbox-ready s2"}},
-		{"a container the plugin makes", "", taskEvent{topicCreated, "c2"}, change{kind: containerCreated, sandboxID: "s1", containerID: "c2", labels: map[string]string{"name": "c2"}}, []string{"created c2@s1"}},
+		{"a sandbox the plugin runs", "", ctrStart("s2"), change{kind: sandboxReadied, sandboxID: "s2", sandbox: sbItem("s2", 1)}, []string{"sandbox-ready s2"}},
+		{"a container the plugin makes", "", taskEvent{topicCreated, "c2"}, change{kind: containerCreated, sandboxID: "s1", containerID: "c2", container: ctrItem("c2", "s1", 1)}, []string{"created c2@s1"}},
 		{"a container the plugin starts", "c1", ctrStart("c1"), change{kind: containerStarted, containerID: "c1"}, []string{"started c1@s1"}},
 	}
 	for _, tt := range tests {
@@ -431,7 +431,7 @@ func TestWatcherRecordsChangesOnlyDuringAListing(t *testing.T) {
 		w, _, _ := startWatcher(t, src)
 		for i := range 100 {
 			id := fmt.Sprintf("c%d", i)
-			w.note(change{kind: containerCreated, sandboxID: "s1", containerID: id, labels: map[string]string{"name": id}})
+			w.note(change{kind: containerCreated, sandboxID: "s1", containerID: id, container: ctrItem(id, "s1", 1)})
 			w.note(change{kind: containerRemoved, containerID: id})
 		}
 		w.mu.Lock()
