@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	criapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
 	"github.com/podhost/podhost/images/localimages"
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 	"github.com/podhost/podhost/test/crisetup"
@@ -38,8 +40,16 @@ func TestEventsWithContainerd(t *testing.T) {
 		sb, sbCfg := runSandbox(t, rt, "exit", pod)
 		id := startContainer(t, rt, sb, sbCfg, &runtimev1.ContainerConfig{Command: []string{"sh", "-c", "sleep 0.2; exit 3"}})
 		events.waitFor(t, runtimev1.EventType_EVENT_TYPE_CONTAINER_EXITED, id)
-		if c := containerStatus(t, rt, id); c.GetState() != runtimev1.ContainerState_CONTAINER_STATE_EXITED || c.GetExitCode() != 3 {
-			t.Errorf("at the exit event: got %v exit code %d; want EXITED 3, CRI already updated", c.GetState(), c.GetExitCode())
+		got := containerStatus(t, rt, id)
+		if got.GetState() != runtimev1.ContainerState_CONTAINER_STATE_EXITED || got.GetExitCode() != 3 {
+			t.Errorf("at the exit event: got %v exit code %d; want EXITED 3", got.GetState(), got.GetExitCode())
+		}
+		// What the plugin said at the event (maybe before CRI showed the
+		// exit) is what CRI says once it shows it.
+		cri := criExited(t, c, id)
+		if got.GetFinishedAt() != cri.GetFinishedAt() || got.GetExitCode() != cri.GetExitCode() || got.GetReason() != cri.GetReason() {
+			t.Errorf("at the exit event: finished %d, code %d, reason %q; CRI later: finished %d, code %d, reason %q",
+				got.GetFinishedAt(), got.GetExitCode(), got.GetReason(), cri.GetFinishedAt(), cri.GetExitCode(), cri.GetReason())
 		}
 		removeAndCount(t, rt, events, id, 1)
 	})
@@ -70,6 +80,9 @@ func TestEventsWithContainerd(t *testing.T) {
 			events.waitFor(t, runtimev1.EventType_EVENT_TYPE_CONTAINER_EXITED, id)
 			if c := containerStatus(t, rt, id); c.GetReason() != "OOMKilled" || c.GetExitCode() != 137 {
 				t.Errorf("at the exit event: got reason %q exit code %d; want OOMKilled 137", c.GetReason(), c.GetExitCode())
+			}
+			if cri := criExited(t, c, id); cri.GetReason() != "OOMKilled" || cri.GetExitCode() != 137 {
+				t.Errorf("CRI later: reason %q exit code %d; want OOMKilled 137", cri.GetReason(), cri.GetExitCode())
 			}
 			removeAndCount(t, rt, events, id, 1)
 		}
@@ -119,6 +132,23 @@ func TestEventsWithContainerd(t *testing.T) {
 			removeAndCount(t, rt, events, id, 1)
 		}
 	})
+}
+
+// criExited polls CRI itself, not the plugin, until it shows container id
+// exited, and returns its status there.
+func criExited(t *testing.T, c *crisetup.Containerd, id string) *criapi.ContainerStatus {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := c.Runtime.ContainerStatus(callCtx(t), &criapi.ContainerStatusRequest{ContainerId: id})
+		if err == nil && resp.GetStatus().GetState() == criapi.ContainerState_CONTAINER_EXITED {
+			return resp.GetStatus()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("CRI does not show %s exited: %v, %v", id, resp.GetStatus().GetState(), err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // signalled is a container that writes its PID to dir/pid and exits 5 on

@@ -110,6 +110,9 @@ func (r *criRuntime) StopContainer(ctx context.Context, id string, timeout time.
 	}
 	ctx, cancel := b.runtimeCall(ctx, timeout)
 	defer cancel()
+	if err := r.awaitCRIExits(ctx, b, r.watch.pendingExits(id)); err != nil {
+		return err
+	}
 	// The task's exit comes while the call waits for it; the note below
 	// reports it.
 	defer r.watch.begin(id)()
@@ -159,7 +162,11 @@ func (r *criRuntime) ContainerStatus(ctx context.Context, id string) (Container,
 	}
 	ctx, cancel := b.runtimeCall(ctx, 0)
 	defer cancel()
-	return b.containerStatus(ctx, id)
+	c, err := b.containerStatus(ctx, id)
+	if err != nil {
+		return c, err
+	}
+	return r.watch.withExit(c), nil
 }
 
 // containerStatus asks for one container. Its sandbox comes from the

@@ -268,6 +268,9 @@ func (r *criRuntime) teardown(ctx context.Context, field, what, id string, done 
 	}
 	ctx, cancel := b.runtimeCall(ctx, 0)
 	defer cancel()
+	if err := r.awaitCRIExits(ctx, b, r.watch.pendingExits(id)); err != nil {
+		return err
+	}
 	defer r.watch.begin(id)()
 	if err := criError(what+" "+id, call(ctx, b)); isNotFound(err) {
 		r.watch.notFound(id)

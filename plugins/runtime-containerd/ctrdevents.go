@@ -21,7 +21,9 @@ import (
 // watcher subscribes to the few topics that change what CRI reports, and
 // reads each event as "look at this object again" (watch.go): a
 // containerd event comes before CRI has updated its own view, so the
-// state the plugin reports is always CRI's.
+// state the plugin reports is CRI's, with one exception: a container's own
+// exit, which the exit event tells all of, is reported from the event
+// (exits.go).
 
 // taskTopic is what a containerd event says happened to an object.
 type taskTopic int
@@ -38,6 +40,9 @@ const (
 	// topicRemoved: the containerd container of a CRI container or
 	// sandbox was deleted.
 	topicRemoved
+	// topicOOM: the kernel's OOM killer killed a process of the task's
+	// cgroup (/tasks/oom); CRI then gives the exit the reason OOMKilled.
+	topicOOM
 )
 
 // taskEvent is one containerd event the watcher acts on: the ID is a CRI
@@ -46,6 +51,9 @@ const (
 type taskEvent struct {
 	topic taskTopic
 	id    string
+	// exit is what a /tasks/exit of the init process tells of its end;
+	// nil for every other event.
+	exit *exitFact
 }
 
 // syncTopic carries the plugin's own marker event: a subscription is live
@@ -59,11 +67,10 @@ const (
 	markerRetryMax     = 200 * time.Millisecond
 )
 
-// eventTopics are the topics subscribed to. /tasks/oom is left out on
-// purpose: an OOM kill of a container's init process is followed by its
-// /tasks/exit, and CRI records the reason OOMKilled before it reports the
-// exit; an OOM kill of another process changes no state of the contract.
-var eventTopics = []string{"/containers/create", "/tasks/start", "/tasks/exit", "/tasks/delete", "/containers/delete", syncTopic}
+// eventTopics are the topics subscribed to. /tasks/oom comes before the
+// /tasks/exit of the OOM-killed container, whose exit the plugin reports
+// from the event itself (exits.go), with the reason CRI will give it.
+var eventTopics = []string{"/containers/create", "/tasks/start", "/tasks/exit", "/tasks/delete", "/containers/delete", "/tasks/oom", syncTopic}
 
 // subscribeFilters are containerd filters for the topics in namespace ns.
 func subscribeFilters(ns string) []string {
@@ -89,7 +96,13 @@ func taskEventOf(env *ctrdtypes.Envelope, ns string) (taskEvent, bool) {
 	case *apievents.TaskStart:
 		return taskEventIf(topicStarted, e.GetContainerID(), "")
 	case *apievents.TaskExit:
-		return taskEventIf(topicExited, e.GetContainerID(), e.GetID())
+		ev, ok := taskEventIf(topicExited, e.GetContainerID(), e.GetID())
+		if ok && e.GetExitedAt() != nil {
+			ev.exit = &exitFact{code: int32(e.GetExitStatus()), at: e.GetExitedAt().AsTime().UnixNano()}
+		}
+		return ev, ok
+	case *apievents.TaskOOM:
+		return taskEventIf(topicOOM, e.GetContainerID(), "")
 	case *apievents.TaskDelete:
 		return taskEventIf(topicExited, e.GetContainerID(), e.GetID())
 	case *apievents.ContainerCreate:

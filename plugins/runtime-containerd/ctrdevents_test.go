@@ -1,12 +1,15 @@
 package main
 
 import (
+	"reflect"
 	"testing"
+	"time"
 
 	apievents "github.com/containerd/containerd/api/events"
 	ctrdtypes "github.com/containerd/containerd/api/types"
 	"github.com/containerd/typeurl/v2"
 	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
@@ -19,16 +22,18 @@ func TestTaskEventOf(t *testing.T) {
 		want   taskEvent
 		wantOK bool
 	}{
-		{"a task starts", "k8s.io", "/tasks/start", &apievents.TaskStart{ContainerID: "c1", Pid: 10}, taskEvent{topicStarted, "c1"}, true},
-		{"an init process exits", "k8s.io", "/tasks/exit", &apievents.TaskExit{ContainerID: "c1", ID: "c1", ExitStatus: 3}, taskEvent{topicExited, "c1"}, true},
+		{"a task starts", "k8s.io", "/tasks/start", &apievents.TaskStart{ContainerID: "c1", Pid: 10}, taskEvent{topic: topicStarted, id: "c1"}, true},
+		{"an init process exits", "k8s.io", "/tasks/exit", &apievents.TaskExit{ContainerID: "c1", ID: "c1", ExitStatus: 3}, taskEvent{topic: topicExited, id: "c1"}, true},
+		{"an init process exits, with its time", "k8s.io", "/tasks/exit", &apievents.TaskExit{ContainerID: "c1", ID: "c1", ExitStatus: 137, ExitedAt: timestamppb.New(time.Unix(5, 6))},
+			taskEvent{topic: topicExited, id: "c1", exit: &exitFact{code: 137, at: 5_000_000_006}}, true},
 		{"an exec process exits", "k8s.io", "/tasks/exit", &apievents.TaskExit{ContainerID: "c1", ID: "exec-1"}, taskEvent{}, false},
-		{"a task is deleted", "k8s.io", "/tasks/delete", &apievents.TaskDelete{ContainerID: "c1", ID: "c1"}, taskEvent{topicExited, "c1"}, true},
-		{"a task is deleted, no process ID", "k8s.io", "/tasks/delete", &apievents.TaskDelete{ContainerID: "c1"}, taskEvent{topicExited, "c1"}, true},
+		{"a task is deleted", "k8s.io", "/tasks/delete", &apievents.TaskDelete{ContainerID: "c1", ID: "c1"}, taskEvent{topic: topicExited, id: "c1"}, true},
+		{"a task is deleted, no process ID", "k8s.io", "/tasks/delete", &apievents.TaskDelete{ContainerID: "c1"}, taskEvent{topic: topicExited, id: "c1"}, true},
 		{"an exec process is deleted", "k8s.io", "/tasks/delete", &apievents.TaskDelete{ContainerID: "c1", ID: "exec-1"}, taskEvent{}, false},
-		{"a container is made", "k8s.io", "/containers/create", &apievents.ContainerCreate{ID: "c1", Image: "busybox"}, taskEvent{topicCreated, "c1"}, true},
-		{"a container is deleted", "k8s.io", "/containers/delete", &apievents.ContainerDelete{ID: "c1"}, taskEvent{topicRemoved, "c1"}, true},
+		{"a container is made", "k8s.io", "/containers/create", &apievents.ContainerCreate{ID: "c1", Image: "busybox"}, taskEvent{topic: topicCreated, id: "c1"}, true},
+		{"a container is deleted", "k8s.io", "/containers/delete", &apievents.ContainerDelete{ID: "c1"}, taskEvent{topic: topicRemoved, id: "c1"}, true},
 		{"another namespace", "moby", "/tasks/exit", &apievents.TaskExit{ContainerID: "c1", ID: "c1"}, taskEvent{}, false},
-		{"an OOM kill makes no event of its own", "k8s.io", "/tasks/oom", &apievents.TaskOOM{ContainerID: "c1"}, taskEvent{}, false},
+		{"an OOM kill", "k8s.io", "/tasks/oom", &apievents.TaskOOM{ContainerID: "c1"}, taskEvent{topic: topicOOM, id: "c1"}, true},
 		{"an event without an ID", "k8s.io", "/tasks/start", &apievents.TaskStart{}, taskEvent{}, false},
 		{"the marker", "k8s.io", syncTopic, wrapperspb.String("x"), taskEvent{}, false},
 	}
@@ -40,7 +45,7 @@ func TestTaskEventOf(t *testing.T) {
 			}
 			env := &ctrdtypes.Envelope{Namespace: tt.ns, Topic: tt.topic, Event: payload}
 			got, ok := taskEventOf(env, "k8s.io")
-			if got != tt.want || ok != tt.wantOK {
+			if !reflect.DeepEqual(got, tt.want) || ok != tt.wantOK {
 				t.Errorf("got %+v, %v; want %+v, %v", got, ok, tt.want, tt.wantOK)
 			}
 		})

@@ -61,6 +61,9 @@ func TestSnapshotWithContainerd(t *testing.T) {
 		if got := cmp.state(exits); got != runtimev1.ContainerState_CONTAINER_STATE_EXITED {
 			t.Errorf("at its exit event: served %v; want EXITED", got)
 		}
+		// The exit is served from containerd's event, which may come
+		// before CRI shows it; once CRI does, the two agree.
+		criExited(t, c, exits)
 		cmp.check("a container's own exit")
 
 		other := createBehindItsBack(t, c, sb, sbCfg)

@@ -91,6 +91,10 @@ type watchRun struct {
 	last    snapshot
 	touched map[string]bool // objects changed since the listing in progress began; nil between listings
 	early   []change        // the plugin's changes during the baseline listing, applied once it is in
+	// exits are the exits reported from containerd's events that CRI may
+	// not show yet, ooms the containers an OOM kill hit (exits.go).
+	exits map[string]exitFact
+	ooms  map[string]bool
 
 	// The snapshot is current, and serves listings, while the
 	// subscription is live and nothing made it stale since the last
@@ -443,6 +447,7 @@ func (w *watcher) relist(ctx context.Context, run *watchRun, commit func() error
 		return nil
 	}
 	cur.keep(run.last, touched)
+	run.keepExits(cur)
 	changes := diff(run.last, cur, w.now().UnixNano())
 	run.last = cur
 	for _, wk := range run.work {
@@ -527,6 +532,17 @@ func (w *watcher) dispatch(ctx context.Context, run *watchRun, ev taskEvent) {
 func (w *watcher) handle(ctx context.Context, run *watchRun, wk *idWork, ev taskEvent) {
 	delay := confirmInitial
 	deadline := time.Now().Add(confirmTimeout)
+	w.mu.Lock()
+	switch {
+	case ev.topic == topicOOM:
+		w.noteOOM(run, ev.id)
+		w.mu.Unlock()
+		return
+	case w.exitFirst(run, ev):
+		w.mu.Unlock()
+		return
+	}
+	w.mu.Unlock()
 	for {
 		w.mu.Lock()
 		settled, waits, changed, gen := run.last.settled(ev), w.waitsForCall(run, ev), w.changed, wk.gen

@@ -222,7 +222,7 @@ func TestWatcherLeavesThePluginsOwnCallsToTheirNotes(t *testing.T) {
 		want  []string
 	}{
 		{"a sandbox the plugin runs", "", ctrStart("s2"), change{kind: sandboxReadied, sandboxID: "s2", sandbox: sbItem("s2", 1)}, []string{"sandbox-ready s2"}},
-		{"a container the plugin makes", "", taskEvent{topicCreated, "c2"}, change{kind: containerCreated, sandboxID: "s1", containerID: "c2", container: ctrItem("c2", "s1", 1)}, []string{"created c2@s1"}},
+		{"a container the plugin makes", "", taskEvent{topic: topicCreated, id: "c2"}, change{kind: containerCreated, sandboxID: "s1", containerID: "c2", container: ctrItem("c2", "s1", 1)}, []string{"created c2@s1"}},
 		{"a container the plugin starts", "c1", ctrStart("c1"), change{kind: containerStarted, containerID: "c1"}, []string{"started c1@s1"}},
 	}
 	for _, tt := range tests {
