@@ -108,6 +108,21 @@ func (r *eventing) report(pod *v1.Pod, before *lifecycle.PodStatus) {
 	}
 }
 
+// eventWired wires the production driver and a PLEG over runtime as the
+// host does while the runtime's event stream is open: the driver asks for
+// an inspection after each sync, and the PLEG holds the events of a pod
+// whose sync is in flight. ev reports its changes to that PLEG.
+func eventWired(clock lifecycle.Clock, runtime lifecycle.Runtime, ev *eventing) (*lifecycle.PodWorkers, *lifecycle.Workers, *lifecycle.PLEG, *lifecycle.Cache) {
+	cache := lifecycle.NewCache()
+	core := lifecycle.NewPodWorkers(lifecycle.PodWorkersConfig{Clock: clock, Cache: cache})
+	status := lifecycle.NewStatusManager(lifecycle.StatusManagerConfig{Clock: clock, Sink: lifecycletest.NewRecordingSink(), Pods: core})
+	workers := lifecycle.NewWorkers(core, &lifecycle.Syncer{Runtime: runtime, Status: status, Pods: core}, cache, nil)
+	pleg := lifecycle.NewPLEG(runtime, cache, clock, nil)
+	ev.pleg = pleg
+	workers.Inspect, workers.Released, pleg.Busy = pleg.Request, pleg.Release, workers.Syncing
+	return core, workers, pleg, cache
+}
+
 func podLifecycleRuntimeReads(t *testing.T, withEvents bool) {
 	synctest.Test(t, func(t *testing.T) {
 		clock := &tickingClock{t: time.Unix(1000, 0)}
@@ -120,13 +135,7 @@ func podLifecycleRuntimeReads(t *testing.T, withEvents bool) {
 		for _, uid := range []types.UID{"idle-1", "idle-2", "idle-3"} {
 			rt.AddPod(uid, string(uid), "ns", "c")
 		}
-		cache := lifecycle.NewCache()
-		core := lifecycle.NewPodWorkers(lifecycle.PodWorkersConfig{Clock: clock, Cache: cache})
-		status := lifecycle.NewStatusManager(lifecycle.StatusManagerConfig{Clock: clock, Sink: lifecycletest.NewRecordingSink(), Pods: core})
-		workers := lifecycle.NewWorkers(core, &lifecycle.Syncer{Runtime: runtime, Status: status, Pods: core}, cache, nil)
-		pleg := lifecycle.NewPLEG(runtime, cache, clock, nil)
-		rt.pleg = pleg
-		workers.Inspect, workers.Released, pleg.Busy = pleg.Request, pleg.Release, workers.Syncing
+		core, workers, pleg, _ := eventWired(clock, runtime, rt)
 
 		ctx, cancel := context.WithCancel(t.Context())
 		var wg sync.WaitGroup

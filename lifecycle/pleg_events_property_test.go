@@ -38,13 +38,7 @@ func eventDrivenSequence(t *testing.T, seed uint64) {
 	clock := lifecycle.SystemClock{}
 	counting := &readCounting{FakeRuntime: lifecycletest.NewFakeRuntime()}
 	rt := &eventing{readCounting: counting}
-	cache := lifecycle.NewCache()
-	core := lifecycle.NewPodWorkers(lifecycle.PodWorkersConfig{Clock: clock, Cache: cache})
-	status := lifecycle.NewStatusManager(lifecycle.StatusManagerConfig{Clock: clock, Sink: lifecycletest.NewRecordingSink(), Pods: core})
-	workers := lifecycle.NewWorkers(core, &lifecycle.Syncer{Runtime: rt, Status: status, Pods: core}, cache, nil)
-	pleg := lifecycle.NewPLEG(rt, cache, clock, nil)
-	rt.pleg = pleg
-	workers.Inspect, workers.Released, pleg.Busy = pleg.Request, pleg.Release, workers.Syncing
+	core, workers, pleg, cache := eventWired(clock, rt, rt)
 
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
