@@ -21,7 +21,9 @@
 // shows phase Running with the container running. Delete → containers
 // stopped and → sandbox removed run from just before the Delete call to the
 // first CRI poll (every -poll) that lists the pod's containers all exited
-// (or gone), and no sandbox of the pod's UID. It prints a markdown table:
+// (or gone), and no sandbox of the pod's UID. The floor's stop and teardown
+// run under the same poll (floorProbe), so that the poll's load on
+// containerd weighs on both sides. It prints a markdown table:
 // p50/p75/p90/p99 of each measure, the floor's next to it, and whether each
 // p50 meets its goal (the rows of report.go; BENCHMARKS.md keeps
 // the results). Host, plugin and containerd are stopped, and
@@ -177,7 +179,7 @@ func run(ctx context.Context, args []string) (err error) {
 			return fmt.Errorf("idle usage: %w", err)
 		}
 	}
-	floorOpts := floor.Options{Pods: o.pods, Image: localimages.BusyboxName, Grace: floor.GracePeriod, LogDir: filepath.Join(dir, "floor-logs")}
+	floorOpts := floor.Options{Pods: o.pods, Image: localimages.BusyboxName, Grace: floor.GracePeriod, LogDir: filepath.Join(dir, "floor-logs"), Probe: b.floorProbe}
 
 	fmt.Fprintln(os.Stderr, "podstart: floor, one by one")
 	floorOpts.Parallel = 1

@@ -370,6 +370,35 @@ func (b *bench) pollDeletes(ctx context.Context, pods []*hostPod) <-chan error {
 	})
 }
 
+// floorProbe makes, while the floor stops and tears down its pods, the
+// same CRI calls every poll period as pollDeletes makes while the host
+// deletes its own (a listing of the containers and one of the sandboxes,
+// by label), so that both sides run under the same probe load; it returns
+// the function that ends them.
+func (b *bench) floorProbe(ctx context.Context) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	rt, labels := b.ctrd.Runtime, map[string]string{floor.BenchLabel: floor.BenchLabelValue}
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(b.o.poll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			_, _ = rt.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{LabelSelector: labels}})
+			_, _ = rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{LabelSelector: labels}})
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
 // pollUntil calls step every period, in a goroutine, until it reports
 // done or fails, ctx ends, or limit has passed (the error is then late's).
 // The channel yields nil or the error once.

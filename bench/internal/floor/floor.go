@@ -33,6 +33,12 @@ import (
 // bench/podstart gives the host the very same script.
 const TrapScript = `trap "exit 0" TERM; while true; do sleep 0.1; done`
 
+// BenchLabel = BenchLabelValue marks the floor's sandboxes and containers.
+const (
+	BenchLabel      = "podhost.io/bench"
+	BenchLabelValue = "crifloor"
+)
+
 // ContainerName is the name of the pod's one container.
 const ContainerName = "main"
 
@@ -47,6 +53,11 @@ type Options struct {
 	Image    string
 	Grace    time.Duration // StopContainer timeout
 	LogDir   string        // CRI log directory of the pods
+	// Probe, when set, runs from the start of the stop phase to the end of
+	// the teardown: a harness that watches its own agent's deletes by
+	// polling CRI gives the floor the same load (it returns the function
+	// that ends it).
+	Probe func(ctx context.Context) (end func())
 }
 
 // Pod is one benchmark pod and its timings.
@@ -187,12 +198,21 @@ func Measure(ctx context.Context, rt runtimeapi.RuntimeServiceClient, o Options)
 			return nil
 		}},
 	}
+	endProbe := func() {}
+	defer func() { endProbe() }()
 	for _, ph := range phases {
+		if ph.Name == "stop" && o.Probe != nil {
+			endProbe = o.Probe(ctx)
+		}
 		t0 := time.Now()
 		if err := forEach(ctx, pods, o.Parallel, ph.step); err != nil {
 			return nil, fmt.Errorf("phase %s: %w", ph.Name, err)
 		}
 		ph.Wall = time.Since(t0)
+		if ph.Name == "teardown" {
+			endProbe()
+			endProbe = func() {}
+		}
 	}
 	return &Results{Options: o, Pods: pods, Phases: phases}, nil
 }
@@ -244,7 +264,7 @@ func SandboxConfig(run string, i int, logDir string) *runtimeapi.PodSandboxConfi
 			Uid:       fmt.Sprintf("crifloor-%s-%d", run, i),
 		},
 		LogDirectory: filepath.Join(logDir, name),
-		Labels:       map[string]string{"podhost.io/bench": "crifloor"},
+		Labels:       map[string]string{BenchLabel: BenchLabelValue},
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
 			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
 				NamespaceOptions: &runtimeapi.NamespaceOption{
@@ -261,6 +281,7 @@ func SandboxConfig(run string, i int, logDir string) *runtimeapi.PodSandboxConfi
 func ContainerConfig(image string) *runtimeapi.ContainerConfig {
 	return &runtimeapi.ContainerConfig{
 		Metadata: &runtimeapi.ContainerMetadata{Name: ContainerName},
+		Labels:   map[string]string{BenchLabel: BenchLabelValue},
 		Image:    &runtimeapi.ImageSpec{Image: image},
 		Command:  []string{"sh", "-c", TrapScript},
 		LogPath:  ContainerName + "/0.log",
