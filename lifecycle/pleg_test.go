@@ -192,6 +192,13 @@ func TestPLEGEventRequests(t *testing.T) {
 			if got := int(rt.statuses.Load() - before); got != tc.inspections {
 				t.Errorf("%d inspections; want %d", got, tc.inspections)
 			}
+			wantSkipped := 0
+			if tc.inspections == 0 && !tc.busy {
+				wantSkipped = 1
+			}
+			if got := pleg.Skipped(); got != wantSkipped {
+				t.Errorf("%d requests counted as settled; want %d", got, wantSkipped)
+			}
 			if !tc.busy {
 				return
 			}
