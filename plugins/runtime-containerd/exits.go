@@ -44,12 +44,15 @@ func (f exitFact) reason() string {
 }
 
 // exitFirst records the exit ev tells of and publishes it, when ev is the
-// exit of a container the snapshot knows as created or running and no call
-// of the plugin will report it; it reports whether it did. The caller
-// holds w.mu.
+// exit of a container the snapshot knows as running and no call of the
+// plugin will report it; it reports whether it did. Only a running one: a
+// task that exits while its container is still created is a start that
+// failed or was cut short, which CRI reports as its own exit (128,
+// StartError) once it has cleaned up, so that exit waits for CRI. The
+// caller holds w.mu.
 func (w *watcher) exitFirst(run *watchRun, ev taskEvent) bool {
 	c, ok := run.last.containers[ev.id]
-	if ev.exit == nil || !ok || c.state == ContainerExited || w.waitsForCall(run, ev) {
+	if ev.exit == nil || !ok || c.state != ContainerRunning || w.waitsForCall(run, ev) {
 		return false
 	}
 	f := *ev.exit

@@ -82,6 +82,33 @@ func TestWatcherReportsExitsFromTheEvent(t *testing.T) {
 	}
 }
 
+// TestWatcherLeavesAFailedStartsExitToCRI checks that the task exit of a
+// container the snapshot knows only as created (a start that failed or was
+// cut short: CRI reports it as exit 128, StartError, once it has cleaned
+// up) is not reported from the event but once CRI shows it.
+func TestWatcherLeavesAFailedStartsExitToCRI(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newFakeSource("s1=ready", "c1@s1=created")
+		w, ch, stream := startWatcher(t, src)
+		_ = received(t, ch)
+		src.set(2, "s1=ready", "c1@s1=exited")
+		stream.events <- taskEvent{topic: topicExited, id: "c1", exit: &exitFact{code: 137, at: 9}}
+		time.Sleep(time.Second) // fake time: the look-ups' back-off passes
+		if got, want := received(t, ch), []string{"exited c1@s1"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("events %q; want %q once CRI shows it", got, want)
+		}
+		src.mu.Lock()
+		lookups := src.lookups
+		src.mu.Unlock()
+		if lookups == 0 {
+			t.Error("no look-up: the exit was taken from the event")
+		}
+		if c := w.withExit(Container{ID: "c1", State: ContainerCreated}); c.State != ContainerCreated {
+			t.Errorf("status %+v; want CRI's own answer, no exit from the event", c)
+		}
+	})
+}
+
 // TestWatcherLeavesItsOwnStopsExitsToTheCall checks that the exit of a
 // container the plugin is stopping is not reported from the event: the
 // stop reports it once CRI has it.
