@@ -123,6 +123,18 @@ func eventWired(clock lifecycle.Clock, runtime lifecycle.Runtime, ev *eventing) 
 	return core, workers, pleg, cache
 }
 
+// drainEvents reads the PLEG's events until ctx ends, as the sync loop
+// would, so that its channel never fills.
+func drainEvents(ctx context.Context, pleg *lifecycle.PLEG) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-pleg.Events():
+		}
+	}
+}
+
 func podLifecycleRuntimeReads(t *testing.T, withEvents bool) {
 	synctest.Test(t, func(t *testing.T) {
 		clock := &tickingClock{t: time.Unix(1000, 0)}
@@ -141,15 +153,7 @@ func podLifecycleRuntimeReads(t *testing.T, withEvents bool) {
 		var wg sync.WaitGroup
 		wg.Go(func() { workers.Run(ctx) })
 		wg.Go(func() { pleg.Run(ctx, 30*time.Second, nil) })
-		wg.Go(func() {
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-pleg.Events():
-				}
-			}
-		})
+		wg.Go(func() { drainEvents(ctx, pleg) })
 		synctest.Wait()
 		lists0, statuses0 := rt.lists.Load(), rt.statuses.Load()
 

@@ -58,15 +58,7 @@ func eventDrivenSequence(t *testing.T, seed uint64) {
 			_ = pleg.Relist(ctx)
 		}
 	})
-	wg.Go(func() {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-pleg.Events():
-			}
-		}
-	})
+	wg.Go(func() { drainEvents(ctx, pleg) })
 
 	uids := []string{"a", "b", "c"}
 	pods := map[string]*v1.Pod{}
