@@ -8,7 +8,8 @@
 // according to the restart policy with CrashLoopBackOff, maps the container
 // spec (command, args, env, working dir, resources, host namespaces, DNS)
 // onto the contract, stops containers with the pod's grace period, and
-// removes what a finished pod left behind.
+// removes what a finished pod left behind. A pod's teardown yields to the
+// container stops other pods have in flight (stopsfirst.go).
 //
 // The runtime is the only store: every sandbox and container carries the
 // labels and annotations of labels.go (pod UID, namespace, name, container

@@ -50,6 +50,11 @@ func (m *Manager) removeState(ctx context.Context, st *podState) error {
 	if st.hasRunning() {
 		return fmt.Errorf("removing pod %s/%s (%s): %w", st.namespace, st.name, st.uid, ErrPodRunning)
 	}
+	if len(st.containers)+len(st.sandboxes) > 0 {
+		if err := m.yieldToStops(ctx); err != nil {
+			return fmt.Errorf("removing pod %s/%s (%s): %w", st.namespace, st.name, st.uid, err)
+		}
+	}
 	var errs []error
 	for _, c := range st.containers {
 		if _, err := m.rt.RemoveContainer(ctx, &runtimev1.RemoveContainerRequest{ContainerId: c.id}); err != nil {

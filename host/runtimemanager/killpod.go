@@ -23,7 +23,9 @@ import (
 // The sandboxes are stopped only once every container stopped: stopping a
 // sandbox kills its containers at once, which would cut the grace period
 // short when a container stop failed or ctx was cancelled (the lifecycle
-// cancels ctx when the grace period shrinks and calls again).
+// cancels ctx when the grace period shrinks and calls again). Before the
+// sandboxes, it yields to the other pods' container stops already in
+// flight, for at most TeardownYield (stopsfirst.go).
 func (m *Manager) KillPod(ctx context.Context, pod *v1.Pod, running *lifecycle.RunningPod, gracePeriod int64) error {
 	var uid, name string
 	switch {
@@ -86,12 +88,26 @@ func (m *Manager) killState(ctx context.Context, pod *v1.Pod, st *podState, grac
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
+	if len(st.sandboxes) > 0 {
+		if err := m.yieldToStops(ctx); err != nil {
+			return err
+		}
+	}
 	for _, sb := range st.sandboxes {
 		if _, err := m.rt.StopSandbox(ctx, &runtimev1.StopSandboxRequest{SandboxId: sb.id}); err != nil {
 			errs = append(errs, callError("stopping sandbox "+sb.id, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// yieldToStops waits, at most TeardownYield, for the container stops
+// already in flight on the node (stopsfirst.go).
+func (m *Manager) yieldToStops(ctx context.Context) error {
+	if err := m.stops.yield(ctx, m.clock.After, TeardownYield); err != nil {
+		return fmt.Errorf("waiting for the node's container stops before the teardown: %w", err)
+	}
+	return nil
 }
 
 // podIPOf is the IP of the pod's newest sandbox, for httpGet hooks.
@@ -104,6 +120,7 @@ func podIPOf(st *podState) string {
 
 // stopContainer stops one container; an unknown one is already stopped.
 func (m *Manager) stopContainer(ctx context.Context, id string, grace int64) error {
+	defer m.stops.begin()()
 	_, err := m.rt.StopContainer(ctx, &runtimev1.StopContainerRequest{ContainerId: id, TimeoutSeconds: grace})
 	if err = callError("stopping container "+id, err); errors.Is(err, ErrNotFound) {
 		return nil

@@ -83,6 +83,8 @@ type Manager struct {
 	logScan logScan
 	// details are the containers' start and exit facts already read.
 	details knownDetails
+	// stops are the container stops in flight, which teardowns yield to.
+	stops stopsInFlight
 }
 
 // New returns a Manager.
