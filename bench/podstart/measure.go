@@ -319,6 +319,7 @@ func (b *bench) pollDeletes(ctx context.Context, pods []*hostPod) <-chan error {
 	managed := map[string]string{runtimemanager.LabelManagedBy: runtimemanager.ManagedByValue}
 	rt := b.ctrd.Runtime
 	pending := 0
+	var lookups sync.WaitGroup
 	return pollUntil(ctx, b.o.poll, b.o.timeout+10*time.Second, func() (bool, error) {
 		asked := time.Now()
 		cs, err := rt.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{LabelSelector: managed}})
@@ -355,7 +356,16 @@ func (b *bench) pollDeletes(ctx context.Context, pods []*hostPod) <-chan error {
 			}
 			if p.stopped.IsZero() && live[uid] == 0 {
 				p.stopped = now
-				p.finished = b.finishedAt(ctx, exited[uid])
+				// Read finishedAt beside the poll: waiting here would
+				// delay the next listing by one ContainerStatus per pod
+				// that stopped in this one, and so the pods seen next.
+				ids := exited[uid]
+				lookups.Go(func() {
+					t := b.finishedAt(ctx, ids)
+					b.mu.Lock()
+					p.finished = t
+					b.mu.Unlock()
+				})
 			}
 			if p.removed.IsZero() && sandboxes[uid] == 0 {
 				p.removed = now
@@ -364,8 +374,12 @@ func (b *bench) pollDeletes(ctx context.Context, pods []*hostPod) <-chan error {
 				pending++
 			}
 		}
+		if pending == 0 {
+			lookups.Wait()
+		}
 		return pending == 0, nil
 	}, func() error {
+		lookups.Wait()
 		return fmt.Errorf("%d of %d deleted pods still have a sandbox after %v", pending, len(pods), b.o.timeout)
 	})
 }
