@@ -96,11 +96,14 @@ func (e *stopsEnv) has(call string) bool {
 	return slices.Contains(e.ended, call)
 }
 
-// index is the position of call among the calls that returned, -1 if none.
-func (e *stopsEnv) index(call string) int {
+// wantBefore checks that call first returned, and then call then.
+func (e *stopsEnv) wantBefore(t *testing.T, first, then string) {
+	t.Helper()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return slices.Index(e.ended, call)
+	if a, b := slices.Index(e.ended, first), slices.Index(e.ended, then); a < 0 || b < a {
+		t.Errorf("calls %v: want %q to return before %q", e.ended, first, then)
+	}
 }
 
 // A pod's teardown waits for the container stops other pods have in
@@ -123,9 +126,7 @@ func TestTeardownYieldsToStopsInFlight(t *testing.T) {
 			}
 			releaseA()
 			<-done
-			if a, b := e.index("StopContainer a"), e.index("StopSandbox b"); a < 0 || b < a {
-				t.Errorf("calls %v: b's sandbox stopped before a's container stop returned", e.ended)
-			}
+			e.wantBefore(t, "StopContainer a", "StopSandbox b")
 		}},
 		{"a stop that takes its whole grace holds others at most TeardownYield", func(t *testing.T, e *stopsEnv) {
 			releaseA := e.hold("a")
@@ -182,9 +183,7 @@ func TestTeardownYieldsToStopsInFlight(t *testing.T) {
 			}
 			releaseA()
 			<-done
-			if a, b := e.index("StopContainer a"), e.index("RemoveContainer b"); a < 0 || b < a {
-				t.Errorf("calls %v: b removed before a's container stop returned", e.ended)
-			}
+			e.wantBefore(t, "StopContainer a", "RemoveContainer b")
 		}},
 		{"with no stop in flight nothing waits", func(t *testing.T, e *stopsEnv) {
 			t0 := time.Now()
