@@ -49,7 +49,7 @@ func (m *Manager) KillPod(ctx context.Context, pod *v1.Pod, running *lifecycle.R
 	}
 	grace = max(grace, 0)
 	m.log.Info("killing pod", "pod", name, "uid", uid, "grace", grace)
-	return m.killState(ctx, pod, st, grace)
+	return m.killState(ctx, pod, st, grace, true)
 }
 
 // addRunning adds the live containers of running that the listing missed.
@@ -63,8 +63,10 @@ func addRunning(st *podState, running *lifecycle.RunningPod) {
 }
 
 // killState stops the live containers of st in parallel, then every
-// sandbox. pod may be nil; events are then recorded on st's names.
-func (m *Manager) killState(ctx context.Context, pod *v1.Pod, st *podState, grace int64) error {
+// sandbox. pod may be nil; events are then recorded on st's names. With
+// yield, the sandboxes wait for the other pods' stops in flight first: a
+// pod that goes away yields, one whose sandbox is made anew does not.
+func (m *Manager) killState(ctx context.Context, pod *v1.Pod, st *podState, grace int64, yield bool) error {
 	evPod := podOf(pod, st)
 	var (
 		wg   sync.WaitGroup
@@ -88,7 +90,7 @@ func (m *Manager) killState(ctx context.Context, pod *v1.Pod, st *podState, grac
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	if len(st.sandboxes) > 0 {
+	if yield && len(st.sandboxes) > 0 {
 		if err := m.yieldToStops(ctx); err != nil {
 			return err
 		}

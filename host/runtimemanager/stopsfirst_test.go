@@ -185,6 +185,25 @@ func TestTeardownYieldsToStopsInFlight(t *testing.T) {
 			<-done
 			e.wantBefore(t, "StopContainer a", "RemoveContainer b")
 		}},
+		{"a pod whose sandbox is made anew does not wait", func(t *testing.T, e *stopsEnv) {
+			releaseA := e.hold("a")
+			defer synctest.Wait()
+			defer releaseA()
+			go e.kill("a")
+			synctest.Wait()
+			for _, sb := range e.fake.Sandboxes() {
+				if sb.GetLabels()[LabelPodName] == "b" {
+					e.fake.LoseSandbox(sb.GetId())
+				}
+			}
+			t0 := time.Now()
+			if err := e.m.SyncPod(t.Context(), newPod("b", "app"), nil); err != nil {
+				t.Fatalf("SyncPod(b) after its sandbox died: %v", err)
+			}
+			if d := time.Since(t0); d != 0 || !e.has("StopSandbox b") {
+				t.Errorf("SyncPod(b) took %v of virtual time, calls %v; want b's old sandbox stopped and a new one made at once", d, e.ended)
+			}
+		}},
 		{"with no stop in flight nothing waits", func(t *testing.T, e *stopsEnv) {
 			t0 := time.Now()
 			e.kill("b")

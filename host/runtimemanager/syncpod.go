@@ -65,7 +65,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, _ *lifecycle.PodStat
 
 	if a.killPod {
 		log.Info("killing pod before creating a new sandbox")
-		if err := m.killState(ctx, pod, st, podGracePeriod(pod)); err != nil {
+		if err := m.killState(ctx, pod, st, podGracePeriod(pod), false); err != nil {
 			return fmt.Errorf("killing pod before a new sandbox: %w", err)
 		}
 	}

@@ -134,6 +134,16 @@ func (f *Fake) KillSandbox(id string) {
 	f.stopSandbox(id)
 }
 
+// LoseSandbox makes a sandbox no longer ready while its containers keep
+// running, as when only its pause process died.
+func (f *Fake) LoseSandbox(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if sb, ok := f.sandboxes[id]; ok {
+		sb.State = runtimev1.SandboxState_SANDBOX_STATE_NOTREADY
+	}
+}
+
 // record notes a call and runs Before.
 func (f *Fake) begin(ctx context.Context, method string, req proto.Message) error {
 	f.mu.Lock()
