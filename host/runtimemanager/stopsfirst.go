@@ -23,25 +23,23 @@ var TeardownYield = 5 * time.Second
 // grace period holds the other pods' teardowns at most TeardownYield.
 type stopsInFlight struct {
 	mu    sync.Mutex
-	calls map[*stopCall]struct{}
+	calls map[chan struct{}]struct{} // each closed when its stop ends
 }
-
-type stopCall struct{ done chan struct{} }
 
 // begin records a stop in flight; the returned func ends it.
 func (s *stopsInFlight) begin() (end func()) {
-	c := &stopCall{done: make(chan struct{})}
+	done := make(chan struct{})
 	s.mu.Lock()
 	if s.calls == nil {
-		s.calls = make(map[*stopCall]struct{})
+		s.calls = make(map[chan struct{}]struct{})
 	}
-	s.calls[c] = struct{}{}
+	s.calls[done] = struct{}{}
 	s.mu.Unlock()
 	return func() {
 		s.mu.Lock()
-		delete(s.calls, c)
+		delete(s.calls, done)
 		s.mu.Unlock()
-		close(c.done)
+		close(done)
 	}
 }
 
@@ -50,8 +48,8 @@ func (s *stopsInFlight) begin() (end func()) {
 func (s *stopsInFlight) yield(ctx context.Context, after func(time.Duration) <-chan time.Time, max time.Duration) error {
 	s.mu.Lock()
 	pending := make([]chan struct{}, 0, len(s.calls))
-	for c := range s.calls {
-		pending = append(pending, c.done)
+	for done := range s.calls {
+		pending = append(pending, done)
 	}
 	s.mu.Unlock()
 	if len(pending) == 0 {

@@ -81,6 +81,15 @@ func objectID(req proto.Message) string {
 	return ""
 }
 
+// stopping starts KillPod of the pod with its container stops held, waits
+// until the kill is inside them, and returns the func that lets them return.
+func (e *stopsEnv) stopping(pod string) (release func()) {
+	release = e.hold(pod)
+	go e.kill(pod)
+	synctest.Wait()
+	return release
+}
+
 // hold makes the pod's container stops block until the returned func runs.
 func (e *stopsEnv) hold(pod string) (release func()) {
 	ch := make(chan struct{})
@@ -116,9 +125,7 @@ func TestTeardownYieldsToStopsInFlight(t *testing.T) {
 		run  func(t *testing.T, e *stopsEnv)
 	}{
 		{"the sandbox stop waits for another pod's container stop", func(t *testing.T, e *stopsEnv) {
-			releaseA := e.hold("a")
-			go e.kill("a")
-			synctest.Wait()
+			releaseA := e.stopping("a")
 			done := e.goKill("b")
 			synctest.Wait()
 			if !e.has("StopContainer b") || e.has("StopSandbox b") {
@@ -129,11 +136,9 @@ func TestTeardownYieldsToStopsInFlight(t *testing.T) {
 			e.wantBefore(t, "StopContainer a", "StopSandbox b")
 		}},
 		{"a stop that takes its whole grace holds others at most TeardownYield", func(t *testing.T, e *stopsEnv) {
-			releaseA := e.hold("a")
+			releaseA := e.stopping("a")
 			defer synctest.Wait()
 			defer releaseA()
-			go e.kill("a")
-			synctest.Wait()
 			t0 := time.Now()
 			done := e.goKill("b")
 			time.Sleep(TeardownYield - time.Millisecond)
@@ -150,15 +155,12 @@ func TestTeardownYieldsToStopsInFlight(t *testing.T) {
 			}
 		}},
 		{"a stop begun after the teardown got there does not hold it", func(t *testing.T, e *stopsEnv) {
-			releaseA, releaseC := e.hold("a"), e.hold("c")
-			defer synctest.Wait()
-			defer releaseC()
-			go e.kill("a")
-			synctest.Wait()
+			releaseA := e.stopping("a")
 			done := e.goKill("b")
 			synctest.Wait()
-			go e.kill("c")
-			synctest.Wait()
+			releaseC := e.stopping("c")
+			defer synctest.Wait()
+			defer releaseC()
 			releaseA()
 			<-done
 			if !e.has("StopSandbox b") || e.has("StopContainer c") {
@@ -167,9 +169,7 @@ func TestTeardownYieldsToStopsInFlight(t *testing.T) {
 		}},
 		{"RemovePod waits for another pod's container stop", func(t *testing.T, e *stopsEnv) {
 			e.kill("b")
-			releaseA := e.hold("a")
-			go e.kill("a")
-			synctest.Wait()
+			releaseA := e.stopping("a")
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
@@ -186,11 +186,9 @@ func TestTeardownYieldsToStopsInFlight(t *testing.T) {
 			e.wantBefore(t, "StopContainer a", "RemoveContainer b")
 		}},
 		{"a pod whose sandbox is made anew does not wait", func(t *testing.T, e *stopsEnv) {
-			releaseA := e.hold("a")
+			releaseA := e.stopping("a")
 			defer synctest.Wait()
 			defer releaseA()
-			go e.kill("a")
-			synctest.Wait()
 			for _, sb := range e.fake.Sandboxes() {
 				if sb.GetLabels()[LabelPodName] == "b" {
 					e.fake.LoseSandbox(sb.GetId())
