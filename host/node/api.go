@@ -28,8 +28,8 @@ import (
 )
 
 // watchPeriod is how often a pod watch compares the pods with what it last
-// reported when no status changed meanwhile.
-var watchPeriod = 50 * time.Millisecond
+// reported when nothing woke it meanwhile (a safety net: see Watch).
+var watchPeriod = time.Second
 
 // podsAPI serves the local API's pod endpoints from the node.
 type podsAPI struct{ n *Node }
@@ -200,17 +200,17 @@ func apiError(err error) error {
 }
 
 // Watch reports changes by comparing the pods with what it last reported,
-// as soon as a pod's status has a new version and otherwise every
-// watchPeriod (the desired set's own changes): it can never block the
-// host, and a pod whose ref is unchanged (the same desired pod, the same
-// status version) costs neither a copy nor a comparison, so an open watch
-// on a node at rest is cheap.
+// as soon as a pod's status has a new version, a new desired set is shown
+// or a worker finished its pod, and otherwise every watchPeriod as a safety
+// net: it can never block the host, and a pod whose ref is unchanged (the
+// same desired pod, the same status version) costs neither a copy nor a
+// comparison, so an open watch on a node at rest is cheap.
 func (a podsAPI) Watch(ctx context.Context) (<-chan localapi.PodChange, error) {
 	out := make(chan localapi.PodChange, 64)
 	w := newPodWatch(a.n.podItem)
 	// The channel is taken before the pods are read, so a change made
 	// while they are read wakes the next step.
-	changed := a.n.status.Changed()
+	changed, shown, finished := a.n.status.Changed(), a.n.desired.changed.C(), a.n.finishedPods.C()
 	w.step(a.n.podRefs())
 	go func() {
 		defer close(out)
@@ -221,9 +221,11 @@ func (a podsAPI) Watch(ctx context.Context) (<-chan localapi.PodChange, error) {
 			case <-ctx.Done():
 				return
 			case <-changed:
+			case <-shown:
+			case <-finished:
 			case <-tick.C:
 			}
-			changed = a.n.status.Changed()
+			changed, shown, finished = a.n.status.Changed(), a.n.desired.changed.C(), a.n.finishedPods.C()
 			for _, c := range w.step(a.n.podRefs()) {
 				select {
 				case out <- c:

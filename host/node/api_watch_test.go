@@ -102,3 +102,33 @@ func TestPodWatchWakesOnStatusChange(t *testing.T) {
 		t.Fatal("the watch did not report the new status before its hour-long poll")
 	}
 }
+
+// TestPodWatchWakesOnDesiredChange checks that an open watch reports a pod
+// added to the desired set, and one whose worker finished it, as it
+// happens: with the poll made an hour long, both must still arrive.
+func TestPodWatchWakesOnDesiredChange(t *testing.T) {
+	old := watchPeriod
+	watchPeriod = time.Hour
+	defer func() { watchPeriod = old }()
+	clock := lifecycletest.NewFakeClock(time.Unix(1000, 0))
+	n := &Node{desired: newDesiredSet(), status: lifecycle.NewStatusManager(lifecycle.StatusManagerConfig{Clock: clock})}
+	_, commit := n.desired.apply(desired(true), clock.Now())
+	commit()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	changes, err := podsAPI{n}.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pod("1", "busybox")
+	_, commit = n.desired.apply(desired(true, p), clock.Now())
+	commit()
+	select {
+	case c := <-changes:
+		if c.Type != localapi.Added || c.Item.Pod.Name != p.Name {
+			t.Fatalf("change %s %s; want ADDED %s", c.Type, c.Item.Pod.Name, p.Name)
+		}
+	case <-ctx.Done():
+		t.Fatal("the watch did not report the new desired pod before its hour-long poll")
+	}
+}

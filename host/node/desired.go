@@ -22,6 +22,9 @@ import (
 // that hands the updates to the workers. apply diffs against the newest
 // set it was given (next, nextByUID), which may not be shown yet.
 type desiredSet struct {
+	// changed is notified each time a commit shows a new set.
+	changed broadcast
+
 	mu       sync.RWMutex
 	pods     []*v1.Pod
 	byUID    map[types.UID]*v1.Pod
@@ -136,6 +139,7 @@ func (d *desiredSet) apply(next sources.Desired, now time.Time) (updates []lifec
 		d.shown = gen
 		d.pods, d.byUID, d.origins = pods, byUID, origins
 		d.rejected, d.errs, d.synced = next.Rejected, next.Errors, next.Synced
+		d.changed.notify()
 	}
 	return updates, commit
 }

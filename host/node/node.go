@@ -82,6 +82,10 @@ type Config struct {
 
 // Node is the running agent: see the package doc.
 type Node struct {
+	// finishedPods wakes the local API's pod watches when a worker
+	// finished its pod, which then leaves their list (api.go).
+	finishedPods broadcast
+
 	cfg     Config
 	log     hclog.Logger
 	clock   lifecycle.Clock
@@ -247,7 +251,10 @@ func (n *Node) build() error {
 	n.workers = lifecycle.NewWorkers(n.core, &shutdownSyncer{PodSyncer: &removingSyncer{PodSyncer: finished, node: n}, node: n}, n.cache, n.events)
 	n.pleg = lifecycle.NewPLEG(n.runtime, n.cache, n.clock, metrics)
 	n.workers.Inspect = n.pleg.Request
-	n.workers.Released = n.pleg.Release
+	n.workers.Released = func(r lifecycle.PodRef) {
+		n.pleg.Release(r)
+		n.finishedPods.notify() // a finished pod leaves the API's list
+	}
 	n.pleg.Busy = n.workers.Syncing
 	n.loop = &lifecycle.SyncLoop{
 		Config:  n.desired,
