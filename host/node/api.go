@@ -95,6 +95,13 @@ func (n *Node) podRefs() []podRef {
 		if o, ok := n.desired.Origin(p.UID); ok {
 			r.source = o.Source
 		}
+		if r.source == sources.SourceAPI && n.api != nil && !n.api.Has(p.Namespace, p.Name, p.UID) {
+			// Its finished status was written and the pod removed; the
+			// status manager forgot the status, and the desired set has
+			// not shown the removal yet. Its copy there still carries
+			// the status it was applied with: the pod is gone.
+			continue
+		}
 		refs = append(refs, r)
 	}
 	// A pod that left the desired set is served, terminating, until its

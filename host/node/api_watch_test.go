@@ -13,6 +13,8 @@ import (
 	"github.com/podhost/podhost/host/localapi"
 	"github.com/podhost/podhost/lifecycle"
 	"github.com/podhost/podhost/lifecycle/lifecycletest"
+	"github.com/podhost/podhost/sources"
+	"github.com/podhost/podhost/sources/apisource"
 )
 
 // TestPodWatchStep drives one watch through the changes a node makes and
@@ -130,5 +132,48 @@ func TestPodWatchWakesOnDesiredChange(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("the watch did not report the new desired pod before its hour-long poll")
+	}
+}
+
+// TestRemovedAPIPodIsNotServedStale checks the gap between the status
+// manager deleting a finished pod, which removes it from the API source
+// and forgets its status, and the desired set showing the removal: the
+// pod is gone, and its copy in the desired set, which still carries the
+// status it was applied with, must not be served (a watch woken in that
+// gap once reported a Failed pod as Pending before it was DELETED).
+func TestRemovedAPIPodIsNotServedStale(t *testing.T) {
+	ctx := t.Context()
+	clock := lifecycletest.NewFakeClock(time.Unix(1000, 0))
+	n := &Node{desired: newDesiredSet(), status: lifecycle.NewStatusManager(lifecycle.StatusManagerConfig{Clock: clock})}
+	n.api = apisource.New(apisource.Options{Persister: &apisource.MemoryPersister{}, NodeName: "node1"})
+	if err := n.api.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := n.api.Apply(ctx, "test", []byte(jsonPod))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, commit := n.desired.apply(sources.Desired{Synced: true, Pods: []sources.Pod{{Pod: p, Origin: sources.Origin{Source: sources.SourceAPI}}}}, clock.Now())
+	commit()
+	n.status.SetPodStatus(p, v1.PodStatus{Phase: v1.PodFailed})
+	phases := func() []string {
+		var out []string
+		for _, it := range n.podItems() {
+			out = append(out, it.Pod.Name+":"+string(it.Pod.Status.Phase))
+		}
+		return out
+	}
+	if got := fmt.Sprint(phases()); got != "[web:Failed]" {
+		t.Fatalf("before the removal: %s; want [web:Failed]", got)
+	}
+	if _, err := n.api.Delete(ctx, p.Namespace, p.Name, apisource.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.api.Remove(ctx, p.Namespace, p.Name, p.UID); err != nil {
+		t.Fatal(err)
+	}
+	n.status.RemoveOrphanedStatuses(nil)
+	if got := phases(); len(got) != 0 {
+		t.Fatalf("removed from the API source, its status forgotten, still in the desired set: served %v; want nothing", got)
 	}
 }

@@ -299,6 +299,15 @@ func (s *Source) Get(namespace, name string) (*v1.Pod, bool) {
 	return p.DeepCopy(), true
 }
 
+// Has tells whether the source still holds the pod under namespace/name
+// with this UID, without copying it.
+func (s *Source) Has(namespace, name string, uid types.UID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.pods[key(namespace, name)]
+	return ok && p.UID == uid
+}
+
 // List returns copies of the stored pods sorted by namespace/name.
 func (s *Source) List() []*v1.Pod {
 	s.mu.Lock()
