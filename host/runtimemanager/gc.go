@@ -51,7 +51,7 @@ func (m *Manager) removeState(ctx context.Context, st *podState) error {
 		return fmt.Errorf("removing pod %s/%s (%s): %w", st.namespace, st.name, st.uid, ErrPodRunning)
 	}
 	if len(st.containers)+len(st.sandboxes) > 0 {
-		if err := m.yieldToStops(ctx); err != nil {
+		if err := m.yieldToStops(ctx, m.clock.Now().Add(TeardownYield)); err != nil {
 			return fmt.Errorf("removing pod %s/%s (%s): %w", st.namespace, st.name, st.uid, err)
 		}
 	}

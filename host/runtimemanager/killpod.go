@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -25,8 +26,12 @@ import (
 // short when a container stop failed or ctx was cancelled (the lifecycle
 // cancels ctx when the grace period shrinks and calls again). Before the
 // sandboxes, it yields to the other pods' container stops already in
-// flight, for at most TeardownYield (stopsfirst.go).
+// flight, for at most TeardownYield and never past the grace period
+// counted from the call (stopsfirst.go): the yield never makes a kill that
+// kept to its grace period outlast it, and a kill without one (a forced
+// deletion) does not yield.
 func (m *Manager) KillPod(ctx context.Context, pod *v1.Pod, running *lifecycle.RunningPod, gracePeriod int64) error {
+	start := m.clock.Now()
 	var uid, name string
 	switch {
 	case pod != nil:
@@ -49,7 +54,7 @@ func (m *Manager) KillPod(ctx context.Context, pod *v1.Pod, running *lifecycle.R
 	}
 	grace = max(grace, 0)
 	m.log.Info("killing pod", "pod", name, "uid", uid, "grace", grace)
-	return m.killState(ctx, pod, st, grace, true)
+	return m.killState(ctx, pod, st, grace, start.Add(time.Duration(grace)*time.Second))
 }
 
 // addRunning adds the live containers of running that the listing missed.
@@ -63,10 +68,11 @@ func addRunning(st *podState, running *lifecycle.RunningPod) {
 }
 
 // killState stops the live containers of st in parallel, then every
-// sandbox. pod may be nil; events are then recorded on st's names. With
-// yield, the sandboxes wait for the other pods' stops in flight first: a
-// pod that goes away yields, one whose sandbox is made anew does not.
-func (m *Manager) killState(ctx context.Context, pod *v1.Pod, st *podState, grace int64, yield bool) error {
+// sandbox. pod may be nil; events are then recorded on st's names. Until
+// yieldUntil, the sandboxes wait for the other pods' stops in flight
+// first: a pod that goes away yields, one whose sandbox is made anew
+// (yieldUntil zero) does not.
+func (m *Manager) killState(ctx context.Context, pod *v1.Pod, st *podState, grace int64, yieldUntil time.Time) error {
 	evPod := podOf(pod, st)
 	var (
 		wg   sync.WaitGroup
@@ -90,8 +96,8 @@ func (m *Manager) killState(ctx context.Context, pod *v1.Pod, st *podState, grac
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	if yield && len(st.sandboxes) > 0 {
-		if err := m.yieldToStops(ctx); err != nil {
+	if len(st.sandboxes) > 0 {
+		if err := m.yieldToStops(ctx, yieldUntil); err != nil {
 			return err
 		}
 	}
@@ -103,10 +109,14 @@ func (m *Manager) killState(ctx context.Context, pod *v1.Pod, st *podState, grac
 	return errors.Join(errs...)
 }
 
-// yieldToStops waits, at most TeardownYield, for the container stops
-// already in flight on the node (stopsfirst.go).
-func (m *Manager) yieldToStops(ctx context.Context) error {
-	if err := m.stops.yield(ctx, m.clock.After, TeardownYield); err != nil {
+// yieldToStops waits, at most TeardownYield and not past until, for the
+// container stops already in flight on the node (stopsfirst.go).
+func (m *Manager) yieldToStops(ctx context.Context, until time.Time) error {
+	d := min(TeardownYield, until.Sub(m.clock.Now()))
+	if d <= 0 {
+		return nil
+	}
+	if err := m.stops.yield(ctx, m.clock.After, d); err != nil {
 		return fmt.Errorf("waiting for the node's container stops before the teardown: %w", err)
 	}
 	return nil

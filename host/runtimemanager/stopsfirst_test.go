@@ -202,6 +202,24 @@ func TestTeardownYieldsToStopsInFlight(t *testing.T) {
 				t.Errorf("SyncPod(b) took %v of virtual time, calls %v; want b's old sandbox stopped and a new one made at once", d, e.ended)
 			}
 		}},
+		{"the yield ends at the pod's own grace deadline", func(t *testing.T, e *stopsEnv) {
+			// b's container stops at once; a's stop, in flight, is held past
+			// b's grace: b's kill must end within the 1 s it was given, so
+			// that a caller timing it (KillPodNow) never sees it overrun.
+			releaseA := e.stopping("a")
+			defer synctest.Wait()
+			defer releaseA()
+			for _, grace := range []int64{1, 0} {
+				t0 := time.Now()
+				e.killWithGrace("b", grace)
+				if d := time.Since(t0); d != time.Duration(grace)*time.Second {
+					t.Errorf("KillPod(b, grace %d) took %v of virtual time while a's stop was in flight; want %ds", grace, d, grace)
+				}
+			}
+			if !e.has("StopSandbox b") || e.has("StopContainer a") {
+				t.Errorf("calls %v: want b's sandbox stopped while a's stop is still in flight", e.ended)
+			}
+		}},
 		{"with no stop in flight nothing waits", func(t *testing.T, e *stopsEnv) {
 			t0 := time.Now()
 			e.kill("b")
@@ -222,9 +240,11 @@ func TestTeardownYieldsToStopsInFlight(t *testing.T) {
 	}
 }
 
-func (e *stopsEnv) kill(name string) {
-	pod := newPod(name, "app")
-	if err := e.m.KillPod(e.t.Context(), pod, nil, 5); err != nil {
+// kill kills the pod with a grace period of TeardownYield.
+func (e *stopsEnv) kill(name string) { e.killWithGrace(name, int64(TeardownYield/time.Second)) }
+
+func (e *stopsEnv) killWithGrace(name string, grace int64) {
+	if err := e.m.KillPod(e.t.Context(), newPod(name, "app"), nil, grace); err != nil {
 		e.t.Errorf("KillPod(%s): %v", name, err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -65,7 +66,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, _ *lifecycle.PodStat
 
 	if a.killPod {
 		log.Info("killing pod before creating a new sandbox")
-		if err := m.killState(ctx, pod, st, podGracePeriod(pod), false); err != nil {
+		if err := m.killState(ctx, pod, st, podGracePeriod(pod), time.Time{}); err != nil {
 			return fmt.Errorf("killing pod before a new sandbox: %w", err)
 		}
 	}
