@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/host/events"
@@ -54,5 +55,33 @@ func TestApplyChangesDesiredSetWhenConsumed(t *testing.T) {
 	second.Commit()
 	if got := podUIDs(n.desired); len(got) != 1 || got[0] != "2" {
 		t.Fatalf("after the second change was taken: desired %v; want [2]", got)
+	}
+}
+
+// TestTrackFallsBackPodByPod checks that the new pods of one change are
+// recorded even when one of them cannot be: the single commit fails, and
+// each is then tried on its own (without it, none was stored).
+func TestTrackFallsBackPodByPod(t *testing.T) {
+	store, err := state.Open(filepath.Join(t.TempDir(), state.FileName), hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	n := &Node{log: hclog.NewNullLogger(), store: store}
+	bad := pod("x", "a")
+	bad.UID = ""
+	var updates []lifecycle.UpdatePodOptions
+	for _, p := range []*v1.Pod{pod("1", "a"), bad, pod("2", "a")} {
+		updates = append(updates, lifecycle.UpdatePodOptions{UpdateType: lifecycle.UpdateCreate, Pod: p})
+	}
+	updates = append(updates, lifecycle.UpdatePodOptions{UpdateType: lifecycle.UpdateKill, Pod: pod("3", "a")})
+	n.track(t.Context(), updates)
+	for _, name := range []string{"p1", "p2"} {
+		if _, err := store.Get(t.Context(), "default", name); err != nil {
+			t.Errorf("%s: %v; want it recorded", name, err)
+		}
+	}
+	if _, err := store.Get(t.Context(), "default", "p3"); err == nil {
+		t.Errorf("p3, only killed, was recorded")
 	}
 }

@@ -389,17 +389,31 @@ func (n *Node) apply(ctx context.Context, d sources.Desired) {
 	n.leaving.record(updates)
 	n.claims.set(d)
 	n.populateVolumes(ctx, updates)
-	for _, u := range updates {
-		if u.UpdateType != lifecycle.UpdateCreate {
-			continue
-		}
-		if _, err := n.store.Track(ctx, u.Pod.Namespace, u.Pod.Name, u.Pod.UID); err != nil {
-			n.log.Error("recording pod", "pod", u.Pod.Namespace+"/"+u.Pod.Name, "uid", u.Pod.UID, "err", err)
-		}
-	}
+	n.track(ctx, updates)
 	select {
 	case n.updates <- lifecycle.ConfigChange{Updates: updates, Commit: commit}:
 	case <-ctx.Done():
+	}
+}
+
+// track records the pods the updates create, in one commit. When that
+// fails, each is tried on its own, so that one bad record loses no other.
+func (n *Node) track(ctx context.Context, updates []lifecycle.UpdatePodOptions) {
+	var refs []state.PodRef
+	for _, u := range updates {
+		if u.UpdateType == lifecycle.UpdateCreate {
+			refs = append(refs, state.PodRef{Namespace: u.Pod.Namespace, Name: u.Pod.Name, UID: u.Pod.UID})
+		}
+	}
+	err := n.store.TrackAll(ctx, refs)
+	if err == nil {
+		return
+	}
+	n.log.Warn("recording new pods in one commit; recording each on its own", "pods", len(refs), "err", err)
+	for _, r := range refs {
+		if _, err := n.store.Track(ctx, r.Namespace, r.Name, r.UID); err != nil {
+			n.log.Error("recording pod", "pod", r.Namespace+"/"+r.Name, "uid", r.UID, "err", err)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,29 +28,61 @@ func (s *Store) Track(ctx context.Context, namespace, name string, uid types.UID
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	if uid == "" {
-		return false, errors.New("tracking pod: empty uid")
-	}
 	err = s.db.Update(func(tx *bolt.Tx) error {
-		pods := tx.Bucket(bucketPods)
-		key := podKey(namespace, name)
-		if v := pods.Get(key); v != nil {
-			old, err := decodeRecord(v)
-			if err == nil && old.UID == uid {
-				return nil
-			}
-			replaced = err == nil
-		}
-		rec := PodRecord{UID: uid, Status: v1.PodStatus{Phase: v1.PodPending}, Updated: s.now()}
-		if h, ok, err := getHistory(tx, uid); err == nil && ok && h.Finished {
-			rec.Status.Phase, rec.Terminal = h.Phase, true
-		}
-		return putRecord(pods, key, rec)
+		replaced, err = trackTx(tx, PodRef{Namespace: namespace, Name: name, UID: uid}, s.now())
+		return err
 	})
 	if err != nil {
 		return false, fmt.Errorf("tracking pod %s/%s: %w", namespace, name, err)
 	}
 	return replaced, nil
+}
+
+// PodRef names one pod to track.
+type PodRef struct {
+	Namespace, Name string
+	UID             types.UID
+}
+
+// TrackAll tracks every pod as Track does, in one transaction: the pods a
+// change of the desired set creates cost one commit, not one each. When it
+// fails nothing of it is stored.
+func (s *Store) TrackAll(ctx context.Context, pods []PodRef) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(pods) == 0 {
+		return nil
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		now := s.now()
+		for _, p := range pods {
+			if _, err := trackTx(tx, p, now); err != nil {
+				return fmt.Errorf("tracking pod %s/%s: %w", p.Namespace, p.Name, err)
+			}
+		}
+		return nil
+	})
+}
+
+func trackTx(tx *bolt.Tx, p PodRef, now time.Time) (replaced bool, err error) {
+	if p.UID == "" {
+		return false, errors.New("empty uid")
+	}
+	pods := tx.Bucket(bucketPods)
+	key := podKey(p.Namespace, p.Name)
+	if v := pods.Get(key); v != nil {
+		old, err := decodeRecord(v)
+		if err == nil && old.UID == p.UID {
+			return false, nil
+		}
+		replaced = err == nil
+	}
+	rec := PodRecord{UID: p.UID, Status: v1.PodStatus{Phase: v1.PodPending}, Updated: now}
+	if h, ok, err := getHistory(tx, p.UID); err == nil && ok && h.Finished {
+		rec.Status.Phase, rec.Terminal = h.Phase, true
+	}
+	return replaced, putRecord(pods, key, rec)
 }
 
 // Get returns the stored pod: its namespace, name, UID and last status (no

@@ -301,3 +301,32 @@ func TestUnusableDirectory(t *testing.T) {
 		})
 	}
 }
+
+func TestTrackAll(t *testing.T) {
+	ctx := context.Background()
+	s := mustOpen(t, filepath.Join(t.TempDir(), FileName))
+	if _, err := s.Track(ctx, "ns", "a", "uid-a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(ctx, "ns", "a", "uid-a", running(0)); err != nil {
+		t.Fatal(err)
+	}
+	// a is tracked already (its status stays), b and c are new.
+	if err := s.TrackAll(ctx, []PodRef{{"ns", "a", "uid-a"}, {"ns", "b", "uid-b"}, {"ns", "c", "uid-c"}}); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]v1.PodPhase{"a": v1.PodRunning, "b": v1.PodPending, "c": v1.PodPending} {
+		p, err := s.Get(ctx, "ns", name)
+		if err != nil || p.Status.Phase != want || p.UID != types.UID("uid-"+name) {
+			t.Errorf("Get(%s) = %v, %v; want uid-%s %s", name, p, err, name, want)
+		}
+	}
+	// One bad ref fails the call, and nothing of it is stored.
+	err := s.TrackAll(ctx, []PodRef{{"ns", "d", "uid-d"}, {"ns", "e", ""}})
+	if err == nil || !strings.Contains(err.Error(), "ns/e") {
+		t.Fatalf("TrackAll with an empty uid: %v; want an error naming ns/e", err)
+	}
+	if _, err := s.Get(ctx, "ns", "d"); !errors.Is(err, lifecycle.ErrNotFound) {
+		t.Errorf("Get(d) after the failed TrackAll: %v; want not found", err)
+	}
+}
