@@ -76,62 +76,49 @@ func TestPodWatchStep(t *testing.T) {
 	}
 }
 
-// TestPodWatchWakesOnStatusChange checks that an open watch reports a new
-// status version as it happens, not at its next poll: with the poll made
-// an hour long, the change must still arrive.
-func TestPodWatchWakesOnStatusChange(t *testing.T) {
+// TestPodWatchWakes checks that an open watch reports a change as it
+// happens, not at its next poll: with the poll made an hour long, a new
+// status version and a pod added to the desired set must still arrive.
+func TestPodWatchWakes(t *testing.T) {
 	old := watchPeriod
 	watchPeriod = time.Hour
 	defer func() { watchPeriod = old }()
-	clock := lifecycletest.NewFakeClock(time.Unix(1000, 0))
-	n := &Node{desired: newDesiredSet(), status: lifecycle.NewStatusManager(lifecycle.StatusManagerConfig{Clock: clock})}
 	p := pod("1", "busybox")
-	_, commit := n.desired.apply(desired(true, p), clock.Now())
-	commit()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	changes, err := podsAPI{n}.Watch(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n.status.SetPodStatus(p, v1.PodStatus{Phase: v1.PodRunning})
-	select {
-	case c := <-changes:
-		if c.Type != localapi.Modified || c.Item.Pod.Status.Phase != v1.PodRunning {
-			t.Fatalf("change %s %s; want MODIFIED Running", c.Type, c.Item.Pod.Status.Phase)
-		}
-	case <-ctx.Done():
-		t.Fatal("the watch did not report the new status before its hour-long poll")
-	}
-}
-
-// TestPodWatchWakesOnDesiredChange checks that an open watch reports a pod
-// added to the desired set, and one whose worker finished it, as it
-// happens: with the poll made an hour long, both must still arrive.
-func TestPodWatchWakesOnDesiredChange(t *testing.T) {
-	old := watchPeriod
-	watchPeriod = time.Hour
-	defer func() { watchPeriod = old }()
-	clock := lifecycletest.NewFakeClock(time.Unix(1000, 0))
-	n := &Node{desired: newDesiredSet(), status: lifecycle.NewStatusManager(lifecycle.StatusManagerConfig{Clock: clock})}
-	_, commit := n.desired.apply(desired(true), clock.Now())
-	commit()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	changes, err := podsAPI{n}.Watch(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := pod("1", "busybox")
-	_, commit = n.desired.apply(desired(true, p), clock.Now())
-	commit()
-	select {
-	case c := <-changes:
-		if c.Type != localapi.Added || c.Item.Pod.Name != p.Name {
-			t.Fatalf("change %s %s; want ADDED %s", c.Type, c.Item.Pod.Name, p.Name)
-		}
-	case <-ctx.Done():
-		t.Fatal("the watch did not report the new desired pod before its hour-long poll")
+	for _, tc := range []struct {
+		name    string
+		initial []*v1.Pod
+		change  func(n *Node, clock *lifecycletest.FakeClock)
+		want    string // "TYPE name phase"
+	}{
+		{"a new status version", []*v1.Pod{p}, func(n *Node, _ *lifecycletest.FakeClock) {
+			n.status.SetPodStatus(p, v1.PodStatus{Phase: v1.PodRunning})
+		}, "MODIFIED p1 Running"},
+		{"a pod added to the desired set", nil, func(n *Node, clock *lifecycletest.FakeClock) {
+			_, commit := n.desired.apply(desired(true, p), clock.Now())
+			commit()
+		}, "ADDED p1 "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := lifecycletest.NewFakeClock(time.Unix(1000, 0))
+			n := &Node{desired: newDesiredSet(), status: lifecycle.NewStatusManager(lifecycle.StatusManagerConfig{Clock: clock})}
+			_, commit := n.desired.apply(desired(true, tc.initial...), clock.Now())
+			commit()
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			changes, err := podsAPI{n}.Watch(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.change(n, clock)
+			select {
+			case c := <-changes:
+				if got := fmt.Sprintf("%s %s %s", c.Type, c.Item.Pod.Name, c.Item.Pod.Status.Phase); got != tc.want {
+					t.Fatalf("change %q; want %q", got, tc.want)
+				}
+			case <-ctx.Done():
+				t.Fatalf("the watch did not report %q before its hour-long poll", tc.want)
+			}
+		})
 	}
 }
 
