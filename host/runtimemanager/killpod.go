@@ -28,8 +28,8 @@ import (
 // sandboxes, it yields to the other pods' container stops already in
 // flight, for at most TeardownYield and never past the grace period
 // counted from the call (stopsfirst.go): the yield never makes a kill that
-// kept to its grace period outlast it, and a kill without one (a forced
-// deletion) does not yield.
+// kept to its grace period outlast it. A forced deletion, whose grace
+// period the lifecycle raises to 1 s, yields at most that second.
 func (m *Manager) KillPod(ctx context.Context, pod *v1.Pod, running *lifecycle.RunningPod, gracePeriod int64) error {
 	start := m.clock.Now()
 	var uid, name string
