@@ -49,6 +49,7 @@ check-proto: proto
 
 # go.mod and go.sum must be what `go mod tidy` writes, here and in tools/.
 lint: tools
+	sh hack/check-tracked-binaries.sh
 	$(GO) mod tidy -diff
 	cd tools && $(GO) mod tidy -diff
 	$(GO) vet ./...
