@@ -33,22 +33,36 @@ func (e FieldError) Error() string {
 	return e.Field + ": " + e.Message
 }
 
-// Plugin describes a plugin to serve. Exactly one of Runtime and Volume is
-// set, matching Kind.
+// Plugin describes a plugin to serve. Exactly one of Runtime, Volume and
+// Volumes is set, matching Kind.
 type Plugin struct {
 	// Name of the implementation, e.g. "runtime-containerd".
 	Name string
 	// Version of the plugin itself.
 	Version string
 	Kind    Kind
-	// Capabilities lists optional features (the Cap* constants).
+	// Capabilities lists optional features (the Cap* constants). With
+	// Volumes set, the SDK adds those its interfaces give; list only the
+	// others (CapVolumeFC, CapVolumeISCSI).
 	Capabilities []string
 	// ContractVersions the plugin speaks; empty means the SDK's own
 	// (ContractVersion).
 	ContractVersions []string
 
+	// Runtime is a runtime plugin's gRPC service.
 	Runtime runtimev1.RuntimeServer
-	Volume  volumev1.VolumeServer
+	// Volume is a volume plugin's gRPC service, for a plugin that speaks
+	// proto/volume/v1 itself.
+	Volume volumev1.VolumeServer
+	// Volumes is a volume plugin's logic on plain Go types, which the SDK
+	// serves as the Volume service: it checks the requests, maps the
+	// errors and derives the capabilities (see Volumes).
+	Volumes Volumes
+	// OpaqueVolumeIDs makes the SDK pass Volumes any non-empty volume ID
+	// (a CSI volume handle may hold slashes). Without it an ID that is not
+	// a single clean path element is INVALID_ARGUMENT. A plugin that sets
+	// it must never use an ID as a path.
+	OpaqueVolumeIDs bool
 
 	// Configure validates and applies the plugin's config, a JSON object.
 	// It returns every problem found; a non-empty answer refuses the plugin
@@ -104,6 +118,16 @@ func (p Plugin) register() (func(*grpc.Server), error) {
 	if p.Name == "" {
 		return nil, errors.New("plugin name is empty")
 	}
+	if p.Volumes != nil {
+		if p.Kind != pluginapi.KindVolume || p.Volume != nil || p.Runtime != nil {
+			return nil, errors.New("a plugin that sets Volumes is of kind volume and sets neither Volume nor Runtime")
+		}
+		srv, caps, err := volumeServerFor(p)
+		if err != nil {
+			return nil, err
+		}
+		p.Volume, p.Capabilities = srv, caps
+	}
 	id := &identity{p: p}
 	switch p.Kind {
 	case pluginapi.KindRuntime:
@@ -136,4 +160,15 @@ func Register(s *grpc.Server, p Plugin) error {
 	}
 	register(s)
 	return nil
+}
+
+// VolumeServer returns the Volume service the SDK serves for p.Volumes and
+// the capabilities GetInfo lists with it. A plugin that must answer a call
+// at the gRPC level embeds the service in its own, and serves that as
+// Volume with these Capabilities (and Volumes nil).
+func (p Plugin) VolumeServer() (volumev1.VolumeServer, []string, error) {
+	if p.Volumes == nil {
+		return nil, nil, errors.New("plugin sets no Volumes")
+	}
+	return volumeServerFor(p)
 }

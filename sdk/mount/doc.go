@@ -5,7 +5,8 @@
 //   - IsMounted tells whether a path is a mount point (a path that does not
 //     exist is not; a stale mount is);
 //   - BindOnce bind-mounts a directory, read-only if asked, unless the
-//     target is mounted already;
+//     target shows it already (sdk.ErrAlreadyExists when the target shows
+//     another directory, or this one in the other mode);
 //   - FormatAndMount mounts a device, formatting it first when it holds no
 //     filesystem, unless the target is mounted already;
 //   - Unmount unmounts everything stacked on a path and keeps the
@@ -19,6 +20,7 @@
 //     tell "staged already" from "another volume is staged here".
 //
 // It runs on k8s.io/mount-utils, which calls the mount(8) and umount(8)
-// commands of the node. Volume plugins import it; it imports nothing of
-// podhost.
+// commands of the node. Volume plugins import it; of podhost it imports
+// only sdk, whose VolumeUsage and ErrNotFound its Usage and ErrNotMounted
+// are.
 package mount

@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
 
 	mountutils "k8s.io/mount-utils"
 	utilexec "k8s.io/utils/exec"
+
+	"github.com/podhost/podhost/sdk"
 )
 
 // mounter is the node's mount(8), shared by every call.
@@ -35,14 +39,49 @@ func IsMounted(path string) (bool, error) {
 // BindOnce bind-mounts the directory source onto target, read-only when
 // readonly is set, and creates target as a directory, with its parents,
 // when it is missing.
-// It does nothing when target is mounted already, whatever is mounted
-// there.
+// It does nothing when target shows source already in the mode asked; when
+// target shows another directory, or source in the other mode, it changes
+// nothing and answers an error that wraps sdk.ErrAlreadyExists (a Publish
+// called again with other arguments).
 func BindOnce(source, target string, readonly bool) error {
+	switch mounted, from, err := MountedFrom(target, source); {
+	case err != nil:
+		return err
+	case mounted && !from:
+		return fmt.Errorf("%s shows another directory than %s: %w", target, source, sdk.ErrAlreadyExists)
+	case mounted:
+		ro, err := readOnly(target)
+		if err != nil {
+			return err
+		}
+		if ro != readonly {
+			return fmt.Errorf("%s is mounted with read-only %v, asked %v: %w", target, ro, readonly, sdk.ErrAlreadyExists)
+		}
+		return nil
+	}
 	opts := []string{"bind"}
 	if readonly {
 		opts = append(opts, "ro")
 	}
 	return mountOnce(target, func() error { return mounter.Mount(source, target, "", opts) })
+}
+
+// readOnly reports whether the topmost mount on path is read-only.
+func readOnly(path string) (bool, error) {
+	infos, err := mountutils.ParseMountInfo("/proc/self/mountinfo")
+	if err != nil {
+		return false, fmt.Errorf("reading the mount table: %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	path = filepath.Clean(path)
+	for _, m := range slices.Backward(infos) {
+		if m.MountPoint == path {
+			return slices.Contains(m.MountOptions, "ro"), nil
+		}
+	}
+	return false, fmt.Errorf("%s is not in the mount table", path)
 }
 
 // FormatAndMount mounts the block device device on target as fstype with
@@ -66,9 +105,18 @@ func mountOnce(target string, mount func() error) error {
 		return fmt.Errorf("creating mount point %s: %w", target, err)
 	}
 	if err := mount(); err != nil {
-		return fmt.Errorf("mounting on %s: %w", target, err)
+		return fmt.Errorf("mounting on %s%s: %w", target, needsRoot(), err)
 	}
 	return nil
+}
+
+// needsRoot says, for the error of a failed mount or unmount, that the
+// process is not root, which mount(8) reports only as "exit status 32".
+func needsRoot() string {
+	if uid := os.Geteuid(); uid != 0 {
+		return fmt.Sprintf(" (needs root; running as uid %d)", uid)
+	}
+	return ""
 }
 
 // Unmount unmounts every mount stacked on path and keeps path. It succeeds
@@ -82,7 +130,7 @@ func Unmount(path string) error {
 			return nil
 		}
 		if err := mounter.Unmount(path); err != nil {
-			return fmt.Errorf("unmounting %s: %w", path, err)
+			return fmt.Errorf("unmounting %s%s: %w", path, needsRoot(), err)
 		}
 	}
 	return fmt.Errorf("unmounting %s: still mounted after %d unmounts", path, maxStacked)

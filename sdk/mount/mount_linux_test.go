@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/podhost/podhost/sdk"
 )
 
 // These tests mount for real: they need root, as the plugins that use the
@@ -168,5 +170,41 @@ func TestFormatAndMount(t *testing.T) {
 	}
 	if got := mounts(t, target); got != 0 {
 		t.Errorf("mounts on target after UnmountAndRemove: got %d; want 0", got)
+	}
+}
+
+// TestBindOnceRefusesOtherArguments: a target mounted already is left as it
+// is, and BindOnce answers sdk.ErrAlreadyExists when what is mounted there
+// is not what it was asked: another source, or the other read-only mode.
+func TestBindOnceRefusesOtherArguments(t *testing.T) {
+	tests := []struct {
+		name          string
+		first, second bool // read-only of the first and the second bind
+		other         bool // the second bind is of another source
+		want          error
+	}{
+		{name: "same arguments", want: nil},
+		{name: "read-only again", first: true, second: true, want: nil},
+		{name: "read-only asked, read-write mounted", second: true, want: sdk.ErrAlreadyExists},
+		{name: "read-write asked, read-only mounted", first: true, want: sdk.ErrAlreadyExists},
+		{name: "another source", other: true, want: sdk.ErrAlreadyExists},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			source, target := fixture(t)
+			if err := BindOnce(source, target, tt.first); err != nil {
+				t.Fatal(err)
+			}
+			second := source
+			if tt.other {
+				second = t.TempDir()
+			}
+			if err := BindOnce(second, target, tt.second); !errors.Is(err, tt.want) {
+				t.Errorf("second BindOnce: got %v; want %v", err, tt.want)
+			}
+			if got := mounts(t, target); got != 1 {
+				t.Errorf("mounts on target: got %d; want 1, the first left as it is", got)
+			}
+		})
 	}
 }

@@ -1,17 +1,16 @@
 package mount
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/podhost/podhost/sdk"
 )
 
 // Usage is the space and inode usage of a filesystem, as GetMetrics
 // reports it: used is what is not free, available is what an unprivileged
-// writer may still use, so used + available <= total.
-type Usage struct {
-	TotalBytes, UsedBytes, AvailableBytes    int64
-	TotalInodes, UsedInodes, AvailableInodes int64
-}
+// writer may still use, so used + available <= total. It is the SDK's
+// VolumeUsage, so that a VolumeMetrics returns MountUsage's answer as it is.
+type Usage = sdk.VolumeUsage
 
 // usageOf computes Usage from statfs(2) counts. Block counts are in units of
 // the fragment size frsize; bsize is used when frsize is 0. Inconsistent
@@ -33,8 +32,14 @@ func usageOf(blocks, bfree, bavail, files, ffree uint64, frsize, bsize int64) Us
 }
 
 // ErrNotMounted is the error of MountUsage for a path that is not a mount
-// point; a plugin answers GetMetrics with NOT_FOUND for it.
-var ErrNotMounted = errors.New("not a mount point")
+// point; a plugin answers GetMetrics with NOT_FOUND for it. It wraps
+// sdk.ErrNotFound, which the SDK answers so.
+var ErrNotMounted error = notMounted{}
+
+type notMounted struct{}
+
+func (notMounted) Error() string { return "not a mount point" }
+func (notMounted) Unwrap() error { return sdk.ErrNotFound }
 
 // MountUsage reads the usage of the filesystem mounted on path, the
 // volume_path of GetMetrics. A path that is not a mount point, or does not
