@@ -41,5 +41,6 @@
 //
 // Plugins, examples and the kits import it, and tests of the host that
 // need a real plugin in the test binary; the host's own code never does.
-// It imports pluginapi and the generated protos only.
+// It imports pluginapi, the generated protos and its own internal packages
+// only.
 package sdk

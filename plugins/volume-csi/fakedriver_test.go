@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"net"
 	"os"
 	"path/filepath"
@@ -239,7 +240,7 @@ func (f *fakeDriver) publish(id, target string, readonly bool) error {
 	if !f.mounts {
 		return os.MkdirAll(target, 0o750)
 	}
-	data := filepath.Join(f.root, id)
+	data := filepath.Join(f.root, hex.EncodeToString([]byte(id))) // an ID is never a path
 	if err := os.MkdirAll(data, 0o750); err != nil {
 		return err
 	}

@@ -20,6 +20,9 @@ func (k *kit) wantCode(call string, err error, want codes.Code) bool {
 // mustOK stops the check unless err is nil.
 func (k *kit) mustOK(call string, err error) {
 	k.Helper()
+	if uid := os.Geteuid(); err != nil && uid != 0 {
+		k.Fatalf("%s: got %v; want OK (the kit runs as uid %d: a plugin that mounts needs root)", call, err, uid)
+	}
 	kitcheck.MustOK(k.T, call, err)
 }
 
@@ -113,6 +116,7 @@ func (k *kit) tearDown(p *published) {
 		_, err := k.vol.Unstage(k.ctx(), &volumev1.UnstageRequest{VolumeId: p.vol.ID, StagingPath: p.staging})
 		k.mustOK("Unstage", err)
 		k.wantUnmounted("after Unstage, staging path", p.staging)
+		k.wantStagingDir(p.staging)
 	}
 	if k.caps.GetRequiresAttach() {
 		_, err := k.vol.Detach(k.ctx(), k.detachReq(p.vol))
@@ -125,6 +129,15 @@ func (k *kit) wantAbsent(what, path string) {
 	k.Helper()
 	if fi, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
 		k.Errorf("%s %s: got %v; want it absent", what, path, describe(fi, err))
+	}
+}
+
+// wantStagingDir fails the check unless the staging directory the kit
+// created is still there after Unstage.
+func (k *kit) wantStagingDir(path string) {
+	k.Helper()
+	if fi, err := os.Lstat(path); err != nil || !fi.IsDir() {
+		k.Errorf("after Unstage, staging path %s: got %v; want the directory kept: Unstage must not remove the staging directory, which the host created and removes", path, describe(fi, err))
 	}
 }
 

@@ -43,6 +43,7 @@ var checks = []check{
 	{name: "Stage twice succeeds", applies: stages, run: checkStageTwice},
 	{name: "Stage of another volume at a staged path is ALREADY_EXISTS", applies: stages, run: checkStageOther},
 	{name: "Unstage of a never-staged volume succeeds", applies: stages, run: checkUnstageNeverStaged},
+	{name: "Unstage keeps the staging directory", applies: stages, run: checkUnstageKeepsDir},
 	{name: "Publish before Stage is FAILED_PRECONDITION", applies: stages, run: checkPublishBeforeStage},
 	{name: "Publish twice succeeds", run: checkPublishTwice},
 	{name: "Unpublish of a never-published path succeeds", run: checkUnpublishNeverPublished},
@@ -52,6 +53,7 @@ var checks = []check{
 	{name: "an interrupted Stage is undone by Unstage", applies: stages, run: checkStageInterrupted},
 	{name: "an interrupted Publish is undone by Unpublish", run: checkPublishInterrupted},
 	{name: "teardown twice succeeds", run: checkTearDownTwice},
+	{name: "a volume ID is never used as a path", run: checkTraversalID},
 	{name: "GetMetrics is UNIMPLEMENTED without supports_metrics", applies: noMetrics, run: checkMetricsUnimplemented},
 	{name: "GetMetrics reports sane usage", applies: metrics, run: checkMetrics},
 	{name: "GetMetrics of an unknown path is NOT_FOUND", applies: metrics, run: checkMetricsUnknown},
@@ -140,6 +142,18 @@ func checkUnstageNeverStaged(k *kit) {
 	for _, path := range []string{empty, missing} {
 		_, err := k.vol.Unstage(k.ctx(), &volumev1.UnstageRequest{VolumeId: v.ID, StagingPath: path})
 		k.wantCode("Unstage of never-staged path "+path, err, codes.OK)
+	}
+	k.wantStagingDir(empty)
+}
+
+func checkUnstageKeepsDir(k *kit) {
+	p := k.stage()
+	_, err := k.vol.Unstage(k.ctx(), &volumev1.UnstageRequest{VolumeId: p.vol.ID, StagingPath: p.staging})
+	k.mustOK("Unstage", err)
+	k.wantStagingDir(p.staging)
+	if k.caps.GetRequiresAttach() {
+		_, err := k.vol.Detach(k.ctx(), k.detachReq(p.vol))
+		k.mustOK("Detach", err)
 	}
 }
 

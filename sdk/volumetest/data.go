@@ -4,6 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+
+	"google.golang.org/grpc/status"
+
+	"github.com/podhost/podhost/sdk"
 )
 
 // dataFile is the file the kit writes through a target path.
@@ -66,7 +70,7 @@ func checkReadonly(k *kit) {
 // the plugin's Midway hook, when it has one, and after the plugin
 // answered, as when the answer is lost.
 func (k *kit) interruptions() []string {
-	if k.setup.Midway == nil {
+	if k.setup.Midway == nil && k.setup.Plugin.Volumes == nil {
 		return []string{atEnd}
 	}
 	return []string{atMidway, atEnd}
@@ -86,13 +90,38 @@ func (k *kit) interrupt(name, at string, call func(ctx context.Context) error) {
 	default:
 		k.irq.arm("", nil)
 		hint := ""
-		if at == atMidway {
+		switch {
+		case at != atMidway:
+		case k.setup.Plugin.Volumes != nil:
+			hint = "; it must call sdk.Midway(ctx) once it changed the node"
+		default:
 			hint = "; it must call the hook Setup.Midway points at"
 		}
 		k.Errorf("%s answered %v before it reached the point of interruption (%s)%s", name, err, at, hint)
 	}
 	if !k.irq.wait() {
 		k.Fatalf("%s interrupted %s: still running %v after its context ended", name, at, k.setup.CallTimeout)
+	}
+	if answer, ok := k.irq.midwayAnswer(); ok {
+		k.wantUncertain(name, answer)
+	}
+}
+
+// wantUncertain fails the check unless answer, what the plugin's handler
+// returned to a call interrupted midway, is uncertain on the wire.
+func (k *kit) wantUncertain(name string, answer error) {
+	k.Helper()
+	const rule = "an interrupted call may have taken effect in part, so it must answer an uncertain error (CANCELLED or DEADLINE_EXCEEDED when its context ended), never a final one"
+	if answer == nil {
+		k.Errorf("%s interrupted midway answered OK after its context ended: %s", name, rule)
+		return
+	}
+	st, ok := status.FromError(answer)
+	if !ok {
+		st = status.FromContextError(answer) // as the gRPC server sends it
+	}
+	if sdk.ClassifyVolumeError(st.Err()) != sdk.VolumeUncertain {
+		k.Errorf("%s interrupted midway answered %v (%v), a final error: %s", name, st.Code(), st.Message(), rule)
 	}
 }
 

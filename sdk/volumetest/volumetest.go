@@ -3,7 +3,7 @@
 //
 //	func TestConformance(t *testing.T) {
 //		volumetest.Run(t, func(t *testing.T) volumetest.Setup {
-//			return volumetest.Setup{Plugin: newPlugin()}
+//			return volumetest.Setup{Plugin: newPlugin("test")} // Kind: sdk.KindVolume
 //		})
 //	}
 //
@@ -14,13 +14,24 @@
 // that every error code is one of the contract's final or uncertain classes.
 // It writes through a target path and reads the data back through the next
 // one (the volume must be mounted there, not an empty directory), checks
-// that a read-only target refuses writes, and interrupts Stage and Publish
-// (see Setup.Midway) to check that Unpublish and Unstage then leave nothing
-// mounted. Before a check's directories are removed, the kit unmounts
-// whatever is still mounted under them, so that a failed check cannot
-// delete through a live mount into a volume.
+// that a read-only target refuses writes, and that Unstage leaves the
+// staging directory, which the host created and removes. It interrupts
+// Stage and Publish midway (at sdk.Midway, or at the hook Setup.Midway
+// points at) and after they answered: an interrupted call must answer an
+// uncertain error, never a final one, and Unpublish and Unstage must then
+// leave nothing mounted. It sends a volume ID that climbs out of any
+// directory ("../../…") to a place the kit watches, and fails a plugin that
+// creates or removes anything there: volume IDs are untrusted input, never
+// a path.
+//
+// Before a check's directories are removed, the kit unmounts whatever is
+// still mounted under them, so that a failed check cannot delete through a
+// live mount into a volume. A plugin that mounts needs root to pass; run as
+// another user, the kit's failures say "needs root".
 // GetCapabilities decides which rules apply. Each subtest gets a fresh plugin
-// from the factory, so checks do not depend on one another.
+// from the factory, so checks do not depend on one another. The kit checks
+// the Volume service as the host calls it, whether the plugin serves it
+// itself (sdk.Plugin.Volume) or the SDK serves it (sdk.Plugin.Volumes).
 //
 // The kit imports the sdk and the generated protos; plugins import it only
 // from their tests.
@@ -36,9 +47,9 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
-	"github.com/podhost/podhost/pluginapi"
 	pluginv1 "github.com/podhost/podhost/proto/plugin/v1"
 	volumev1 "github.com/podhost/podhost/proto/volume/v1"
 	"github.com/podhost/podhost/sdk"
@@ -50,7 +61,7 @@ import (
 // required; the other fields let a real backend be plugged in.
 type Setup struct {
 	// Plugin is served as the plugin's main would serve it; Kind must be
-	// pluginapi.KindVolume.
+	// sdk.KindVolume.
 	Plugin sdk.Plugin
 	// Config is the JSON config passed to Configure before any check; empty
 	// means "{}". It must be accepted.
@@ -65,14 +76,16 @@ type Setup struct {
 	Dir string
 	// CallTimeout bounds each call; zero means 30 seconds.
 	CallTimeout time.Duration
-	// Midway, when set, points at a hook of the plugin under test: a func
-	// field the plugin calls in the middle of Stage and of Publish, after
-	// it changed the node (mounted something), and after which it returns
-	// an uncertain error when its ctx has ended. In production the hook is
-	// nil or a no-op. Before any call the kit sets it to a function that,
-	// when the kit interrupts the call, ends the caller's context and waits
-	// until the plugin's ctx is done; otherwise it returns at once. With
-	// Midway nil the kit interrupts Stage and Publish only after they
+	// Midway, when set, points at a hook of a plugin that serves the
+	// Volume service itself (sdk.Plugin.Volume): a func field the plugin
+	// calls in the middle of Stage and of Publish, after it changed the
+	// node (mounted something), and after which it returns an uncertain
+	// error when its ctx has ended. In production the hook is nil or a
+	// no-op. Before any call the kit sets it to a function that, when the
+	// kit interrupts the call, ends the caller's context and waits until
+	// the plugin's ctx is done; otherwise it returns at once. A plugin on
+	// sdk.Plugin.Volumes calls sdk.Midway instead and needs no Midway here.
+	// With neither, the kit interrupts Stage and Publish only after they
 	// answered (as when the answer is lost), not midway.
 	Midway *func(ctx context.Context)
 }
@@ -128,8 +141,8 @@ var volumeSeq atomic.Int64
 func start(t *testing.T, newPlugin func(t *testing.T) Setup) *kit {
 	t.Helper()
 	s := newPlugin(t)
-	if s.Plugin.Kind != pluginapi.KindVolume {
-		t.Fatalf("plugin %q has kind %q; want %q", s.Plugin.Name, s.Plugin.Kind, pluginapi.KindVolume)
+	if s.Plugin.Kind != sdk.KindVolume {
+		t.Fatalf("plugin %q has kind %q; want %q (sdk.KindVolume)", s.Plugin.Name, s.Plugin.Kind, sdk.KindVolume)
 	}
 	if s.Config == "" {
 		s.Config = "{}"
@@ -154,14 +167,11 @@ func start(t *testing.T, newPlugin func(t *testing.T) Setup) *kit {
 	}
 	// Registered after the directory's removal, so it runs before it.
 	t.Cleanup(func() { unmountUnder(t, dir) })
-	irq := &interrupter{VolumeServer: s.Plugin.Volume, timeout: s.CallTimeout}
-	if s.Plugin.Volume != nil {
-		s.Plugin.Volume = irq
-	}
+	irq := &interrupter{timeout: s.CallTimeout}
 	if s.Midway != nil {
-		*s.Midway = irq.midway
+		*s.Midway = midwayHook
 	}
-	conn := inprocess.Dial(t, s.Plugin, allowed)
+	conn := inprocess.Dial(t, s.Plugin, allowed, grpc.ChainUnaryInterceptor(irq.intercept))
 	k := &kit{T: t, setup: s, id: pluginv1.NewIdentityClient(conn), vol: volumev1.NewVolumeClient(conn), dir: dir, irq: irq}
 
 	ctx := k.ctx()

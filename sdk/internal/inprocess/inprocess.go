@@ -24,8 +24,8 @@ import (
 // Dial serves p on a unix socket in a fresh temporary directory and returns
 // a client connection to it. Both are closed when t's test ends. Every
 // answer with an error whose code allowed refuses fails t, naming the
-// method.
-func Dial(t testing.TB, p sdk.Plugin, allowed func(method string, code codes.Code) bool) *grpc.ClientConn {
+// method. opts are the server's options (a kit's interceptor).
+func Dial(t testing.TB, p sdk.Plugin, allowed func(method string, code codes.Code) bool, opts ...grpc.ServerOption) *grpc.ClientConn {
 	t.Helper()
 	// A unix socket path is limited to 108 bytes, which t.TempDir() under
 	// nested subtests can exceed; the directory is short and still private.
@@ -39,7 +39,7 @@ func Dial(t testing.TB, p sdk.Plugin, allowed func(method string, code codes.Cod
 	if err != nil {
 		t.Fatalf("listening on %s: %v", sock, err)
 	}
-	srv := grpc.NewServer()
+	srv := grpc.NewServer(opts...)
 	if err := sdk.Register(srv, p); err != nil {
 		t.Fatalf("registering plugin %q: %v", p.Name, err)
 	}
