@@ -7,17 +7,12 @@ import (
 	"github.com/podhost/podhost/sdk/volumetest"
 )
 
-// setup serves volume-scratch with its volumes under a fresh root, and
-// lets the kit interrupt Stage and Publish at scratch's midway hook.
-func setup(t *testing.T) (volumetest.Setup, *server) {
-	p := newPlugin("test")
-	s := p.Volume.(*server)
-	return volumetest.Setup{Plugin: p, Config: fmt.Sprintf(`{"root": %q}`, t.TempDir()), Midway: &s.scratch.midway}, s
+// setup serves volume-scratch with its volumes under a fresh root. The kit
+// interrupts Stage and Publish at sdk.Midway.
+func setup(t *testing.T) volumetest.Setup {
+	return volumetest.Setup{Plugin: newPlugin("test"), Config: fmt.Sprintf(`{"root": %q}`, t.TempDir())}
 }
 
 func TestConformance(t *testing.T) {
-	volumetest.Run(t, func(t *testing.T) volumetest.Setup {
-		s, _ := setup(t)
-		return s
-	})
+	volumetest.Run(t, setup)
 }

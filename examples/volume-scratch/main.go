@@ -1,20 +1,16 @@
-// Command volume-scratch is an example podhost volume plugin whose volumes
-// are directories on the node: Stage creates the volume's directory under
-// the configured root (default /var/lib/volume-scratch) and bind-mounts it
-// on the staging path, Publish bind-mounts the staging path on the pod's
-// target path (read-only when asked), Unpublish and Unstage undo that, and
-// Unstage deletes the directory. GetMetrics reports the usage of the
-// filesystem that holds the root. It needs root to mount, and shows the
-// mount helpers of sdk/mount and the conformance kit sdk/volumetest.
-//
-// The files follow the plugin-author layout: main.go is one sdk.Serve call,
-// server.go translates between the proto messages and scratch.go, and
-// scratch.go holds the logic on plain Go types.
+// Command volume-scratch is an example volume plugin on sdk.Volumes: a volume
+// is a directory under the configured root, bind-mounted on the staging path
+// and from there on target paths, deleted by Unstage. Its state is the mount
+// table, never a record of its own. It needs root; sdk/volumetest checks it.
 package main
 
 import "github.com/podhost/podhost/sdk"
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+var version = "dev" // set with -ldflags "-X main.version=..."
 
 func main() { sdk.Serve(newPlugin(version)) }
+
+func newPlugin(version string) sdk.Plugin {
+	s := &scratch{config: sdk.NewConfig(config{Root: "/var/lib/volume-scratch"})}
+	return sdk.Plugin{Name: "volume-scratch", Version: version, Kind: sdk.KindVolume, Volumes: s, Configure: s.config.Configure}
+}

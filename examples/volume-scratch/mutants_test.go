@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/podhost/podhost/internal/testutil"
 	volumev1 "github.com/podhost/podhost/proto/volume/v1"
+	"github.com/podhost/podhost/sdk"
 	"github.com/podhost/podhost/sdk/mount"
 	"github.com/podhost/podhost/sdk/volumetest"
 )
@@ -22,7 +24,9 @@ import (
 // The conformance kit must catch a plugin that breaks the contract. Each
 // mutant is volume-scratch with one bug; TestKitCatchesMutants runs the kit
 // against it in a child process (this test binary, re-executed) and expects
-// the named subtest to fail.
+// the named subtest to fail. Most bugs are planted in the plain Go calls
+// (sdk.Volumes); those the SDK makes impossible there are planted in the
+// gRPC service the SDK builds, served the old way (sdk.Plugin.Volume).
 
 // mutantEnv names the mutant TestMutantConformance serves.
 const mutantEnv = "VOLUME_SCRATCH_MUTANT"
@@ -33,159 +37,235 @@ const rootEnv = "VOLUME_SCRATCH_ROOT"
 
 // mutant is volume-scratch with some calls replaced.
 type mutant struct {
-	*server
-	caps      *volumev1.GetCapabilitiesResponse
-	stage     func(context.Context, *volumev1.StageRequest) (*volumev1.StageResponse, error)
-	unstage   func(context.Context, *volumev1.UnstageRequest) (*volumev1.UnstageResponse, error)
-	publish   func(context.Context, *volumev1.PublishRequest) (*volumev1.PublishResponse, error)
-	unpublish func(context.Context, *volumev1.UnpublishRequest) (*volumev1.UnpublishResponse, error)
-	metrics   func(context.Context, *volumev1.GetMetricsRequest) (*volumev1.GetMetricsResponse, error)
+	*scratch
+	stage     func(context.Context, sdk.StageRequest) error
+	unstage   func(context.Context, sdk.UnstageRequest) error
+	publish   func(context.Context, sdk.PublishRequest) error
+	unpublish func(context.Context, sdk.UnpublishRequest) error
+	metrics   func(context.Context, sdk.MetricsRequest) (sdk.VolumeUsage, error)
+	// plugin, when set, changes the plugin served (an SDK option, or the
+	// gRPC service itself).
+	plugin func(t *testing.T, p sdk.Plugin) sdk.Plugin
 }
 
-func (m *mutant) GetCapabilities(ctx context.Context, req *volumev1.GetCapabilitiesRequest) (*volumev1.GetCapabilitiesResponse, error) {
+func (m *mutant) Stage(ctx context.Context, r sdk.StageRequest) error {
+	if m.stage != nil {
+		return m.stage(ctx, r)
+	}
+	return m.scratch.Stage(ctx, r)
+}
+
+func (m *mutant) Unstage(ctx context.Context, r sdk.UnstageRequest) error {
+	if m.unstage != nil {
+		return m.unstage(ctx, r)
+	}
+	return m.scratch.Unstage(ctx, r)
+}
+
+func (m *mutant) Publish(ctx context.Context, r sdk.PublishRequest) error {
+	if m.publish != nil {
+		return m.publish(ctx, r)
+	}
+	return m.scratch.Publish(ctx, r)
+}
+
+func (m *mutant) Unpublish(ctx context.Context, r sdk.UnpublishRequest) error {
+	if m.unpublish != nil {
+		return m.unpublish(ctx, r)
+	}
+	return m.scratch.Unpublish(ctx, r)
+}
+
+func (m *mutant) Metrics(ctx context.Context, r sdk.MetricsRequest) (sdk.VolumeUsage, error) {
+	if m.metrics != nil {
+		return m.metrics(ctx, r)
+	}
+	return m.scratch.Metrics(ctx, r)
+}
+
+// grpcMutant is the gRPC service the SDK builds for volume-scratch, with
+// some calls replaced, served as a plugin that speaks the contract itself.
+type grpcMutant struct {
+	volumev1.VolumeServer
+	caps      *volumev1.GetCapabilitiesResponse
+	unpublish func(context.Context, *volumev1.UnpublishRequest) (*volumev1.UnpublishResponse, error)
+}
+
+func (m *grpcMutant) GetCapabilities(ctx context.Context, req *volumev1.GetCapabilitiesRequest) (*volumev1.GetCapabilitiesResponse, error) {
 	if m.caps != nil {
 		return m.caps, nil
 	}
-	return m.server.GetCapabilities(ctx, req)
+	return m.VolumeServer.GetCapabilities(ctx, req)
 }
 
-func (m *mutant) Stage(ctx context.Context, req *volumev1.StageRequest) (*volumev1.StageResponse, error) {
-	if m.stage != nil {
-		return m.stage(ctx, req)
-	}
-	return m.server.Stage(ctx, req)
-}
-
-func (m *mutant) Unstage(ctx context.Context, req *volumev1.UnstageRequest) (*volumev1.UnstageResponse, error) {
-	if m.unstage != nil {
-		return m.unstage(ctx, req)
-	}
-	return m.server.Unstage(ctx, req)
-}
-
-func (m *mutant) Publish(ctx context.Context, req *volumev1.PublishRequest) (*volumev1.PublishResponse, error) {
-	if m.publish != nil {
-		return m.publish(ctx, req)
-	}
-	return m.server.Publish(ctx, req)
-}
-
-func (m *mutant) Unpublish(ctx context.Context, req *volumev1.UnpublishRequest) (*volumev1.UnpublishResponse, error) {
+func (m *grpcMutant) Unpublish(ctx context.Context, req *volumev1.UnpublishRequest) (*volumev1.UnpublishResponse, error) {
 	if m.unpublish != nil {
 		return m.unpublish(ctx, req)
 	}
-	return m.server.Unpublish(ctx, req)
+	return m.VolumeServer.Unpublish(ctx, req)
 }
 
-func (m *mutant) GetMetrics(ctx context.Context, req *volumev1.GetMetricsRequest) (*volumev1.GetMetricsResponse, error) {
-	if m.metrics != nil {
-		return m.metrics(ctx, req)
+// servedOldWay serves p's Volumes as a gRPC service of its own, changed by
+// mutate, as a plugin written against proto/volume/v1 would be.
+func servedOldWay(t *testing.T, p sdk.Plugin, mutate func(*grpcMutant)) sdk.Plugin {
+	srv, caps, err := p.VolumeServer()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return m.server.GetMetrics(ctx, req)
+	m := &grpcMutant{VolumeServer: srv}
+	mutate(m)
+	p.Volumes, p.Volume, p.Capabilities = nil, m, caps
+	if m.caps != nil && !m.caps.GetSupportsMetrics() {
+		p.Capabilities = nil
+	}
+	return p
 }
 
 // mutants maps a bug to the mutant and the kit subtest that must catch it.
 var mutants = map[string]testutil.Mutant[*mutant]{
 	"second stage refused": {Mutate: func(m *mutant) {
-		m.stage = func(ctx context.Context, req *volumev1.StageRequest) (*volumev1.StageResponse, error) {
-			if m.staged(req.GetVolumeId(), req.GetStagingPath()) {
-				return nil, status.Error(codes.AlreadyExists, "already staged")
+		m.stage = func(ctx context.Context, r sdk.StageRequest) error {
+			if m.staged(r.VolumeID, r.StagingPath) {
+				return fmt.Errorf("already staged: %w", sdk.ErrAlreadyExists)
 			}
-			return m.server.Stage(ctx, req)
+			return m.scratch.Stage(ctx, r)
 		}
 	}, CaughtBy: "Stage_twice_succeeds"},
 	"unstage of nothing is NOT_FOUND": {Mutate: func(m *mutant) {
-		m.unstage = func(ctx context.Context, req *volumev1.UnstageRequest) (*volumev1.UnstageResponse, error) {
-			if mounted, _ := mount.IsMounted(req.GetStagingPath()); !mounted {
-				return nil, status.Error(codes.NotFound, "not staged")
+		m.unstage = func(ctx context.Context, r sdk.UnstageRequest) error {
+			if mounted, _ := mount.IsMounted(r.StagingPath); !mounted {
+				return fmt.Errorf("not staged: %w", sdk.ErrNotFound)
 			}
-			return m.server.Unstage(ctx, req)
+			return m.scratch.Unstage(ctx, r)
 		}
 	}, CaughtBy: "Unstage_of_a_never-staged_volume_succeeds"},
 	"publish without stage": {Mutate: func(m *mutant) {
-		m.publish = func(_ context.Context, req *volumev1.PublishRequest) (*volumev1.PublishResponse, error) {
-			return &volumev1.PublishResponse{}, os.MkdirAll(req.GetTargetPath(), 0o750)
+		m.publish = func(_ context.Context, r sdk.PublishRequest) error {
+			return os.MkdirAll(r.TargetPath, 0o750)
 		}
 	}, CaughtBy: "Publish_before_Stage_is_FAILED_PRECONDITION"},
 	"unpublish keeps the target": {Mutate: func(m *mutant) {
-		m.unpublish = func(context.Context, *volumev1.UnpublishRequest) (*volumev1.UnpublishResponse, error) {
-			return &volumev1.UnpublishResponse{}, nil
-		}
+		m.unpublish = func(context.Context, sdk.UnpublishRequest) error { return nil }
 	}, CaughtBy: "round_trip"},
-	"empty volume id accepted": {Mutate: func(m *mutant) {
-		m.unpublish = func(ctx context.Context, req *volumev1.UnpublishRequest) (*volumev1.UnpublishResponse, error) {
-			req.VolumeId = "anything"
-			return m.server.Unpublish(ctx, req)
-		}
-	}, CaughtBy: "missing_arguments_are_INVALID_ARGUMENT"},
 	"publish makes an empty directory": {Mutate: func(m *mutant) {
-		m.publish = func(ctx context.Context, req *volumev1.PublishRequest) (*volumev1.PublishResponse, error) {
-			if !m.staged(req.GetVolumeId(), req.GetStagingPath()) || req.GetTargetPath() == "" {
-				return m.server.Publish(ctx, req)
+		m.publish = func(ctx context.Context, r sdk.PublishRequest) error {
+			if !m.staged(r.VolumeID, r.StagingPath) {
+				return m.scratch.Publish(ctx, r)
 			}
-			return &volumev1.PublishResponse{}, os.MkdirAll(req.GetTargetPath(), 0o750)
+			return os.MkdirAll(r.TargetPath, 0o750)
 		}
-		m.unpublish = func(ctx context.Context, req *volumev1.UnpublishRequest) (*volumev1.UnpublishResponse, error) {
-			if req.GetVolumeId() == "" || req.GetTargetPath() == "" {
-				return m.server.Unpublish(ctx, req)
-			}
-			return &volumev1.UnpublishResponse{}, os.RemoveAll(req.GetTargetPath())
+		m.unpublish = func(_ context.Context, r sdk.UnpublishRequest) error {
+			return os.RemoveAll(r.TargetPath)
 		}
 	}, CaughtBy: "data_written_through_a_target_is_in_the_volume"},
 	"publish ignores readonly": {Mutate: func(m *mutant) {
-		m.publish = func(ctx context.Context, req *volumev1.PublishRequest) (*volumev1.PublishResponse, error) {
-			req.Readonly = false
-			return m.server.Publish(ctx, req)
+		m.publish = func(ctx context.Context, r sdk.PublishRequest) error {
+			r.Readonly = false
+			return m.scratch.Publish(ctx, r)
 		}
 	}, CaughtBy: "a_read-only_target_refuses_writes"},
 	"unstage trusts its record of stages": {Mutate: func(m *mutant) {
 		done := newRecord()
-		m.stage = func(ctx context.Context, req *volumev1.StageRequest) (*volumev1.StageResponse, error) {
-			return add[volumev1.StageResponse](done, req.GetStagingPath())(m.server.Stage(ctx, req))
+		m.stage = func(ctx context.Context, r sdk.StageRequest) error {
+			return done.add(r.StagingPath, m.scratch.Stage(ctx, r))
 		}
-		m.unstage = func(ctx context.Context, req *volumev1.UnstageRequest) (*volumev1.UnstageResponse, error) {
-			if !done.has(req.GetStagingPath()) && req.GetVolumeId() != "" && req.GetStagingPath() != "" {
-				return &volumev1.UnstageResponse{}, nil
+		m.unstage = func(ctx context.Context, r sdk.UnstageRequest) error {
+			if !done.has(r.StagingPath) {
+				return nil
 			}
-			return m.server.Unstage(ctx, req)
+			return m.scratch.Unstage(ctx, r)
 		}
 	}, CaughtBy: "an_interrupted_Stage_is_undone_by_Unstage"},
 	"unpublish trusts its record of publishes": {Mutate: func(m *mutant) {
 		done := newRecord()
-		m.publish = func(ctx context.Context, req *volumev1.PublishRequest) (*volumev1.PublishResponse, error) {
-			return add[volumev1.PublishResponse](done, req.GetTargetPath())(m.server.Publish(ctx, req))
+		m.publish = func(ctx context.Context, r sdk.PublishRequest) error {
+			return done.add(r.TargetPath, m.scratch.Publish(ctx, r))
 		}
-		m.unpublish = func(ctx context.Context, req *volumev1.UnpublishRequest) (*volumev1.UnpublishResponse, error) {
-			if !done.has(req.GetTargetPath()) && req.GetVolumeId() != "" && req.GetTargetPath() != "" {
-				return &volumev1.UnpublishResponse{}, nil
+		m.unpublish = func(ctx context.Context, r sdk.UnpublishRequest) error {
+			if !done.has(r.TargetPath) {
+				return nil
 			}
-			return m.server.Unpublish(ctx, req)
+			return m.scratch.Unpublish(ctx, r)
 		}
 	}, CaughtBy: "an_interrupted_Publish_is_undone_by_Unpublish"},
 	"unpublish fails": {Mutate: func(m *mutant) {
-		m.unpublish = func(context.Context, *volumev1.UnpublishRequest) (*volumev1.UnpublishResponse, error) {
-			return nil, status.Error(codes.Aborted, "unpublish fails")
+		m.unpublish = func(context.Context, sdk.UnpublishRequest) error {
+			return fmt.Errorf("unpublish fails: %w", sdk.ErrUncertain)
 		}
 	}, CaughtBy: "round_trip"},
 	"code outside the contract": {Mutate: func(m *mutant) {
-		m.metrics = func(context.Context, *volumev1.GetMetricsRequest) (*volumev1.GetMetricsResponse, error) {
-			return nil, status.Error(codes.OutOfRange, "no such volume")
+		m.metrics = func(context.Context, sdk.MetricsRequest) (sdk.VolumeUsage, error) {
+			return sdk.VolumeUsage{}, status.Error(codes.OutOfRange, "no such volume")
 		}
 	}, CaughtBy: "GetMetrics_of_an_unknown_path_is_NOT_FOUND"},
 	"used more than total": {Mutate: func(m *mutant) {
-		m.metrics = func(context.Context, *volumev1.GetMetricsRequest) (*volumev1.GetMetricsResponse, error) {
-			return &volumev1.GetMetricsResponse{TotalBytes: 10, UsedBytes: 8, AvailableBytes: 8}, nil
+		m.metrics = func(context.Context, sdk.MetricsRequest) (sdk.VolumeUsage, error) {
+			return sdk.VolumeUsage{TotalBytes: 10, UsedBytes: 8, AvailableBytes: 8}, nil
 		}
 	}, CaughtBy: "GetMetrics_reports_sane_usage"},
+	"interrupted stage answers final": {Mutate: func(m *mutant) {
+		m.stage = func(ctx context.Context, r sdk.StageRequest) error {
+			err := m.scratch.Stage(ctx, r)
+			if err != nil && ctx.Err() != nil {
+				return fmt.Errorf("stage of %s cut short: %w", r.VolumeID, sdk.ErrNotStaged)
+			}
+			return err
+		}
+	}, CaughtBy: "an_interrupted_Stage_is_undone_by_Unstage"},
+	"interrupted publish answers final": {Mutate: func(m *mutant) {
+		m.publish = func(ctx context.Context, r sdk.PublishRequest) error {
+			err := m.scratch.Publish(ctx, r)
+			if err != nil && ctx.Err() != nil {
+				return fmt.Errorf("publish of %s cut short: %w", r.VolumeID, sdk.ErrAlreadyExists)
+			}
+			return err
+		}
+	}, CaughtBy: "an_interrupted_Publish_is_undone_by_Unpublish"},
+	"unstage removes the staging directory": {Mutate: func(m *mutant) {
+		m.unstage = func(ctx context.Context, r sdk.UnstageRequest) error {
+			if err := m.scratch.Unstage(ctx, r); err != nil {
+				return err
+			}
+			return mount.UnmountAndRemove(r.StagingPath)
+		}
+	}, CaughtBy: "Unstage_keeps_the_staging_directory"},
+	"volume id used as a path": {Mutate: func(m *mutant) {
+		m.plugin = func(_ *testing.T, p sdk.Plugin) sdk.Plugin {
+			p.OpaqueVolumeIDs = true // and scratch joins the ID to its root
+			return p
+		}
+	}, CaughtBy: "a_volume_ID_is_never_used_as_a_path"},
+	"empty volume id accepted": {Mutate: func(m *mutant) {
+		m.plugin = func(t *testing.T, p sdk.Plugin) sdk.Plugin {
+			return servedOldWay(t, p, func(g *grpcMutant) {
+				g.unpublish = func(ctx context.Context, req *volumev1.UnpublishRequest) (*volumev1.UnpublishResponse, error) {
+					req.VolumeId = "anything"
+					return g.VolumeServer.Unpublish(ctx, req)
+				}
+			})
+		}
+	}, CaughtBy: "missing_arguments_are_INVALID_ARGUMENT"},
 	"metrics served without the capability": {Mutate: func(m *mutant) {
-		m.caps = &volumev1.GetCapabilitiesResponse{StageUnstage: true}
+		m.plugin = func(t *testing.T, p sdk.Plugin) sdk.Plugin {
+			return servedOldWay(t, p, func(g *grpcMutant) {
+				g.caps = &volumev1.GetCapabilitiesResponse{StageUnstage: true}
+			})
+		}
 	}, CaughtBy: "GetMetrics_is_UNIMPLEMENTED_without_supports_metrics"},
+}
+
+// rules are what the kit must say when it catches the three mutants whose
+// faults it once missed: the rule, not only the call.
+var rules = map[string]string{
+	"interrupted stage answers final":       "a final error: an interrupted call may have taken effect in part",
+	"interrupted publish answers final":     "a final error: an interrupted call may have taken effect in part",
+	"unstage removes the staging directory": "Unstage must not remove the staging directory, which the host created and removes",
+	"volume id used as a path":              "the plugin used the ID as a path; volume IDs are untrusted input",
 }
 
 // staged reports whether volume id is staged at stagingPath.
 func (m *mutant) staged(id, stagingPath string) bool {
-	dir, err := m.scratch.dir(id)
-	_, ours, _ := mount.MountedFrom(stagingPath, dir)
+	_, ours, err := mount.MountedFrom(stagingPath, m.dir(id))
 	return err == nil && ours
 }
 
@@ -197,17 +277,15 @@ type record struct {
 
 func newRecord() record { return record{mu: &sync.Mutex{}, paths: map[string]bool{}} }
 
-// add returns a function that records path when the call it is given
-// succeeded and passes the call's answer on.
-func add[T any](r record, path string) func(*T, error) (*T, error) {
-	return func(resp *T, err error) (*T, error) {
-		if err == nil {
-			r.mu.Lock()
-			r.paths[path] = true
-			r.mu.Unlock()
-		}
-		return resp, err
+// add records path when err, the answer of the call on it, is nil, and
+// returns err.
+func (r record) add(path string, err error) error {
+	if err == nil {
+		r.mu.Lock()
+		r.paths[path] = true
+		r.mu.Unlock()
 	}
+	return err
 }
 
 func (r record) has(path string) bool {
@@ -219,24 +297,43 @@ func (r record) has(path string) bool {
 func TestMutantConformance(t *testing.T) {
 	mu := testutil.ServedMutant(t, mutantEnv, mutants)
 	volumetest.Run(t, func(t *testing.T) volumetest.Setup {
-		setup, s := setup(t)
-		m := &mutant{server: s}
+		s := setup(t)
+		m := &mutant{scratch: s.Plugin.Volumes.(*scratch)}
 		if mu.Mutate != nil {
 			mu.Mutate(m)
 		}
-		if m.caps != nil && !m.caps.GetSupportsMetrics() {
-			setup.Plugin.Capabilities = []string{}
+		s.Plugin.Volumes = m
+		if m.plugin != nil {
+			s.Plugin = m.plugin(t, s.Plugin)
 		}
-		setup.Plugin.Volume = m
 		if root := os.Getenv(rootEnv); root != "" {
-			setup.Config = fmt.Sprintf(`{"root": %q}`, root)
+			s.Config = fmt.Sprintf(`{"root": %q}`, root)
 		}
-		return setup
+		return s
 	})
 }
 
 func TestKitCatchesMutants(t *testing.T) {
 	testutil.KitCatchesMutants(t, mutantEnv, "TestMutantConformance", mutants)
+}
+
+// TestKitNamesTheRule runs the kit's catching subtest against each mutant
+// of rules and checks that the failure names the rule broken.
+func TestKitNamesTheRule(t *testing.T) {
+	for name, rule := range rules {
+		t.Run(name, func(t *testing.T) {
+			run := "-test.run=^TestMutantConformance$/^" + mutants[name].CaughtBy + "$"
+			cmd := exec.CommandContext(t.Context(), os.Args[0], run, "-test.v")
+			cmd.Env = append(os.Environ(), mutantEnv+"="+name)
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("the kit passed mutant %q; want it to fail\n%s", name, out)
+			}
+			if !strings.Contains(string(out), rule) {
+				t.Errorf("the kit's output lacks the rule %q\n%s", rule, out)
+			}
+		})
+	}
 }
 
 // TestKitUnmountsBeforeCleanup runs the kit's round trip against a plugin

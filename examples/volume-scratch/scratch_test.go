@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/podhost/podhost/sdk"
 	"github.com/podhost/podhost/sdk/mount"
 )
 
@@ -32,9 +33,9 @@ func TestScratch(t *testing.T) {
 			{call: "publish", id: "v1", path: "target"},
 			{call: "metrics", id: "v1", path: "target"},
 			{call: "unpublish", id: "v1", path: "target"},
-			{call: "metrics", id: "v1", path: "target", want: mount.ErrNotMounted},
+			{call: "metrics", id: "v1", path: "target", want: sdk.ErrNotFound},
 			{call: "unstage", id: "v1", path: "staging"},
-			{call: "publish", id: "v1", path: "target", want: errNotStaged},
+			{call: "publish", id: "v1", path: "target", want: sdk.ErrNotStaged},
 		}},
 		{name: "every call twice", steps: []step{
 			{call: "stage", id: "v1", path: "staging"},
@@ -53,25 +54,15 @@ func TestScratch(t *testing.T) {
 		}},
 		{name: "another volume's staging path", steps: []step{
 			{call: "stage", id: "v1", path: "staging"},
-			{call: "stage", id: "v2", path: "staging", want: errOtherVolume},
-			{call: "publish", id: "v2", path: "target", want: errNotStaged},
+			{call: "stage", id: "v2", path: "staging", want: sdk.ErrAlreadyExists},
+			{call: "publish", id: "v2", path: "target", want: sdk.ErrNotStaged},
 			{call: "unstage", id: "v2", path: "staging"},
 			{call: "publish", id: "v1", path: "target"},
 			{call: "unpublish", id: "v1", path: "target"},
 			{call: "unstage", id: "v1", path: "staging"},
 		}},
 		{name: "metrics of a plain directory", steps: []step{
-			{call: "metrics", id: "v1", path: "dir", want: mount.ErrNotMounted},
-		}},
-		{name: "bad arguments", steps: []step{
-			{call: "stage", id: "", path: "staging", want: errInvalid},
-			{call: "stage", id: "v1", path: "", want: errInvalid},
-			{call: "stage", id: "../v1", path: "staging", want: errInvalid},
-			{call: "stage", id: "..", path: "staging", want: errInvalid},
-			{call: "unstage", id: "", path: "staging", want: errInvalid},
-			{call: "publish", id: "v1", path: "", want: errInvalid},
-			{call: "unpublish", id: "", path: "target", want: errInvalid},
-			{call: "metrics", id: "v1", path: "", want: errInvalid},
+			{call: "metrics", id: "v1", path: "dir", want: sdk.ErrNotFound},
 		}},
 	}
 	for _, tt := range tests {
@@ -93,21 +84,21 @@ func TestScratch(t *testing.T) {
 					_ = syscall.Unmount(p, syscall.MNT_DETACH)
 				}
 			})
-			s := &scratch{root: func() string { return filepath.Join(dir, "root") }, midway: func(context.Context) {}}
+			s := &scratch{config: sdk.NewConfig(config{Root: filepath.Join(dir, "root")})}
 			ctx := context.Background()
 			for i, st := range tt.steps {
 				var err error
 				switch st.call {
 				case "stage":
-					err = s.Stage(ctx, st.id, abs(st.path, ""))
+					err = s.Stage(ctx, sdk.StageRequest{VolumeID: st.id, StagingPath: abs(st.path, "")})
 				case "unstage":
-					err = s.Unstage(ctx, st.id, abs(st.path, ""))
+					err = s.Unstage(ctx, sdk.UnstageRequest{VolumeID: st.id, StagingPath: abs(st.path, "")})
 				case "publish":
-					err = s.Publish(ctx, st.id, filepath.Join(dir, "staging"), abs(st.path, "pod"), false)
+					err = s.Publish(ctx, sdk.PublishRequest{VolumeID: st.id, StagingPath: filepath.Join(dir, "staging"), TargetPath: abs(st.path, "pod")})
 				case "unpublish":
-					err = s.Unpublish(ctx, st.id, abs(st.path, "pod"))
+					err = s.Unpublish(ctx, sdk.UnpublishRequest{VolumeID: st.id, TargetPath: abs(st.path, "pod")})
 				case "metrics":
-					_, err = s.Metrics(ctx, st.id, abs(st.path, "pod"))
+					_, err = s.Metrics(ctx, sdk.MetricsRequest{VolumeID: st.id, VolumePath: abs(st.path, "pod")})
 				default:
 					t.Fatalf("unknown call %q", st.call)
 				}
@@ -129,18 +120,18 @@ func TestConfigure(t *testing.T) {
 		want     int
 		wantRoot string
 	}{
-		{name: "empty", config: "{}", wantRoot: defaultRoot},
+		{name: "empty", config: "{}", wantRoot: "/var/lib/volume-scratch"},
 		{name: "root", config: `{"root":"/srv/scratch"}`, wantRoot: "/srv/scratch"},
-		{name: "relative root", config: `{"root":"scratch"}`, want: 1, wantRoot: defaultRoot},
-		{name: "unknown field", config: `{"size":"1Gi"}`, want: 1, wantRoot: defaultRoot},
+		{name: "relative root", config: `{"root":"scratch"}`, want: 1, wantRoot: "/var/lib/volume-scratch"},
+		{name: "unknown field", config: `{"size":"1Gi"}`, want: 1, wantRoot: "/var/lib/volume-scratch"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newServer()
-			if got := s.configure(context.Background(), []byte(tt.config)); len(got) != tt.want {
-				t.Errorf("configure(%s): got %v; want %d errors", tt.config, got, tt.want)
+			p := newPlugin("test")
+			if got := p.Configure(context.Background(), []byte(tt.config)); len(got) != tt.want {
+				t.Errorf("Configure(%s): got %v; want %d errors", tt.config, got, tt.want)
 			}
-			if got := s.scratch.root(); got != tt.wantRoot {
+			if got := p.Volumes.(*scratch).config.Get().Root; got != tt.wantRoot {
 				t.Errorf("root after configure(%s): got %q; want %q", tt.config, got, tt.wantRoot)
 			}
 		})
