@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -354,5 +355,42 @@ func TestKitUnmountsBeforeCleanup(t *testing.T) {
 	written, err := filepath.Glob(filepath.Join(root, "*", "volumetest"))
 	if err != nil || len(written) != 1 {
 		t.Errorf("files the round trip wrote into the volume: got %v, %v; want one, kept by the kit's cleanup\n%s", written, err, out)
+	}
+}
+
+// TestKitSaysNeedsRoot runs the kit's round trip as an unprivileged user
+// (this test binary, copied where that user may run it) and checks that
+// the failure says the plugin needs root, not only what mount(8) said.
+func TestKitSaysNeedsRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("this test runs the kit as another user: it needs root")
+	}
+	dir, err := os.MkdirTemp("", "volume-scratch-nonroot-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	bin := filepath.Join(dir, "volume-scratch.test")
+	b, err := os.ReadFile(os.Args[0])
+	if err == nil {
+		err = os.WriteFile(bin, b, 0o755)
+	}
+	if err == nil {
+		err = os.Chmod(dir, 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), bin, "-test.run=^TestConformance$/^round_trip$", "-test.v")
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("the kit passed as uid 65534; want it to fail\n%s", out)
+	}
+	for _, want := range []string{"(needs root; running as uid 65534)", "the kit runs as uid 65534: a plugin that mounts needs root"} {
+		if !bytes.Contains(out, []byte(want)) {
+			t.Errorf("the kit's output lacks %q\n%s", want, out)
+		}
 	}
 }
