@@ -205,22 +205,10 @@ var mutants = map[string]testutil.Mutant[*mutant]{
 		}
 	}, CaughtBy: "GetMetrics_reports_sane_usage"},
 	"interrupted stage answers final": {Mutate: func(m *mutant) {
-		m.stage = func(ctx context.Context, r sdk.StageRequest) error {
-			err := m.scratch.Stage(ctx, r)
-			if err != nil && ctx.Err() != nil {
-				return fmt.Errorf("stage of %s cut short: %w", r.VolumeID, sdk.ErrNotStaged)
-			}
-			return err
-		}
+		m.stage = finalWhenCut(m.scratch.Stage, sdk.ErrNotStaged)
 	}, CaughtBy: "an_interrupted_Stage_is_undone_by_Unstage"},
 	"interrupted publish answers final": {Mutate: func(m *mutant) {
-		m.publish = func(ctx context.Context, r sdk.PublishRequest) error {
-			err := m.scratch.Publish(ctx, r)
-			if err != nil && ctx.Err() != nil {
-				return fmt.Errorf("publish of %s cut short: %w", r.VolumeID, sdk.ErrAlreadyExists)
-			}
-			return err
-		}
+		m.publish = finalWhenCut(m.scratch.Publish, sdk.ErrAlreadyExists)
 	}, CaughtBy: "an_interrupted_Publish_is_undone_by_Unpublish"},
 	"unstage removes the staging directory": {Mutate: func(m *mutant) {
 		m.unstage = func(ctx context.Context, r sdk.UnstageRequest) error {
@@ -253,6 +241,18 @@ var mutants = map[string]testutil.Mutant[*mutant]{
 			})
 		}
 	}, CaughtBy: "GetMetrics_is_UNIMPLEMENTED_without_supports_metrics"},
+}
+
+// finalWhenCut returns call, changed to answer final, an error wrapping
+// sentinel, when it failed because its context ended.
+func finalWhenCut[R any](call func(context.Context, R) error, sentinel error) func(context.Context, R) error {
+	return func(ctx context.Context, r R) error {
+		err := call(ctx, r)
+		if err != nil && ctx.Err() != nil {
+			return fmt.Errorf("cut short: %w", sentinel)
+		}
+		return err
+	}
 }
 
 // rules are what the kit must say when it catches the three mutants whose
