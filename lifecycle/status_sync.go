@@ -186,6 +186,7 @@ func (m *StatusManager) syncPod(ctx context.Context, t syncTarget) {
 		log.Info("reading pod from the status sink", "err", err)
 		return
 	}
+	defer m.sink.Forget(pod.UID)
 	if pod.UID != t.sinkUID {
 		if !t.mirror {
 			m.mu.Lock()
