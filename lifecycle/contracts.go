@@ -86,6 +86,11 @@ type StatusSink interface {
 	Put(ctx context.Context, namespace, name string, uid types.UID, status v1.PodStatus) error
 	// Delete removes the pod with grace 0 and a UID precondition.
 	Delete(ctx context.Context, namespace, name string, uid types.UID) error
+	// Forget ends a sync that read the pod with this UID (the UID Get
+	// returned): the sink may drop what it kept of the read for a Put
+	// (the API server's sink keeps the status read, the base of the
+	// patch), so that it keeps nothing of a pod between two syncs.
+	Forget(uid types.UID)
 }
 
 // Recorder receives user-facing events (FailedSync, ExceededGracePeriod, …).

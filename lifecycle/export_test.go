@@ -16,3 +16,10 @@ func (m *StatusManager) APIVersionForTest(uid types.UID) uint64 {
 	defer m.syncMu.Unlock()
 	return m.apiVersions[uid]
 }
+
+// LenForTest returns how many pods the cache holds an entry for.
+func (c *Cache) LenForTest() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pods)
+}

@@ -78,7 +78,7 @@ type Housekeeper struct {
 //
 // The steps follow docs/lifecycle.md, section 6: find orphaned mirror
 // pods, SyncKnownPods, list the runtime (an error aborts the pass), drop
-// orphaned statuses, remove orphaned pod directories, delete orphaned
+// the statuses of pods neither desired, mirrored nor known to the worker, remove orphaned pod directories, delete orphaned
 // mirror pods, set the config gauges, re-create desired pods unknown to the
 // worker, kill deleted terminal pods unknown to the worker, kill runtime
 // pods unknown to the worker and set kubelet_working_pods. Probe and cgroup
@@ -109,12 +109,19 @@ func (h *Housekeeper) Cleanup(ctx context.Context, config, mirrors []*v1.Pod) er
 		}
 	}
 	if h.Status != nil {
-		keep := make(map[types.UID]struct{}, len(config)+len(mirrors))
+		// A pod that left the desired set keeps its status while its
+		// worker is known (SyncKnownPods forgets an orphan only once it
+		// finished): it is still served, and SyncTerminatedPod builds the
+		// final status from it.
+		keep := make(map[types.UID]struct{}, len(config)+len(mirrors)+len(workingPods))
 		for _, p := range config {
 			keep[p.UID] = struct{}{}
 		}
 		for _, p := range mirrors {
 			keep[p.UID] = struct{}{}
+		}
+		for uid := range workingPods {
+			keep[uid] = struct{}{}
 		}
 		h.Status.RemoveOrphanedStatuses(keep)
 	}

@@ -88,8 +88,9 @@ func (g *PLEG) Healthy() error {
 }
 
 // Relist lists the runtime once, emits events for changed containers,
-// re-inspects changed pods into the cache and advances the cache time to
-// the moment before the list. The cache time serves the inspections
+// re-inspects changed pods into the cache, records the pods the list does
+// not show as gone and advances the cache time to the moment before the
+// list (which drops the entries of gone pods, see Cache). The cache time serves the inspections
 // requested before it, which it forgets. Relist must not be called
 // concurrently.
 func (g *PLEG) Relist(ctx context.Context) error {
@@ -141,6 +142,9 @@ func (g *PLEG) Relist(ctx context.Context) error {
 		g.cache.Set(uid, status, err, start)
 	}
 	g.old = current
+	// A pod this listing does not show is gone, also one whose entry the
+	// relist never revisits (a ready sandbox without containers).
+	g.cache.forgetAbsent(byUID, start)
 	g.cache.UpdateTime(start)
 	// Events go out only once the cache holds the statuses they announce:
 	// a worker woken by an event reads a status newer than its last sync,

@@ -3,6 +3,7 @@ package lifecycle_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -209,5 +210,80 @@ func TestPLEGEventRequests(t *testing.T) {
 				t.Errorf("after the sync ended: %d inspections; want the held hint's 1", got)
 			}
 		})
+	}
+}
+
+// TestCacheForgetsPodsGoneFromTheRuntime checks that the cache holds no
+// entry for a pod once a relist or an inspection showed the runtime holds
+// nothing of it, so that it does not grow with every pod the node ever
+// ran (issue 24: 0 pods in the runtime, 1000 entries), and that a worker
+// waiting for a status newer than its last sync is served all along: an
+// entry goes only once the cache's time vouches for the pod's absence.
+func TestCacheForgetsPodsGoneFromTheRuntime(t *testing.T) {
+	const n = 1000
+	for _, tc := range []struct {
+		name string
+		run  func(t *testing.T, rt *inspectFailing, g *lifecycle.PLEG, cache *lifecycle.Cache, clock *lifecycletest.FakeClock)
+	}{
+		{"relist: removed pods", func(t *testing.T, rt *inspectFailing, g *lifecycle.PLEG, cache *lifecycle.Cache, clock *lifecycletest.FakeClock) {
+			for i := range n {
+				rt.AddPod(types.UID(fmt.Sprint(i)), "p", "ns", "c")
+			}
+			relist(t, g, clock)
+			for i := range n {
+				rt.RemovePod(types.UID(fmt.Sprint(i)))
+			}
+			relist(t, g, clock)
+		}},
+		{"inspection: syncs of pods the runtime never held", func(t *testing.T, rt *inspectFailing, g *lifecycle.PLEG, cache *lifecycle.Cache, clock *lifecycletest.FakeClock) {
+			relist(t, g, clock)
+			for i := range n {
+				clock.Step(time.Millisecond)
+				g.Request(lifecycle.PodRef{UID: types.UID(fmt.Sprint(i)), Name: "p", Namespace: "ns"})
+				g.InspectRequested(t.Context())
+			}
+			relist(t, g, clock)
+		}},
+		{"relist: a pod that had only a sandbox", func(t *testing.T, rt *inspectFailing, g *lifecycle.PLEG, cache *lifecycle.Cache, clock *lifecycletest.FakeClock) {
+			rt.AddPod("1", "p", "ns") // a ready sandbox, no container
+			g.Request(lifecycle.PodRef{UID: "1", Name: "p", Namespace: "ns"})
+			g.InspectRequested(t.Context())
+			relist(t, g, clock)
+			rt.RemovePod("1")
+			relist(t, g, clock)
+		}},
+		{"a failed inspection stays until one succeeds", func(t *testing.T, rt *inspectFailing, g *lifecycle.PLEG, cache *lifecycle.Cache, clock *lifecycletest.FakeClock) {
+			rt.AddPod("1", "p", "ns", "c")
+			relist(t, g, clock)
+			rt.RemovePod("1")
+			rt.err = errors.New("inspection failed")
+			relist(t, g, clock)
+			if _, err := cache.Get("1"); err == nil {
+				t.Fatalf("the failed inspection's record is gone")
+			}
+			rt.err = nil
+			relist(t, g, clock)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := &inspectFailing{FakeRuntime: lifecycletest.NewFakeRuntime()}
+			g, cache, clock := newTestPLEG(rt)
+			tc.run(t, rt, g, cache, clock)
+			if got := cache.LenForTest(); got != 0 {
+				t.Errorf("the cache holds %d entries with no pod in the runtime; want 0", got)
+			}
+		})
+	}
+}
+
+// relist steps the clock and relists once.
+func relist(t *testing.T, g *lifecycle.PLEG, clock *lifecycletest.FakeClock) {
+	t.Helper()
+	clock.Step(time.Second)
+	if err := g.Relist(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for len(g.Events()) > 0 {
+		<-g.Events()
 	}
 }

@@ -304,8 +304,10 @@ func isTerminal(p v1.PodPhase) bool { return p == v1.PodSucceeded || p == v1.Pod
 //   - no container is reported exit 0 (now or as its last termination)
 //     without the runtime or an earlier status having shown exit 0;
 //   - once the pod is deleted or terminal, a container the runtime shows
-//     exited with N is reported terminated with N, and TerminatePod keeps
-//     N: 137 is only for containers whose exit was never observed.
+//     exited with N, or that an earlier status showed exited with N and
+//     the runtime no longer holds, is reported terminated with N, and
+//     TerminatePod keeps N: 137 is only for containers whose exit was
+//     never observed.
 func TestGeneratedStatusInvariants(t *testing.T) {
 	names := []string{"c1", "c2"}
 	rapid.Check(t, func(rt *rapid.T) {
@@ -376,6 +378,21 @@ func TestGeneratedStatusInvariants(t *testing.T) {
 				}
 				if term := c.State.Terminated; term == nil || term.ExitCode != cs.ExitCode {
 					rt.Fatalf("%s: container %s exited %d in the runtime but is reported %+v", stage, c.Name, cs.ExitCode, c.State)
+				}
+			}
+			// A container gone from the runtime keeps the exit an earlier
+			// status showed (status rule 5(h)): it is not lost.
+			for _, c := range st.ContainerStatuses {
+				if rs.Container(c.Name) != nil {
+					continue
+				}
+				for _, prev := range cached.ContainerStatuses {
+					if prev.Name != c.Name || prev.State.Terminated == nil {
+						continue
+					}
+					if term := c.State.Terminated; term == nil || term.ExitCode != prev.State.Terminated.ExitCode {
+						rt.Fatalf("%s: container %s, gone from the runtime, had exited %d but is reported %+v", stage, c.Name, prev.State.Terminated.ExitCode, c.State)
+					}
 				}
 			}
 		}

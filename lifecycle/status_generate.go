@@ -127,6 +127,11 @@ func (cc containerConversion) convert(specs []v1.Container, old []v1.ContainerSt
 		}
 		cs := rs.Container(spec.Name)
 		switch {
+		case cs == nil && prev != nil && prev.State.Terminated != nil:
+			// Gone from the runtime after it exited (container GC,
+			// crictl rm): its exit was observed, so it keeps it, as the
+			// kubelet keeps a container's last terminated state.
+			c = *prev.DeepCopy()
 		case cs == nil:
 			reason := "ContainerCreating"
 			if initPending {

@@ -664,3 +664,56 @@ func TestStatusChangedWakesOnNewVersionsOnly(t *testing.T) {
 		t.Error("a new version did not close Changed")
 	}
 }
+
+// TestFinishedPodIsReadOnlyWhenItMustBe checks that the full batch re-syncs
+// a finished pod only when its version moved or it can be deleted (the
+// config pod is marked for deletion), as the kubelet's needsUpdate: a
+// completed pod was read from the sink in every full batch, forever
+// (issue 24; in Kubernetes mode each read is a GET of the API server).
+func TestFinishedPodIsReadOnlyWhenItMustBe(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// stale leaves the config pod with the status it was applied
+		// with, as a local source does.
+		stale bool
+	}{
+		{name: "config holds the status written"},
+		{name: "config holds the status it was applied with", stale: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			e := newStatusEnv()
+			pod := apiPod("1", "p")
+			e.sink.Store(pod)
+			e.lookup.pods["1"] = pod
+			e.m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodSucceeded, ContainerStatuses: []v1.ContainerStatus{terminated("c1", 0), terminated("c2", 0)}})
+			e.m.TerminatePod(pod)
+			e.m.SyncBatch(ctx, false)
+			wantCalls(t, e.sink, "get ns/p", "put ns/p")
+			if !tc.stale {
+				e.lookup.pods["1"], _ = e.sink.Pod("ns", "p")
+			}
+			for range 6 {
+				e.m.SyncBatch(ctx, true)
+			}
+			wantCalls(t, e.sink)
+
+			// Deleted once finished: the next full batch deletes it.
+			deleted := pod.DeepCopy()
+			if p, ok := e.sink.Pod("ns", "p"); ok {
+				deleted.Status = p.Status
+			}
+			ts := metav1.NewTime(time.Unix(900, 0))
+			deleted.DeletionTimestamp = &ts
+			e.sink.Store(deleted)
+			e.lookup.pods["1"] = deleted
+			e.m.SyncBatch(ctx, true)
+			if calls := e.sink.Calls(); !slices.Contains(calls, "delete ns/p") {
+				t.Errorf("sink calls %q after the deletion; want a delete", calls)
+			}
+			if _, ok := e.m.PodStatus("1"); ok {
+				t.Errorf("status kept after the delete")
+			}
+		})
+	}
+}

@@ -115,8 +115,11 @@ func (m *StatusManager) collect(all bool) []syncTarget {
 			t.sinkUID, t.mirror = mirror.UID, true
 		}
 		sinkUIDs[t.sinkUID] = struct{}{}
-		needs := m.apiVersions[t.sinkUID] < st.version || (all && st.podIsFinished && !t.mirror)
-		if !needs && all && m.needsReconcile(uid, st) {
+		// A finished pod is synced again only when its version moved or
+		// it can be deleted now: it is never reconciled, so a pod that
+		// completed is not read from the sink in every full batch.
+		needs := m.apiVersions[t.sinkUID] < st.version || (all && !t.mirror && m.canBeDeleted(uid, st))
+		if !needs && all && !st.podIsFinished && m.needsReconcile(uid, st) {
 			delete(m.apiVersions, t.sinkUID)
 			needs = true
 		}
@@ -132,6 +135,25 @@ func (m *StatusManager) collect(all bool) []syncTarget {
 		}
 	}
 	return out
+}
+
+// canBeDeleted reports a finished pod that its config pod (the lookup's)
+// marks for deletion, as the kubelet's canBeDeleted; the sync deletes it
+// from the sink once the sink's phase is terminal. A pod no longer in
+// config is not deleted this way. Unlike the kubelet, the config pod's
+// phase is not asked: a local source's copy of a pod carries the status
+// it was applied with, not the one written. Without a lookup the sink is
+// the only view of a deletion that came after the pod finished (the
+// worker takes no update then), so every finished pod may be deletable.
+func (m *StatusManager) canBeDeleted(uid types.UID, st *versionedPodStatus) bool {
+	if !st.podIsFinished {
+		return false
+	}
+	if m.lookup == nil {
+		return true
+	}
+	pod, ok := m.lookup.Pod(uid)
+	return ok && pod.DeletionTimestamp != nil && !IsMirrorPod(pod)
 }
 
 // needsReconcile compares the config view of the pod's status with the
@@ -164,6 +186,7 @@ func (m *StatusManager) syncPod(ctx context.Context, t syncTarget) {
 		log.Info("reading pod from the status sink", "err", err)
 		return
 	}
+	defer m.sink.Forget(pod.UID)
 	if pod.UID != t.sinkUID {
 		if !t.mirror {
 			m.mu.Lock()

@@ -122,3 +122,52 @@ func TestSyncerReportsHostIPs(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncerKeepsTheExitOfAVanishedContainer checks status rule 5(h) when
+// a container that exited is removed from the runtime (container GC,
+// crictl rm) between SyncTerminatingPod and SyncTerminatedPod: the final
+// status keeps the exit the runtime showed, as the kubelet keeps a
+// container's last terminated state, instead of regenerating it as
+// waiting and letting TerminatePod report it lost (137) under a phase
+// Succeeded that the exit 0 had decided.
+func TestSyncerKeepsTheExitOfAVanishedContainer(t *testing.T) {
+	for _, policy := range []v1.RestartPolicy{v1.RestartPolicyAlways, v1.RestartPolicyOnFailure, v1.RestartPolicyNever} {
+		for _, code := range []int32{0, 3} {
+			t.Run(fmt.Sprintf("%s exit %d", policy, code), func(t *testing.T) {
+				ctx := t.Context()
+				e := newStatusEnv()
+				pod := apiPod("1", "p")
+				pod.Spec.Containers = pod.Spec.Containers[:1]
+				pod.Spec.RestartPolicy = policy
+				rt := lifecycletest.NewFakeRuntime()
+				s := &lifecycle.Syncer{Runtime: rt, Status: e.m, Pods: e.state}
+				if _, err := s.SyncPod(ctx, lifecycle.UpdateCreate, pod, nil, &lifecycle.PodStatus{ID: "1"}); err != nil {
+					t.Fatal(err)
+				}
+				rt.ExitContainer("1", "c1", code)
+				exited, _ := rt.PodStatus(ctx, "1", "p", "ns")
+				e.state.terminating["1"] = true
+				if err := s.SyncTerminatingPod(ctx, pod, exited, nil, nil); err != nil {
+					t.Fatal(err)
+				}
+				rt.RemovePod("1") // the exited container is removed before the final status
+				gone, _ := rt.PodStatus(ctx, "1", "p", "ns")
+				if err := s.SyncTerminatedPod(ctx, pod, gone); err != nil {
+					t.Fatal(err)
+				}
+				st, _ := e.m.PodStatus("1")
+				c := st.ContainerStatuses[0]
+				if term := c.State.Terminated; term == nil || term.ExitCode != code {
+					t.Errorf("final state of c1 %+v (phase %s); want terminated with exit %d", c.State, st.Phase, code)
+				}
+				want := v1.PodSucceeded
+				if code != 0 {
+					want = v1.PodFailed
+				}
+				if st.Phase != want {
+					t.Errorf("final phase %s; want %s", st.Phase, want)
+				}
+			})
+		}
+	}
+}

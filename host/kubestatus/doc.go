@@ -9,7 +9,10 @@
 //     change (a condition that flipped and flipped back).
 //   - Put patches the pod's status subresource with a strategic merge patch
 //     from the status Get returned to the new one (fields that went away
-//     are removed), and with the pod UID in the patch as the precondition:
+//     are removed; Get keeps that status until the Put, a Delete or the
+//     Forget that ends the status manager's sync, so nothing of a pod is
+//     kept between two syncs), and with the pod UID in the patch as the
+//     precondition:
 //     a pod recreated under the same name with another UID is never
 //     written, and the error wraps lifecycle.ErrUIDMismatch.
 //   - Container IDs are "<runtime type>://<id>" in the API server, as a

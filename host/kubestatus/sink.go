@@ -27,7 +27,8 @@ type Sink struct {
 
 	mu sync.Mutex
 	// read is the status Get last returned for each pod UID: the base of
-	// the next Put's patch. An entry goes with the Put or Delete after it.
+	// the next Put's patch. An entry goes with the Put, Delete or Forget
+	// after it, so none outlives the status manager's sync that read it.
 	read map[types.UID]v1.PodStatus
 }
 
@@ -102,6 +103,14 @@ func statusPatch(uid types.UID, old, status v1.PodStatus) ([]byte, error) {
 		return nil, fmt.Errorf("building the status patch: %w", err)
 	}
 	return patch, nil
+}
+
+// Forget drops the status Get read of the pod with this UID: the sync
+// that read it writes nothing.
+func (s *Sink) Forget(uid types.UID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.read, uid)
 }
 
 // Delete deletes the pod with this UID at once (grace period 0).

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -246,4 +248,58 @@ func TestContainerIDsCarryTheRuntimeTypeInTheAPI(t *testing.T) {
 	if err := failing.Put(ctx, "default", "web", "uid-1", running("def", "abc")); err == nil || len(patches(t, client)) != 0 {
 		t.Errorf("Put without the runtime type: %v, %d patches; want an error and none", err, len(patches(t, client)))
 	}
+}
+
+// TestReadCacheKeepsNothingBetweenSyncs runs the status manager over the
+// sink and checks that the statuses Get read are not kept once the sync
+// that read them is over: a sync that finds the API already holding the
+// status reads and writes nothing, and the read was kept until a Put or
+// Delete of that pod came, which for a pod gone from the node never
+// comes (issue 24: an entry per pod, forever).
+func TestReadCacheKeepsNothingBetweenSyncs(t *testing.T) {
+	ctx := t.Context()
+	const n = 100
+	client := fake.NewClientset()
+	s := newSink(client)
+	status := v1.PodStatus{Phase: v1.PodRunning, StartTime: &metav1.Time{Time: time.Unix(1000, 0)}}
+	var pods []*v1.Pod
+	for i := range n {
+		p := apiPod(types.UID(fmt.Sprint("uid-", i)), status)
+		p.Name = fmt.Sprint("web-", i)
+		if _, err := client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		pods = append(pods, p)
+	}
+	// A status manager that starts with the statuses the API holds, as
+	// after a restart of the host.
+	m := lifecycle.NewStatusManager(lifecycle.StatusManagerConfig{Clock: fixedClock{time.Unix(2000, 0)}, Sink: s})
+	for _, p := range pods {
+		m.SetPodStatus(p, status)
+	}
+	m.SyncBatch(ctx, false)
+	if ps := patches(t, client); len(ps) != 0 {
+		t.Fatalf("%d patches; the API held every status already", len(ps))
+	}
+	if got := s.readLen(); got != 0 {
+		t.Errorf("the sink keeps %d reads after the sync; want 0", got)
+	}
+	m.RemoveOrphanedStatuses(nil) // the pods left the node
+	m.SyncBatch(ctx, true)
+	if got := s.readLen(); got != 0 {
+		t.Errorf("the sink keeps %d reads of pods gone from the node; want 0", got)
+	}
+}
+
+// fixedClock is a lifecycle.Clock that stands still.
+type fixedClock struct{ now time.Time }
+
+func (c fixedClock) Now() time.Time                       { return c.now }
+func (c fixedClock) After(time.Duration) <-chan time.Time { return nil }
+
+// readLen is how many reads the sink keeps.
+func (s *Sink) readLen() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.read)
 }

@@ -166,6 +166,12 @@ func (s routedSink) Put(ctx context.Context, namespace, name string, uid types.U
 	return nil
 }
 
+// Forget ends a sync of the pod in both sinks: either may have read it.
+func (s routedSink) Forget(uid types.UID) {
+	s.kube.sink.Forget(uid)
+	s.local.Forget(uid)
+}
+
 // Delete deletes an API-server pod from the API server, then its record.
 func (s routedSink) Delete(ctx context.Context, namespace, name string, uid types.UID) error {
 	if !s.fromAPIServer(namespace, name) {

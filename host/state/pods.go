@@ -121,6 +121,9 @@ func (s *Store) Pod(ctx context.Context, namespace, name string) (PodRecord, err
 	return rec, nil
 }
 
+// Forget does nothing: the store keeps nothing of what Get read.
+func (s *Store) Forget(types.UID) {}
+
 // Put stores the status of the tracked pod with this UID, and records in
 // the UID's History the container restart counts and, for a terminal
 // phase, that the pod finished. An untracked name gives an error wrapping

@@ -39,6 +39,16 @@ func (r *FakeRuntime) record(format string, args ...any) {
 	}
 }
 
+// Note records a line of the caller's in the call log, between the calls
+// that came before it and those after: a test marks there what it asked
+// of the node (a termination request), to judge the runtime's later calls
+// against it.
+func (r *FakeRuntime) Note(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.record("note "+format, args...)
+}
+
 // Calls returns and clears the call log.
 func (r *FakeRuntime) Calls() []string {
 	r.mu.Lock()

@@ -111,4 +111,7 @@ func (s *RecordingSink) Delete(_ context.Context, namespace, name string, uid ty
 	return nil
 }
 
+// Forget is not recorded: the sink keeps nothing of a read.
+func (s *RecordingSink) Forget(types.UID) {}
+
 var _ lifecycle.StatusSink = (*RecordingSink)(nil)
