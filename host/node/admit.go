@@ -62,7 +62,11 @@ func (n *Node) admit(ctx context.Context, updates []lifecycle.UpdatePodOptions) 
 	verdicts := map[types.UID]admission.Result{}
 	if len(creates) > 0 {
 		facts, look := n.nodeFacts(), n.admissionLookups(ctx)
-		active := n.activePods()
+		judged := make(map[types.UID]bool, len(creates))
+		for _, pod := range creates {
+			judged[pod.UID] = true
+		}
+		active := n.activePods(judged)
 		for _, pod := range creates {
 			if pod.DeletionTimestamp != nil || n.isTerminal(pod) {
 				continue
@@ -142,18 +146,50 @@ func (n *Node) rejectAtAdmission(ctx context.Context, pod *v1.Pod, r admission.R
 	}()
 }
 
-// activePods are the desired pods that hold node resources: the ones a
-// worker has and that are not terminated, nor terminal unless still
-// terminating.
-func (n *Node) activePods() []*v1.Pod {
-	pods, _ := n.desired.Pods()
-	known := pods[:0:0]
-	for _, p := range pods {
-		if _, ok := n.core.Inspect(p.UID); ok {
-			known = append(known, p)
+// activePods are the pods admission judges a new pod against: every pod
+// the pod workers may still run. These are the pods of the newest desired
+// set that admission let through, except those whose worker terminated
+// them or that are terminal and not terminating (lifecycle.FilterActivePods),
+// and the pods that left the set (a forced delete, a removed manifest)
+// whose worker has not terminated them yet: their containers still hold
+// host ports and resources. The pods being judged (judged) are left out;
+// each is added once admitted.
+func (n *Node) activePods(judged map[types.UID]bool) []*v1.Pod {
+	next := n.desired.nextPods()
+	inSet := make(map[types.UID]bool, len(next))
+	config := make([]*v1.Pod, 0, len(next))
+	for _, p := range next {
+		inSet[p.UID] = true
+		if !judged[p.UID] && !n.admission.isRejected(p.UID) {
+			config = append(config, p)
 		}
 	}
-	return lifecycle.FilterActivePods(known, n.core, n.isTerminal)
+	active := lifecycle.FilterActivePods(config, n.core, n.isTerminal)
+	for _, uid := range n.core.UIDs() {
+		if inSet[uid] {
+			continue
+		}
+		st, ok := n.core.Inspect(uid)
+		if !ok || !st.TerminatedAt.IsZero() {
+			continue
+		}
+		if pod := workerPod(st); pod != nil {
+			active = append(active, pod)
+		}
+	}
+	return active
+}
+
+// workerPod is the pod a worker runs or is about to run, nil for a pod
+// known only to the runtime.
+func workerPod(st lifecycle.PodWorkerState) *v1.Pod {
+	switch {
+	case st.Active != nil && st.Active.Pod != nil:
+		return st.Active.Pod
+	case st.Pending != nil:
+		return st.Pending.Pod
+	}
+	return nil
 }
 
 // isTerminal reports a terminal phase in the pod or in the status manager.

@@ -1,0 +1,127 @@
+package node
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podhost/podhost/host/events"
+	"github.com/podhost/podhost/host/state"
+	"github.com/podhost/podhost/lifecycle"
+	"github.com/podhost/podhost/lifecycle/lifecycletest"
+	"github.com/podhost/podhost/sources"
+)
+
+// admitNode is a node with what admission reads (the pod worker core, the
+// status manager, the desired set) and no driver: the test hands each
+// change to the core as the sync loop does and performs the work itself.
+type admitNode struct {
+	*Node
+	t *testing.T
+}
+
+func newAdmitNode(t *testing.T) admitNode {
+	t.Helper()
+	store, err := state.Open(filepath.Join(t.TempDir(), state.FileName), hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	clock := lifecycletest.NewFakeClock(time.Unix(1000, 0))
+	core := lifecycle.NewPodWorkers(lifecycle.PodWorkersConfig{Clock: clock})
+	n := &Node{
+		log: hclog.NewNullLogger(), clock: clock, store: store, events: events.New(events.Options{}),
+		desired: newDesiredSet(), updates: make(chan lifecycle.ConfigChange, 1),
+		core: core, status: lifecycle.NewStatusManager(lifecycle.StatusManagerConfig{Clock: clock, Pods: core}),
+		admission: newAdmitter(prometheus.NewRegistry()),
+	}
+	return admitNode{Node: n, t: t}
+}
+
+// change makes pods the desired set and hands the resulting updates to the
+// pod workers, as the sync loop does; it returns them as "create 1".
+func (a admitNode) change(pods ...*v1.Pod) []string {
+	a.t.Helper()
+	a.apply(a.t.Context(), desired(true, pods...))
+	c := <-a.updates
+	c.Commit()
+	var got []string
+	for _, u := range c.Updates {
+		a.core.UpdatePod(u)
+		got = append(got, u.UpdateType.String()+" "+string(u.Pod.UID))
+	}
+	return got
+}
+
+// work performs the next work of the pod successfully and returns it as
+// "SyncPod", "SyncTerminatingPod", "SyncTerminatedPod", or "" when the
+// worker has nothing it may do now.
+func (a admitNode) work(uid string) string {
+	a.t.Helper()
+	w, outcome := a.core.Begin(types.UID(uid))
+	if outcome != lifecycle.BeginRun {
+		return ""
+	}
+	a.core.Complete(w, lifecycle.WorkResult{})
+	switch w.WorkType {
+	case lifecycle.WorkTerminating:
+		return "SyncTerminatingPod"
+	case lifecycle.WorkTerminated:
+		return "SyncTerminatedPod"
+	}
+	return "SyncPod"
+}
+
+func withHostPort(p *v1.Pod, port int32) *v1.Pod {
+	p = p.DeepCopy()
+	p.Spec.Containers[0].Ports = []v1.ContainerPort{{ContainerPort: 80, HostPort: port}}
+	return p
+}
+
+// static makes p a static pod (from the manifest directory) named name.
+func static(p *v1.Pod, name string) *v1.Pod {
+	p = p.DeepCopy()
+	p.Name = name
+	p.Annotations = map[string]string{lifecycle.ConfigSourceAnnotation: sources.SourceFile}
+	return p
+}
+
+func same(got []string, want ...string) bool {
+	return strings.Join(got, ",") == strings.Join(want, ",")
+}
+
+// TestAdmissionCountsStoppingPods: a pod that left the desired set still
+// holds its host port while its worker stops it; a new pod that wants the
+// port is refused until then, and admitted once the old one is terminated.
+func TestAdmissionCountsStoppingPods(t *testing.T) {
+	a := newAdmitNode(t)
+	old, next := withHostPort(pod("1", "a"), 8080), withHostPort(pod("2", "a"), 8080)
+	if got := a.change(old); !same(got, "create 1") {
+		t.Fatalf("first change: %q", got)
+	}
+	if got := a.work("1"); got != "SyncPod" {
+		t.Fatalf("pod 1 did %q; want SyncPod", got)
+	}
+	if got := a.change(); !same(got, "kill 1") { // a forced delete: it left the set, still stopping
+		t.Fatalf("removal: %q", got)
+	}
+	if got := a.change(next); len(got) != 0 || !a.admission.isRejected("2") {
+		t.Fatalf("pod 2, wanting the port pod 1 still holds while it stops: updates %q, rejected %t; want it rejected",
+			got, a.admission.isRejected("2"))
+	}
+	// Once pod 1 is terminated the port is free: the same pod under a new
+	// UID is admitted.
+	if got := a.work("1"); got != "SyncTerminatingPod" {
+		t.Fatalf("pod 1 did %q; want SyncTerminatingPod", got)
+	}
+	third := withHostPort(pod("3", "a"), 8080)
+	if got := a.change(third); !same(got, "create 3") {
+		t.Fatalf("pod 3 after pod 1 terminated: updates %q; want it admitted", got)
+	}
+}
