@@ -71,7 +71,7 @@ func (n *Node) admit(ctx context.Context, updates []lifecycle.UpdatePodOptions) 
 			if pod.DeletionTimestamp != nil || n.isTerminal(pod) {
 				continue
 			}
-			r := admission.Admit(facts, active, pod, look)
+			r := admission.Admit(facts, withoutPredecessors(active, pod), pod, look)
 			if r.Admit {
 				active = append(active, pod)
 				continue
@@ -178,6 +178,29 @@ func (n *Node) activePods(judged map[types.UID]bool) []*v1.Pod {
 		}
 	}
 	return active
+}
+
+// withoutPredecessors leaves out of active the static pods that pod, a
+// static pod, replaces: those of its full name under another UID (an
+// edited manifest gives the pod a new UID, in the same change that kills
+// the old one). The pod worker starts pod only once no other static pod
+// holds its full name, that is once each of them finished, so the two
+// never hold the node's resources at once, and judging pod against them
+// would reject it for good. A pod that is not static starts beside one of
+// its name that still stops, and is judged against it.
+func withoutPredecessors(active []*v1.Pod, pod *v1.Pod) []*v1.Pod {
+	if !lifecycle.IsStaticPod(pod) {
+		return active
+	}
+	name := lifecycle.PodFullName(pod)
+	out := active[:0:0]
+	for _, p := range active {
+		if p.UID != pod.UID && lifecycle.IsStaticPod(p) && lifecycle.PodFullName(p) == name {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // workerPod is the pod a worker runs or is about to run, nil for a pod

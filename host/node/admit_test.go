@@ -125,3 +125,54 @@ func TestAdmissionCountsStoppingPods(t *testing.T) {
 		t.Fatalf("pod 3 after pod 1 terminated: updates %q; want it admitted", got)
 	}
 }
+
+// TestAdmissionStaticPodEdit: editing a static pod's manifest gives it a
+// new UID, created in the change that kills the old one (or after a
+// change that removed the old one, which still stops). The new
+// incarnation is not judged against its predecessor (the worker starts it
+// only once the predecessor finished, so they never hold the port at
+// once), and it does not start before then.
+func TestAdmissionStaticPodEdit(t *testing.T) {
+	v1Pod := static(withHostPort(pod("1", "a"), 8080), "web")
+	v2Pod := static(withHostPort(pod("2", "b"), 8080), "web")
+	for _, tc := range []struct {
+		name    string
+		changes [][]*v1.Pod
+		want    [][]string
+	}{
+		{"edited in one change", [][]*v1.Pod{{v2Pod}}, [][]string{{"create 2", "kill 1"}}},
+		{"removed, then added back edited", [][]*v1.Pod{{}, {v2Pod}}, [][]string{{"kill 1"}, {"create 2"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newAdmitNode(t)
+			if got := a.change(v1Pod); !same(got, "create 1") {
+				t.Fatalf("first change: %q", got)
+			}
+			if got := a.work("1"); got != "SyncPod" {
+				t.Fatalf("pod 1 did %q; want SyncPod", got)
+			}
+			for i, pods := range tc.changes {
+				if got := a.change(pods...); !same(got, tc.want[i]...) {
+					t.Fatalf("change %d: updates %q, rejected %t; want %q, the new incarnation admitted",
+						i, got, a.admission.isRejected("2"), tc.want[i])
+				}
+			}
+			if got := a.work("2"); got != "" {
+				t.Fatalf("the new incarnation did %q while its predecessor still runs; want nothing", got)
+			}
+			for _, want := range []string{"SyncTerminatingPod", "SyncTerminatedPod"} {
+				if got := a.work("1"); got != want {
+					t.Fatalf("pod 1 did %q; want %s", got, want)
+				}
+			}
+			a.core.UpdatePod(lifecycle.UpdatePodOptions{UpdateType: lifecycle.UpdateSync, Pod: v2Pod}) // its retry
+			if got := a.work("2"); got != "SyncPod" {
+				t.Fatalf("the new incarnation did %q once its predecessor finished; want SyncPod", got)
+			}
+			// Another pod is still judged against it.
+			if got := a.change(v2Pod, withHostPort(pod("3", "a"), 8080)); len(got) != 0 || !a.admission.isRejected("3") {
+				t.Fatalf("pod 3 wanting the static pod's port: updates %q; want it rejected", got)
+			}
+		})
+	}
+}
