@@ -1,13 +1,18 @@
 package node
 
 import (
+	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/lifecycle"
+	"github.com/podhost/podhost/lifecycle/lifecycletest"
 )
 
 func TestLeavingPods(t *testing.T) {
@@ -22,7 +27,9 @@ func TestLeavingPods(t *testing.T) {
 		record   []lifecycle.UpdatePodOptions
 		desired  []string
 		finished []string
-		want     string // UIDs listed, comma-separated
+		released []string // the workers told that they finished these
+		kept     int      // entries held before the listing (checked when not 0)
+		want     string   // UIDs listed, comma-separated
 	}
 	for _, tc := range []struct {
 		name  string
@@ -42,6 +49,13 @@ func TestLeavingPods(t *testing.T) {
 			{record: []lifecycle.UpdatePodOptions{kill("1")}, finished: []string{"1"}, want: ""},
 			{finished: nil, want: ""},
 		}},
+		{"a pod whose worker finished it is forgotten", []step{
+			{record: []lifecycle.UpdatePodOptions{kill("1"), kill("2")}, released: []string{"1"}, want: "2"},
+		}},
+		{"a finished pod is forgotten at the next change", []step{
+			{record: []lifecycle.UpdatePodOptions{kill("1"), kill("2")}, want: "1,2"},
+			{record: []lifecycle.UpdatePodOptions{kill("3")}, finished: []string{"1"}, kept: 2, want: "2,3"},
+		}},
 		{"several, in name order", []step{
 			{record: []lifecycle.UpdatePodOptions{kill("3"), kill("1"), kill("2")}, finished: []string{"2"}, want: "1,3"},
 		}},
@@ -49,7 +63,6 @@ func TestLeavingPods(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var l leavingPods
 			for i, s := range tc.steps {
-				l.record(s.record)
 				desired, finished := map[types.UID]bool{}, map[types.UID]bool{}
 				for _, u := range s.desired {
 					desired[types.UID(u)] = true
@@ -57,8 +70,16 @@ func TestLeavingPods(t *testing.T) {
 				for _, u := range s.finished {
 					finished[types.UID(u)] = true
 				}
+				isFinished := func(uid types.UID) bool { return finished[uid] }
+				l.record(s.record, isFinished)
+				for _, u := range s.released {
+					l.forget(types.UID(u))
+				}
+				if s.kept != 0 && len(l.pods) != s.kept {
+					t.Errorf("step %d: %d entries held; want %d", i, len(l.pods), s.kept)
+				}
 				var got []string
-				for _, p := range l.list(desired, func(uid types.UID) bool { return finished[uid] }) {
+				for _, p := range l.list(desired, isFinished) {
 					if p.DeletionTimestamp == nil {
 						t.Errorf("step %d: pod %s listed without its deletionTimestamp", i, p.UID)
 					}
@@ -69,5 +90,61 @@ func TestLeavingPods(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLeavingPodsForgottenWhenFinished: the pods that left the desired set
+// are forgotten as their workers finish them, not only when someone lists
+// pods through the local API.
+func TestLeavingPodsForgottenWhenFinished(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	a := newAdmitNode(t)
+	n := a.Node
+	n.cache = lifecycle.NewCache()
+	n.cache.UpdateTime(time.Unix(5000, 0)) // every status is fresh enough: the fake clock stands at 1000
+	n.pleg = lifecycle.NewPLEG(nil, n.cache, n.clock, nil)
+	n.workers = lifecycle.NewWorkers(n.core, &lifecycletest.FakeSyncer{}, n.cache, nil)
+	n.workers.Released = n.workerReleased
+	ctx, cancel := context.WithCancel(t.Context())
+	ran := make(chan struct{})
+	go func() {
+		defer close(ran)
+		n.workers.Run(ctx)
+	}()
+	const count = 300
+	var pods []*v1.Pod
+	for i := range count {
+		pods = append(pods, pod(strconv.Itoa(i), "a"))
+	}
+	deliver := func(pods ...*v1.Pod) {
+		n.apply(ctx, desired(true, pods...))
+		c := <-n.updates
+		c.Commit()
+		for _, u := range c.Updates {
+			n.workers.UpdatePod(u)
+		}
+	}
+	deliver(pods...)
+	deliver() // all leave the set
+	for {
+		wake := n.finishedPods.C()
+		done := 0
+		for _, p := range pods {
+			if st, ok := n.core.Inspect(p.UID); ok && st.Finished {
+				done++
+			}
+		}
+		if done == count {
+			break
+		}
+		<-wake
+	}
+	cancel()
+	<-ran // every worker loop returned, after telling that its pod finished
+	n.leaving.mu.Lock()
+	kept := len(n.leaving.pods)
+	n.leaving.mu.Unlock()
+	if kept != 0 {
+		t.Errorf("%d pods that left the desired set are kept after their workers finished them; want 0", kept)
 	}
 }

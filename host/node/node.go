@@ -251,10 +251,7 @@ func (n *Node) build() error {
 	n.workers = lifecycle.NewWorkers(n.core, &shutdownSyncer{PodSyncer: &removingSyncer{PodSyncer: finished, node: n}, node: n}, n.cache, n.events)
 	n.pleg = lifecycle.NewPLEG(n.runtime, n.cache, n.clock, metrics)
 	n.workers.Inspect = n.pleg.Request
-	n.workers.Released = func(r lifecycle.PodRef) {
-		n.pleg.Release(r)
-		n.finishedPods.notify() // a finished pod leaves the API's list
-	}
+	n.workers.Released = n.workerReleased
 	n.pleg.Busy = n.workers.Syncing
 	n.loop = &lifecycle.SyncLoop{
 		Config:  n.desired,
@@ -386,7 +383,7 @@ func (n *Node) apply(ctx context.Context, d sources.Desired) {
 	updates, commit := n.desired.apply(n.finished.restore(d), n.clock.Now())
 	updates = n.admit(ctx, updates)
 	updates = append(updates, n.mirrorSyncs(n.clock.Now())...)
-	n.leaving.record(updates)
+	n.leaving.record(updates, n.core.ShouldPodBeFinished)
 	n.claims.set(d)
 	n.populateVolumes(ctx, updates)
 	n.track(ctx, updates)
