@@ -45,7 +45,7 @@ func newNodeShutdownCommand() *cobra.Command {
 				if p.Error != "" {
 					failed++
 				}
-				fmt.Fprintf(w, "%s/%s\t%ds\t%s\t%s\n", p.Namespace, p.Name, p.GracePeriodSeconds, p.Phase, orDash(p.Error))
+				fmt.Fprintf(w, "%s/%s\t%ds\t%s\t%s\n", p.Namespace, p.Name, p.GracePeriodSeconds, orDash(p.Phase), orDash(p.Error))
 			}
 			if err := w.Flush(); err != nil {
 				return err

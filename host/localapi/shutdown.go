@@ -33,6 +33,8 @@ type ShutdownPod struct {
 	// GracePeriodSeconds is what the pod got: its own, capped by the node's.
 	GracePeriodSeconds int64 `json:"gracePeriodSeconds"`
 	// Phase is the phase the pod keeps: the shutdown never makes it Failed.
+	// It is empty for a pod that was already being deleted: that one
+	// finishes as a deleted pod.
 	Phase string `json:"phase"`
 	// Error says why the pod may not have stopped in time; empty if it did.
 	Error string `json:"error,omitempty"`

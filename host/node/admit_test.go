@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -76,6 +77,40 @@ func (a admitNode) work(uid string) string {
 		return "SyncTerminatedPod"
 	}
 	return "SyncPod"
+}
+
+// runWorkers runs the pod worker driver over the node's core with syncer,
+// and returns what stops it and waits for its goroutines. Every runtime
+// status counts as fresh: the fake clock never reaches the cache's time.
+func (a admitNode) runWorkers(syncer lifecycle.PodSyncer) (stop func()) {
+	n := a.Node
+	n.cache = lifecycle.NewCache()
+	n.cache.UpdateTime(time.Unix(5000, 0))
+	n.pleg = lifecycle.NewPLEG(nil, n.cache, n.clock, nil)
+	n.workers = lifecycle.NewWorkers(n.core, syncer, n.cache, nil)
+	n.workers.Released = n.workerReleased
+	ctx, cancel := context.WithCancel(context.WithoutCancel(a.t.Context()))
+	ran := make(chan struct{})
+	go func() {
+		defer close(ran)
+		n.workers.Run(ctx)
+	}()
+	return func() {
+		cancel()
+		<-ran
+	}
+}
+
+// deliver makes pods the desired set and hands the updates to the running
+// driver, as the sync loop does.
+func (a admitNode) deliver(pods ...*v1.Pod) {
+	a.t.Helper()
+	a.apply(a.t.Context(), desired(true, pods...))
+	c := <-a.updates
+	c.Commit()
+	for _, u := range c.Updates {
+		a.workers.UpdatePod(u)
+	}
 }
 
 func withHostPort(p *v1.Pod, port int32) *v1.Pod {

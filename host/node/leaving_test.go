@@ -1,7 +1,6 @@
 package node
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -100,32 +99,14 @@ func TestLeavingPodsForgottenWhenFinished(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	a := newAdmitNode(t)
 	n := a.Node
-	n.cache = lifecycle.NewCache()
-	n.cache.UpdateTime(time.Unix(5000, 0)) // every status is fresh enough: the fake clock stands at 1000
-	n.pleg = lifecycle.NewPLEG(nil, n.cache, n.clock, nil)
-	n.workers = lifecycle.NewWorkers(n.core, &lifecycletest.FakeSyncer{}, n.cache, nil)
-	n.workers.Released = n.workerReleased
-	ctx, cancel := context.WithCancel(t.Context())
-	ran := make(chan struct{})
-	go func() {
-		defer close(ran)
-		n.workers.Run(ctx)
-	}()
+	stop := a.runWorkers(&lifecycletest.FakeSyncer{})
 	const count = 300
 	var pods []*v1.Pod
 	for i := range count {
 		pods = append(pods, pod(strconv.Itoa(i), "a"))
 	}
-	deliver := func(pods ...*v1.Pod) {
-		n.apply(ctx, desired(true, pods...))
-		c := <-n.updates
-		c.Commit()
-		for _, u := range c.Updates {
-			n.workers.UpdatePod(u)
-		}
-	}
-	deliver(pods...)
-	deliver() // all leave the set
+	a.deliver(pods...)
+	a.deliver() // all leave the set
 	for {
 		wake := n.finishedPods.C()
 		done := 0
@@ -139,8 +120,7 @@ func TestLeavingPodsForgottenWhenFinished(t *testing.T) {
 		}
 		<-wake
 	}
-	cancel()
-	<-ran // every worker loop returned, after telling that its pod finished
+	stop() // every worker loop returned, after telling that its pod finished
 	n.leaving.mu.Lock()
 	kept := len(n.leaving.pods)
 	n.leaving.mu.Unlock()

@@ -40,15 +40,24 @@ type shutdownState struct {
 	kept   map[types.UID]v1.PodPhase
 }
 
-func (s *shutdownState) begin(targets []shutdownTarget) {
+// activate makes the node start no pod from now on.
+func (s *shutdownState) activate() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.active = true
+}
+
+// keep records the phase each target that is not being deleted keeps.
+func (s *shutdownState) keep(targets []shutdownTarget) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.kept == nil {
 		s.kept = map[types.UID]v1.PodPhase{}
 	}
 	for _, t := range targets {
-		s.kept[t.pod.UID] = t.phase
+		if !t.deleting {
+			s.kept[t.pod.UID] = t.phase
+		}
 	}
 }
 
@@ -79,17 +88,30 @@ func readBootID() string {
 // gets its own grace period, capped by budget), keeping their phase, and
 // records the shutdown and the boot ID in the state database. From then on
 // this host starts no pod; the pods start again when the host starts
-// again. It returns once every pod stopped or its kill timed out.
+// again. Pods already being deleted, in the desired set or out of it, are
+// held to the budget too, and finish as deleted pods. It returns once
+// every pod stopped or its kill timed out.
 func (n *Node) Shutdown(ctx context.Context, budget time.Duration) (localapi.ShutdownResult, error) {
+	// No pod starts from here on, so every pod that may run is among those
+	// read below: one committed to the desired set after the read is
+	// refused by shutdownSyncer.
+	n.shutdown.activate()
 	pods, _ := n.desired.Pods()
+	desired := make(map[types.UID]bool, len(pods))
+	for _, p := range pods {
+		desired[p.UID] = true
+	}
+	pods = append(pods, n.leaving.list(desired, n.core.ShouldPodBeFinished)...)
 	targets := planShutdown(pods, n.status.PodStatus, budget)
-	n.shutdown.begin(targets)
+	n.shutdown.keep(targets)
 	mark := state.ShutdownMark{BootID: readBootID(), Started: n.clock.Now(), GracePeriod: budget}
 	if old, ok, err := n.store.ShutdownMark(ctx); err == nil && ok {
 		mark.Pods = old.Pods // a repeated shutdown keeps the pods the first one stopped
 	}
 	for _, t := range targets {
-		mark.Pods = append(mark.Pods, t.pod.UID)
+		if !t.deleting {
+			mark.Pods = append(mark.Pods, t.pod.UID)
+		}
 	}
 	if err := n.store.PutShutdownMark(ctx, mark); err != nil {
 		return localapi.ShutdownResult{}, err
@@ -108,7 +130,10 @@ func (n *Node) Shutdown(ctx context.Context, budget time.Duration) (localapi.Shu
 		go func() {
 			defer wg.Done()
 			grace := t.grace
-			statusFn := func(s *v1.PodStatus) { markShutdownStatus(t.phase, s) }
+			var statusFn func(*v1.PodStatus)
+			if !t.deleting {
+				statusFn = func(s *v1.PodStatus) { markShutdownStatus(t.phase, s) }
+			}
 			if err := lifecycle.KillPodNow(ctx, n.workers, n.clock, n.events, t.pod, false, &grace, statusFn); err != nil {
 				res.Pods[i].Error = err.Error()
 				n.log.Error("node shutdown: pod not stopped in time", "pod", t.pod.Namespace+"/"+t.pod.Name, "uid", t.pod.UID, "err", err)

@@ -23,24 +23,25 @@ const nodeShutdownMessage = "Pod was stopped because the node shut down; the hos
 // defaultPodGrace is a pod's grace period when its spec has none.
 const defaultPodGrace = int64(30)
 
-// shutdownTarget is a pod a node shutdown stops, with the phase it keeps.
+// shutdownTarget is a pod a node shutdown stops, with the phase it keeps;
+// a pod already being deleted (deleting) keeps none.
 type shutdownTarget struct {
-	pod   *v1.Pod
-	phase v1.PodPhase
-	grace int64
+	pod      *v1.Pod
+	phase    v1.PodPhase
+	grace    int64
+	deleting bool
 }
 
-// planShutdown picks the pods a node shutdown stops: every desired pod
+// planShutdown picks the pods a node shutdown stops: every pod the node
+// may run (the desired ones and those that left the set and still stop)
 // except those that already finished (their terminal phase stands and
-// they run nothing) and those already being deleted (they are going
-// anyway). Each keeps its current phase, Pending if it has none, and gets
-// its own grace period capped by the node's budget.
+// they run nothing). Each gets its own grace period capped by the node's
+// budget. A pod not being deleted keeps its current phase, Pending if it
+// has none; one already being deleted is only held to the budget: it
+// finishes as a deleted pod.
 func planShutdown(pods []*v1.Pod, status func(types.UID) (v1.PodStatus, bool), budget time.Duration) []shutdownTarget {
 	var out []shutdownTarget
 	for _, pod := range pods {
-		if pod.DeletionTimestamp != nil {
-			continue
-		}
 		phase := v1.PodPending
 		if st, ok := status(pod.UID); ok && st.Phase != "" {
 			phase = st.Phase
@@ -48,17 +49,25 @@ func planShutdown(pods []*v1.Pod, status func(types.UID) (v1.PodStatus, bool), b
 		if phase == v1.PodSucceeded || phase == v1.PodFailed {
 			continue
 		}
-		out = append(out, shutdownTarget{pod: pod, phase: phase, grace: shutdownGrace(pod, budget)})
+		t := shutdownTarget{pod: pod, phase: phase, grace: shutdownGrace(pod, budget)}
+		if pod.DeletionTimestamp != nil {
+			t.phase, t.deleting = "", true
+		}
+		out = append(out, t)
 	}
 	return out
 }
 
-// shutdownGrace is the pod's grace period in seconds, capped by the node's
-// shutdown budget (whole seconds, rounded down).
+// shutdownGrace is the pod's grace period in seconds (its deletion's when
+// that is shorter), capped by the node's shutdown budget (whole seconds,
+// rounded down).
 func shutdownGrace(pod *v1.Pod, budget time.Duration) int64 {
 	grace := defaultPodGrace
 	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
 		grace = *g
+	}
+	if g := pod.DeletionGracePeriodSeconds; g != nil {
+		grace = min(grace, *g)
 	}
 	return max(0, min(grace, int64(budget/time.Second)))
 }

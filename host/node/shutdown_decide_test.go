@@ -25,6 +25,7 @@ func TestPlanShutdown(t *testing.T) {
 	phases := map[types.UID]v1.PodPhase{
 		"running": v1.PodRunning, "pending": v1.PodPending, "done": v1.PodSucceeded,
 		"failed": v1.PodFailed, "deleting": v1.PodRunning, "short": v1.PodRunning,
+		"deleting-soon": v1.PodRunning, "deleted-done": v1.PodSucceeded,
 	}
 	status := func(uid types.UID) (v1.PodStatus, bool) {
 		p, ok := phases[uid]
@@ -38,24 +39,31 @@ func TestPlanShutdown(t *testing.T) {
 		shutdownPod("deleting", nil, true),
 		shutdownPod("short", new(int64(2)), false),
 		shutdownPod("new", nil, false), // no status yet
+		shutdownPod("deleting-soon", new(int64(600)), true),
+		shutdownPod("deleted-done", nil, true),
 	}
+	pods[7].DeletionGracePeriodSeconds = new(int64(3))
 	got := planShutdown(pods, status, 10*time.Second)
 	want := []struct {
-		uid   string
-		phase v1.PodPhase
-		grace int64
+		uid      string
+		phase    v1.PodPhase
+		grace    int64
+		deleting bool
 	}{
-		{"running", v1.PodRunning, 10}, // capped by the node's budget
-		{"pending", v1.PodPending, 10}, // default 30 s, capped
-		{"short", v1.PodRunning, 2},    // its own, shorter
-		{"new", v1.PodPending, 10},     // no status: Pending
+		{"running", v1.PodRunning, 10, false}, // capped by the node's budget
+		{"pending", v1.PodPending, 10, false}, // default 30 s, capped
+		{"deleting", "", 10, true},            // held to the budget, keeps no phase
+		{"short", v1.PodRunning, 2, false},    // its own, shorter
+		{"new", v1.PodPending, 10, false},     // no status: Pending
+		{"deleting-soon", "", 3, true},        // its deletion's, shorter
 	}
 	if len(got) != len(want) {
 		t.Fatalf("planShutdown picked %d pods, want %d: %+v", len(got), len(want), got)
 	}
 	for i, w := range want {
-		if g := got[i]; string(g.pod.UID) != w.uid || g.phase != w.phase || g.grace != w.grace {
-			t.Errorf("target %d = %s phase %s grace %d; want %s phase %s grace %d", i, g.pod.UID, g.phase, g.grace, w.uid, w.phase, w.grace)
+		if g := got[i]; string(g.pod.UID) != w.uid || g.phase != w.phase || g.grace != w.grace || g.deleting != w.deleting {
+			t.Errorf("target %d = %s phase %q grace %d deleting %t; want %s phase %q grace %d deleting %t",
+				i, g.pod.UID, g.phase, g.grace, g.deleting, w.uid, w.phase, w.grace, w.deleting)
 		}
 	}
 }
