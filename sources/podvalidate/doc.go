@@ -9,8 +9,16 @@
 // call it. Anything may import it; it imports only k8s.io types and
 // apimachinery's validation helpers.
 //
+// Every field of the pod is honoured or refused (Rules, fields.go; the table
+// docs/pod-fields.md is generated from it and checked by
+// TestFieldTableIsComplete, which walks the k8s.io/api types by reflection
+// and fails on a field in neither class). A refused field that is set is a
+// Forbidden error naming it, found by walking the pod against Rules, so
+// nothing is accepted and then dropped; partial.go refuses the values of
+// honoured fields that podhost does not honour.
+//
 // Volume sources podhost can serve are emptyDir, hostPath,
-// persistentVolumeClaim and inline csi; every other source is rejected as
-// unsupported rather than ignored, so a pod never starts without a volume it
-// asked for.
+// persistentVolumeClaim and inline csi (and, for pods of the API server,
+// projected, configMap and secret); every other source is refused rather
+// than ignored, so a pod never starts without a volume it asked for.
 package podvalidate

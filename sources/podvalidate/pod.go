@@ -102,11 +102,6 @@ func validateSpec(spec *v1.PodSpec, path *field.Path, apiVolumes bool) field.Err
 	if g := spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
 		allErrs = append(allErrs, field.Invalid(path.Child("terminationGracePeriodSeconds"), *g, "must be greater than or equal to 0"))
 	}
-	if d := spec.ActiveDeadlineSeconds; d != nil && *d <= 0 {
-		allErrs = append(allErrs, field.Invalid(path.Child("activeDeadlineSeconds"), *d, "must be greater than 0"))
-	}
-	if len(spec.EphemeralContainers) > 0 {
-		allErrs = append(allErrs, field.Forbidden(path.Child("ephemeralContainers"), "not supported in a pod manifest"))
-	}
-	return allErrs
+	allErrs = append(allErrs, validatePartial(spec, path)...)
+	return append(allErrs, refusedFields(spec, path)...)
 }

@@ -68,7 +68,7 @@ func TestValidatePod(t *testing.T) {
 		{"dns policy unsupported", func(p *v1.Pod) { p.Spec.DNSPolicy = "Mine" }, []string{"spec.dnsPolicy: Unsupported value"}},
 		{"grace period negative", func(p *v1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](-1) }, []string{"spec.terminationGracePeriodSeconds: Invalid value"}},
 		{"grace period zero", func(p *v1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0) }, nil},
-		{"active deadline zero", func(p *v1.Pod) { p.Spec.ActiveDeadlineSeconds = ptr.To[int64](0) }, []string{"spec.activeDeadlineSeconds: Invalid value"}},
+		{"active deadline", func(p *v1.Pod) { p.Spec.ActiveDeadlineSeconds = ptr.To[int64](10) }, []string{"spec.activeDeadlineSeconds: Forbidden"}},
 		{"ephemeral containers", func(p *v1.Pod) {
 			p.Spec.EphemeralContainers = []v1.EphemeralContainer{{EphemeralContainerCommon: v1.EphemeralContainerCommon{Name: "dbg", Image: "x"}}}
 		}, []string{"spec.ephemeralContainers: Forbidden"}},
@@ -100,6 +100,9 @@ func TestValidatePod(t *testing.T) {
 		{"request above limit", func(p *v1.Pod) {
 			p.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse("2")
 		}, []string{"spec.containers[0].resources.requests[cpu]: Invalid value"}},
+		{"resource not limited", func(p *v1.Pod) {
+			p.Spec.Containers[0].Resources.Limits[v1.ResourceEphemeralStorage] = resource.MustParse("1Gi")
+		}, []string{"spec.containers[0].resources.limits[ephemeral-storage]: Unsupported value"}},
 		{"resource name invalid", func(p *v1.Pod) {
 			p.Spec.Containers[0].Resources.Limits["bad name!"] = resource.MustParse("1")
 		}, []string{"spec.containers[0].resources.limits[bad name!]: Invalid value"}},
@@ -110,13 +113,19 @@ func TestValidatePod(t *testing.T) {
 		}, []string{"spec.containers[0].env[0].valueFrom: Invalid value"}},
 		{"env from secret", func(p *v1.Pod) {
 			p.Spec.Containers[0].Env[0] = v1.EnvVar{Name: "A", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{Key: "k"}}}
-		}, []string{"spec.containers[0].env[0].valueFrom: Forbidden"}},
+		}, []string{"spec.containers[0].env[0].valueFrom.secretKeyRef: Forbidden"}},
 		{"envFrom unsupported", func(p *v1.Pod) {
 			p.Spec.Containers[0].EnvFrom = []v1.EnvFromSource{{ConfigMapRef: &v1.ConfigMapEnvSource{}}}
-		}, []string{"spec.containers[0].envFrom[0]: Forbidden"}},
+		}, []string{"spec.containers[0].envFrom: Forbidden"}},
+		{"env fieldRef unsupported", func(p *v1.Pod) {
+			p.Spec.Containers[0].Env[0] = v1.EnvVar{Name: "A", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "status.hostIP"}}}
+		}, []string{"spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Unsupported value"}},
+		{"env fieldRef label", func(p *v1.Pod) {
+			p.Spec.Containers[0].Env[0] = v1.EnvVar{Name: "A", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.labels['app']"}}}
+		}, nil},
 		{"container port zero", func(p *v1.Pod) { p.Spec.Containers[0].Ports[0].ContainerPort = 0 }, []string{"spec.containers[0].ports[0].containerPort: Invalid value"}},
 		{"container port too big", func(p *v1.Pod) { p.Spec.Containers[0].Ports[0].ContainerPort = 65536 }, []string{"spec.containers[0].ports[0].containerPort: Invalid value"}},
-		{"host port too big", func(p *v1.Pod) { p.Spec.Containers[0].Ports[0].HostPort = 70000 }, []string{"spec.containers[0].ports[0].hostPort: Invalid value"}},
+		{"host port too big", func(p *v1.Pod) { p.Spec.HostNetwork, p.Spec.Containers[0].Ports[0].HostPort = true, 70000 }, []string{"spec.containers[0].ports[0].hostPort: Invalid value"}},
 		{"port protocol", func(p *v1.Pod) { p.Spec.Containers[0].Ports[0].Protocol = "ICMP" }, []string{"spec.containers[0].ports[0].protocol: Unsupported value"}},
 		{"port name invalid", func(p *v1.Pod) { p.Spec.Containers[0].Ports[0].Name = "http_" }, []string{"spec.containers[0].ports[0].name: Invalid value"}},
 		{"port name duplicate", func(p *v1.Pod) {

@@ -108,9 +108,6 @@ func validateHook(c *v1.Container, h *v1.LifecycleHandler, grace int64, path *fi
 				fmt.Sprintf("must be non-negative and at most the pod's terminationGracePeriodSeconds (%d)", grace)))
 		}
 	}
-	if h.TCPSocket != nil {
-		allErrs = append(allErrs, field.Forbidden(path.Child("tcpSocket"), "a tcpSocket hook is never run; use exec, httpGet or sleep"))
-	}
 	return append(allErrs, exactlyOne(n, "exec, httpGet, sleep", path)...)
 }
 

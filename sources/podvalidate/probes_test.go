@@ -105,7 +105,7 @@ func TestValidateProbesAndHooks(t *testing.T) {
 		}, []string{"spec.containers[0].lifecycle.preStop.sleep.seconds: Invalid value"}},
 		{"tcpSocket hook", func(p *v1.Pod) {
 			app(p).Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromInt32(80)}}}
-		}, []string{"spec.containers[0].lifecycle.postStart.tcpSocket: Forbidden", "spec.containers[0].lifecycle.postStart: Required value"}},
+		}, []string{"spec.containers[0].lifecycle.postStart: Required value", "spec.containers[0].lifecycle.postStart.tcpSocket: Forbidden"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

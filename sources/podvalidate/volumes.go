@@ -57,10 +57,12 @@ func validateVolumeSource(src *v1.VolumeSource, path *field.Path, apiVolumes boo
 		if src.CSI.Driver == "" {
 			allErrs = append(allErrs, field.Required(path.Child("csi", "driver"), ""))
 		}
-	case apiVolumes && (src.Projected != nil || src.ConfigMap != nil || src.Secret != nil):
-	default:
-		allErrs = append(allErrs, field.Forbidden(path.Child(set[0]), "unsupported volume source: podhost supports emptyDir, hostPath, persistentVolumeClaim and csi"))
+	case src.Projected != nil || src.ConfigMap != nil || src.Secret != nil:
+		if !apiVolumes {
+			allErrs = append(allErrs, field.Forbidden(path.Child(set[0]), "unsupported volume source: podhost supports emptyDir, hostPath, persistentVolumeClaim and csi"))
+		}
 	}
+	// Every other source is refused by Rules.
 	return allErrs
 }
 

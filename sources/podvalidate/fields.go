@@ -1,0 +1,399 @@
+package podvalidate
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Class says what podhost does with a field of the pod.
+type Class int
+
+// The two classes every field of the pod is in.
+const (
+	// Honoured: podhost acts on the field as the kubelet does. Some
+	// values of an honoured field may still be refused by the checks of
+	// this package (a negative uid, an unknown capability); the rule's
+	// note says which.
+	Honoured Class = iota + 1
+	// Refused: a pod that sets the field (to anything but the values
+	// the rule allows) is refused at admission, naming the field.
+	Refused
+)
+
+func (c Class) String() string {
+	switch c {
+	case Honoured:
+		return "honoured"
+	case Refused:
+		return "refused"
+	}
+	return "unclassified"
+}
+
+// Rule is what podhost does with one field.
+type Rule struct {
+	Class Class
+	// Note says how the field is honoured, or why it is refused.
+	Note string
+	// Opaque: an honoured field whose value podhost takes as a whole (a
+	// scheduler's field, or one checked where it is used); its type's
+	// fields are not classified one by one.
+	Opaque bool
+	// Allow, for a refused field, accepts the values that mean "not
+	// asked for" beside the zero value (the API server's default).
+	Allow func(v reflect.Value) bool
+	// AllowNote says which values Allow accepts, for the table.
+	AllowNote string
+}
+
+func honoured(note string) Rule { return Rule{Class: Honoured, Note: note} }
+func opaque(note string) Rule   { return Rule{Class: Honoured, Note: note, Opaque: true} }
+func refused(note string) Rule  { return Rule{Class: Refused, Note: note} }
+
+// refusedUnless is a refused field whose listed values are accepted.
+func refusedUnless(note string, allowed ...string) Rule {
+	return Rule{Class: Refused, Note: note, AllowNote: strings.Join(allowed, ", "), Allow: func(v reflect.Value) bool {
+		for v.Kind() == reflect.Pointer {
+			v = v.Elem()
+		}
+		s := fmt.Sprint(v.Interface())
+		for _, a := range allowed {
+			if s == a {
+				return true
+			}
+		}
+		return false
+	}}
+}
+
+// Roots are the types whose fields the rules classify: a field of a
+// k8s.io/api/core/v1 struct type reached through an honoured, not opaque
+// field is classified too.
+var Roots = []reflect.Type{
+	reflect.TypeFor[v1.PodSpec](),
+	reflect.TypeFor[v1.EphemeralContainer](),
+}
+
+// Rules classifies every field of the pod that podhost receives, keyed
+// "Type.jsonName". docs/pod-fields.md is this table
+// (TestFieldTableIsComplete checks both).
+var Rules = map[string]Rule{
+	// PodSpec
+	"PodSpec.volumes":                       honoured("mounted by the volume manager"),
+	"PodSpec.initContainers":                honoured("run in order before the app containers; restartPolicy Always makes a sidecar"),
+	"PodSpec.containers":                    honoured("run by the runtime manager"),
+	"PodSpec.ephemeralContainers":           refused("ephemeral containers are not run"),
+	"PodSpec.restartPolicy":                 honoured("restart policy of the pod worker"),
+	"PodSpec.terminationGracePeriodSeconds": honoured("grace period of stops"),
+	"PodSpec.activeDeadlineSeconds":         refused("the deadline is not enforced"),
+	"PodSpec.dnsPolicy":                     honoured("written to the sandbox's DNS config"),
+	"PodSpec.nodeSelector":                  opaque("checked at admission against the node's labels"),
+	"PodSpec.serviceAccountName":            honoured("service account tokens of projected volumes (API pods), env fieldRef"),
+	"PodSpec.serviceAccount":                honoured("deprecated alias of serviceAccountName, set by the API server"),
+	"PodSpec.automountServiceAccountToken":  honoured("acted on by the API server's admission, which adds the token volume; the kubelet reads nothing of it"),
+	"PodSpec.nodeName":                      honoured("checked at admission: a pod bound to another node is rejected"),
+	"PodSpec.hostNetwork":                   honoured("the sandbox uses the node's network namespace"),
+	"PodSpec.hostPID":                       refused("not yet passed to the runtime's containers"),
+	"PodSpec.hostIPC":                       refused("not yet passed to the runtime's containers"),
+	"PodSpec.shareProcessNamespace":         refused("not yet passed to the runtime"),
+	"PodSpec.securityContext":               honoured("see PodSecurityContext"),
+	"PodSpec.imagePullSecrets":              refused("pull credentials are not passed to the runtime"),
+	"PodSpec.hostname":                      honoured("the sandbox's hostname"),
+	"PodSpec.subdomain":                     refused("no /etc/hosts entry nor FQDN is made for it"),
+	"PodSpec.affinity":                      opaque("required node affinity checked at admission; the rest is the scheduler's"),
+	"PodSpec.schedulerName":                 opaque("the scheduler's"),
+	"PodSpec.tolerations":                   opaque("NoExecute taints checked at admission; the rest is the scheduler's"),
+	"PodSpec.hostAliases":                   refused("/etc/hosts is not managed"),
+
+	"PodSpec.priorityClassName": opaque("the scheduler's; the kubelet ranks evictions by priority, podhost evicts nothing"),
+	"PodSpec.priority":          opaque("the scheduler's; the kubelet ranks evictions by priority, podhost evicts nothing"),
+	"PodSpec.dnsConfig":         opaque("merged into the sandbox's DNS config"),
+	"PodSpec.readinessGates":    opaque("the pod is Ready only when its gates' conditions are True"),
+	"PodSpec.runtimeClassName":  honoured("checked at admission, passed as the runtime handler"),
+	"PodSpec.enableServiceLinks": honoured("standalone: no services, nothing to inject (as a kubelet without an API server). " +
+		"Kubernetes mode: service environment variables are NOT injected yet (issue 22)"),
+	"PodSpec.preemptionPolicy":          opaque("the scheduler's"),
+	"PodSpec.overhead":                  refused("no pod cgroup is sized with it"),
+	"PodSpec.topologySpreadConstraints": opaque("the scheduler's"),
+	"PodSpec.setHostnameAsFQDN":         refusedUnless("the hostname is not made a FQDN", "false"),
+	"PodSpec.os":                        opaque("checked at admission against the node's OS"),
+	"PodSpec.hostUsers":                 refusedUnless("user namespaces are not supported", "true"),
+	"PodSpec.schedulingGates":           opaque("the scheduler's"),
+	"PodSpec.resourceClaims":            refused("dynamic resource allocation is not supported"),
+	"PodSpec.resources":                 refused("pod-level resources: no pod cgroup is limited"),
+	"PodSpec.hostnameOverride":          refused("the hostname override is not applied"),
+	"PodSpec.schedulingGroup":           opaque("the scheduler's"),
+	"PodSpec.evictionResponders":        refused("eviction is not supported"),
+
+	// Container (app and init; EphemeralContainer shares its fields)
+	"Container.name":                         honoured("the container's name in the runtime"),
+	"Container.image":                        honoured("ensured with imagePullPolicy"),
+	"Container.command":                      honoured("$(VAR) expanded"),
+	"Container.args":                         honoured("$(VAR) expanded"),
+	"Container.workingDir":                   honoured(""),
+	"Container.ports":                        honoured("named ports of probes; hostPort only with hostNetwork (no port mapping)"),
+	"Container.envFrom":                      refused("env from ConfigMaps and Secrets is not supported yet"),
+	"Container.env":                          honoured("values and fieldRef, $(VAR) expanded"),
+	"Container.resources":                    honoured("CPU and memory limits and requests to cgroups; QoS"),
+	"Container.resizePolicy":                 {Class: Refused, Note: "in-place resize is not supported", AllowNote: "entries with restartPolicy NotRequired", Allow: resizeNotRequired},
+	"Container.restartPolicy":                honoured("Always on an init container makes it a sidecar"),
+	"Container.restartPolicyRules":           refused("container restart rules are not supported"),
+	"Container.volumeMounts":                 honoured("bind mounts of the pod's volumes"),
+	"Container.volumeDevices":                opaque("raw block volumes given as devices"),
+	"Container.livenessProbe":                honoured("run by the prober"),
+	"Container.readinessProbe":               honoured("run by the prober"),
+	"Container.startupProbe":                 honoured("run by the prober"),
+	"Container.lifecycle":                    honoured("postStart and preStop hooks"),
+	"Container.terminationMessagePath":       refusedUnless("termination messages are not read yet (issue 22); the default path is accepted and not read", v1.TerminationMessagePathDefault),
+	"Container.terminationMessagePolicy":     refusedUnless("termination messages are not read yet (issue 22); the default policy is accepted and not read", string(v1.TerminationMessageReadFile)),
+	"Container.imagePullPolicy":              honoured("the runtime's pull policy"),
+	"Container.securityContext":              honoured("see SecurityContext"),
+	"Container.stdin":                        honoured("the runtime keeps stdin open"),
+	"Container.stdinOnce":                    refusedUnless("nothing attaches to stdin", "false"),
+	"Container.tty":                          honoured("the runtime allocates a TTY"),
+	"EphemeralContainer.targetContainerName": refused("ephemeral containers are not run"),
+
+	"ContainerPort.name":          honoured("named ports of probes and hooks"),
+	"ContainerPort.hostPort":      honoured("checked at admission for conflicts; refused without hostNetwork (no port mapping)"),
+	"ContainerPort.containerPort": honoured("informational, as in the kubelet"),
+	"ContainerPort.protocol":      honoured("informational, as in the kubelet"),
+	"ContainerPort.hostIP":        refused("no port mapping"),
+
+	"EnvVar.name":                         honoured(""),
+	"EnvVar.value":                        honoured("$(VAR) expanded"),
+	"EnvVar.valueFrom":                    honoured("see EnvVarSource"),
+	"EnvVarSource.fieldRef":               opaque("metadata.name, .namespace, .uid, labels['k'], annotations['k'], spec.nodeName, spec.serviceAccountName, status.podIP; other paths refused"),
+	"EnvVarSource.resourceFieldRef":       refused("resource fields are not resolved yet (issue 22)"),
+	"EnvVarSource.configMapKeyRef":        refused("env from ConfigMaps is not supported yet (issue 22)"),
+	"EnvVarSource.secretKeyRef":           refused("env from Secrets is not supported yet (issue 22)"),
+	"EnvVarSource.fileKeyRef":             refused("env from files is not supported"),
+	"ResourceRequirements.limits":         opaque("cpu and memory; other resources refused (ephemeral-storage limits are not enforced)"),
+	"ResourceRequirements.requests":       opaque("cpu, memory and ephemeral-storage counted at admission; cpu and memory to cgroups; other resources refused"),
+	"ResourceRequirements.claims":         refused("dynamic resource allocation is not supported"),
+	"VolumeMount.name":                    honoured(""),
+	"VolumeMount.readOnly":                honoured("a read-only bind mount"),
+	"VolumeMount.recursiveReadOnly":       refusedUnless("recursive read-only mounts are not supported", string(v1.RecursiveReadOnlyDisabled)),
+	"VolumeMount.mountPath":               honoured(""),
+	"VolumeMount.subPath":                 honoured("created when missing; may not leave the volume, symbolic links included"),
+	"VolumeMount.mountPropagation":        refusedUnless("mount propagation is not supported", string(v1.MountPropagationNone)),
+	"VolumeMount.subPathExpr":             refused("subPathExpr is not expanded yet (issue 22)"),
+	"VolumeMount.bindMountOptions":        refused("bind mount options are not supported"),
+	"Probe.initialDelaySeconds":           honoured(""),
+	"Probe.timeoutSeconds":                honoured(""),
+	"Probe.periodSeconds":                 honoured(""),
+	"Probe.successThreshold":              honoured(""),
+	"Probe.failureThreshold":              honoured(""),
+	"Probe.terminationGracePeriodSeconds": honoured("grace period of a kill after a failed liveness or startup probe"),
+	"ProbeHandler.exec":                   opaque("run with the runtime's ExecSync"),
+	"ProbeHandler.httpGet":                opaque(""),
+	"ProbeHandler.tcpSocket":              opaque(""),
+	"ProbeHandler.grpc":                   opaque(""),
+	"Lifecycle.postStart":                 honoured(""),
+	"Lifecycle.preStop":                   honoured(""),
+	"Lifecycle.stopSignal":                refused("the stop signal is the image's"),
+	"LifecycleHandler.exec":               opaque("run with the runtime's ExecSync"),
+	"LifecycleHandler.httpGet":            opaque(""),
+	"LifecycleHandler.tcpSocket":          refused("a tcpSocket hook is never run"),
+	"LifecycleHandler.sleep":              opaque(""),
+
+	// PodSecurityContext
+	"PodSecurityContext.seLinuxOptions":           refused("SELinux is not supported"),
+	"PodSecurityContext.windowsOptions":           refused("Windows options on a Linux node"),
+	"PodSecurityContext.runAsUser":                refused("not yet passed to the runtime"),
+	"PodSecurityContext.runAsGroup":               refused("not yet passed to the runtime"),
+	"PodSecurityContext.runAsNonRoot":             refused("not yet verified"),
+	"PodSecurityContext.supplementalGroups":       refused("not yet passed to the runtime"),
+	"PodSecurityContext.supplementalGroupsPolicy": refused("not yet passed to the runtime"),
+	"PodSecurityContext.fsGroup":                  refused("volume ownership is not changed yet (issue 22)"),
+	"PodSecurityContext.sysctls":                  refused("not yet passed to the runtime"),
+	"PodSecurityContext.fsGroupChangePolicy":      refused("volume ownership is not changed yet (issue 22)"),
+	"PodSecurityContext.seccompProfile":           refused("not yet passed to the runtime"),
+	"PodSecurityContext.appArmorProfile":          refused("AppArmor is not supported"),
+	"PodSecurityContext.seLinuxChangePolicy":      refused("SELinux is not supported"),
+
+	// SecurityContext
+	"SecurityContext.capabilities":             refused("not yet passed to the runtime"),
+	"SecurityContext.privileged":               refusedUnless("not yet passed to the runtime", "false"),
+	"SecurityContext.seLinuxOptions":           refused("SELinux is not supported"),
+	"SecurityContext.windowsOptions":           refused("Windows options on a Linux node"),
+	"SecurityContext.runAsUser":                refused("not yet passed to the runtime"),
+	"SecurityContext.runAsGroup":               refused("not yet passed to the runtime"),
+	"SecurityContext.runAsNonRoot":             refused("not yet verified"),
+	"SecurityContext.readOnlyRootFilesystem":   refusedUnless("not yet passed to the runtime", "false"),
+	"SecurityContext.allowPrivilegeEscalation": refusedUnless("not yet passed to the runtime", "true"),
+	"SecurityContext.procMount":                refusedUnless("not yet passed to the runtime", string(v1.DefaultProcMount)),
+	"SecurityContext.seccompProfile":           refused("not yet passed to the runtime"),
+	"SecurityContext.appArmorProfile":          refused("AppArmor is not supported"),
+
+	// Volume and its sources
+	"Volume.name":                        honoured(""),
+	"VolumeSource.hostPath":              honoured("bind-mounted; type checked"),
+	"VolumeSource.emptyDir":              honoured("a directory, or tmpfs with medium Memory"),
+	"VolumeSource.persistentVolumeClaim": honoured("a static claim bound to a PersistentVolume known to podhost"),
+	"VolumeSource.csi":                   honoured("an inline CSI volume"),
+	"VolumeSource.projected":             honoured("API-server pods only (the files come from the API server)"),
+	"VolumeSource.configMap":             honoured("API-server pods only"),
+	"VolumeSource.secret":                honoured("API-server pods only"),
+	"VolumeSource.downwardAPI":           refused("downwardAPI volumes are not supported yet (issue 22)"),
+	"VolumeSource.gcePersistentDisk":     refused("unsupported volume source"),
+	"VolumeSource.awsElasticBlockStore":  refused("unsupported volume source"),
+	"VolumeSource.gitRepo":               refused("unsupported volume source"),
+	"VolumeSource.nfs":                   refused("unsupported volume source"),
+	"VolumeSource.iscsi":                 refused("unsupported inline; give it as a PersistentVolume"),
+	"VolumeSource.glusterfs":             refused("unsupported volume source"),
+	"VolumeSource.rbd":                   refused("unsupported volume source"),
+	"VolumeSource.flexVolume":            refused("unsupported volume source"),
+	"VolumeSource.cinder":                refused("unsupported volume source"),
+	"VolumeSource.cephfs":                refused("unsupported volume source"),
+	"VolumeSource.flocker":               refused("unsupported volume source"),
+	"VolumeSource.fc":                    refused("unsupported inline; give it as a PersistentVolume"),
+	"VolumeSource.azureFile":             refused("unsupported volume source"),
+	"VolumeSource.vsphereVolume":         refused("unsupported volume source"),
+	"VolumeSource.quobyte":               refused("unsupported volume source"),
+	"VolumeSource.azureDisk":             refused("unsupported volume source"),
+	"VolumeSource.photonPersistentDisk":  refused("unsupported volume source"),
+	"VolumeSource.portworxVolume":        refused("unsupported volume source"),
+	"VolumeSource.scaleIO":               refused("unsupported volume source"),
+	"VolumeSource.storageos":             refused("unsupported volume source"),
+	"VolumeSource.ephemeral":             refused("generic ephemeral volumes are not supported"),
+	"VolumeSource.image":                 refused("image volumes are not supported"),
+
+	"HostPathVolumeSource.path":                   honoured(""),
+	"HostPathVolumeSource.type":                   honoured("checked before the mount"),
+	"EmptyDirVolumeSource.medium":                 honoured("\"\" or Memory (tmpfs)"),
+	"EmptyDirVolumeSource.sizeLimit":              honoured("the tmpfs size with medium Memory; refused on disk (not enforced without eviction)"),
+	"EmptyDirVolumeSource.mode":                   refused("the directory's mode is not set from it"),
+	"PersistentVolumeClaimVolumeSource.claimName": honoured(""),
+	"PersistentVolumeClaimVolumeSource.readOnly":  honoured(""),
+	"CSIVolumeSource.driver":                      honoured(""),
+	"CSIVolumeSource.readOnly":                    honoured(""),
+	"CSIVolumeSource.fsType":                      honoured(""),
+	"CSIVolumeSource.volumeAttributes":            honoured(""),
+	"CSIVolumeSource.nodePublishSecretRef":        refused("publish secrets of inline CSI volumes are not read"),
+	"ProjectedVolumeSource.sources":               honoured(""),
+	"ProjectedVolumeSource.defaultMode":           honoured(""),
+	"ProjectedVolumeSource.defaultUser":           refused("file ownership is not set"),
+	"VolumeProjection.secret":                     opaque("items, optional; checked when the volume is set up"),
+	"VolumeProjection.downwardAPI":                opaque("fieldRef items; other items fail the volume's setup"),
+	"VolumeProjection.configMap":                  opaque("items, optional; checked when the volume is set up"),
+	"VolumeProjection.serviceAccountToken":        opaque("a token requested from the API server"),
+	"VolumeProjection.clusterTrustBundle":         refused("cluster trust bundles are not supported"),
+	"VolumeProjection.podCertificate":             refused("pod certificates are not supported"),
+	"LocalObjectReference.name":                   honoured(""),
+	"ConfigMapVolumeSource.items":                 opaque(""),
+	"ConfigMapVolumeSource.defaultMode":           honoured(""),
+	"ConfigMapVolumeSource.optional":              honoured(""),
+	"ConfigMapVolumeSource.defaultUser":           refused("file ownership is not set"),
+	"SecretVolumeSource.secretName":               honoured(""),
+	"SecretVolumeSource.items":                    opaque(""),
+	"SecretVolumeSource.defaultMode":              honoured(""),
+	"SecretVolumeSource.optional":                 honoured(""),
+	"SecretVolumeSource.defaultUser":              refused("file ownership is not set"),
+}
+
+// ruleKey is the key of a struct field in Rules.
+func ruleKey(t reflect.Type, f reflect.StructField) string { return t.Name() + "." + jsonName(f) }
+
+func jsonName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return name
+}
+
+// inline reports whether f is an embedded struct whose fields are the
+// parent's (json ",inline").
+func inline(f reflect.StructField) bool { return f.Anonymous && jsonName(f) == "" }
+
+// containerType is the type whose rules an ephemeral container's common
+// fields follow.
+var containerType = reflect.TypeFor[v1.Container]()
+
+// ruleType maps a type onto the type its rules are written for.
+func ruleType(t reflect.Type) reflect.Type {
+	if t == reflect.TypeFor[v1.EphemeralContainerCommon]() {
+		return containerType
+	}
+	return t
+}
+
+// classified reports whether t is a struct type of k8s.io/api/core/v1,
+// the types whose fields Rules classifies when reached.
+func classified(t reflect.Type) bool {
+	return t.Kind() == reflect.Struct && t.PkgPath() == containerType.PkgPath()
+}
+
+// elem is the struct type behind pointers and slices.
+func elem(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+		t = t.Elem()
+	}
+	return t
+}
+
+// refusedFields walks the pod spec and returns a Forbidden error for each
+// refused field that is set to a value its rule does not allow.
+func refusedFields(spec *v1.PodSpec, path *field.Path) field.ErrorList {
+	return walkRefused(reflect.ValueOf(spec).Elem(), path)
+}
+
+func walkRefused(v reflect.Value, path *field.Path) field.ErrorList {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return nil
+		}
+		return walkRefused(v.Elem(), path)
+	case reflect.Slice:
+		var allErrs field.ErrorList
+		for i := 0; i < v.Len(); i++ {
+			allErrs = append(allErrs, walkRefused(v.Index(i), path.Index(i))...)
+		}
+		return allErrs
+	case reflect.Struct:
+	default:
+		return nil
+	}
+	t := v.Type()
+	rt := ruleType(t)
+	var allErrs field.ErrorList
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		fv := v.Field(i)
+		if inline(f) {
+			allErrs = append(allErrs, walkRefused(fv, path)...)
+			continue
+		}
+		r, ok := Rules[rt.Name()+"."+jsonName(f)]
+		fp := path.Child(jsonName(f))
+		switch {
+		case !ok:
+			// TestFieldTableIsComplete keeps this from happening; refuse
+			// rather than drop should a field slip through.
+			if !fv.IsZero() {
+				allErrs = append(allErrs, field.Forbidden(fp, "podhost does not know this field"))
+			}
+		case r.Class == Refused:
+			if !fv.IsZero() && (r.Allow == nil || !r.Allow(fv)) {
+				allErrs = append(allErrs, field.Forbidden(fp, "not supported by podhost: "+r.Note))
+			}
+		case !r.Opaque && classified(elem(f.Type)):
+			allErrs = append(allErrs, walkRefused(fv, fp)...)
+		}
+	}
+	return allErrs
+}
+
+// resizeNotRequired accepts resize policies that ask for nothing: a
+// resize that needs no restart, which is what podhost's not resizing
+// amounts to until a resize comes.
+func resizeNotRequired(v reflect.Value) bool {
+	for _, p := range v.Interface().([]v1.ContainerResizePolicy) {
+		if p.RestartPolicy != v1.NotRequired {
+			return false
+		}
+	}
+	return true
+}

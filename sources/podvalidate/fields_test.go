@@ -1,0 +1,214 @@
+package podvalidate
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+)
+
+var update = flag.Bool("update", false, "rewrite docs/pod-fields.md from Rules")
+
+const fieldsDoc = "../../docs/pod-fields.md"
+
+// classifiedFields walks the types of Roots as refusedFields walks a pod:
+// every field of a struct reached, descending through honoured fields
+// that are not opaque. It returns the rule keys in walk order and the
+// keys of fields without a rule.
+func classifiedFields() (keys, missing []string) {
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		if seen[t] {
+			return
+		}
+		seen[t] = true
+		rt := ruleType(t)
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if inline(f) {
+				walk(f.Type)
+				continue
+			}
+			key := rt.Name() + "." + jsonName(f)
+			r, ok := Rules[key]
+			if !ok {
+				missing = append(missing, key+" ("+t.Name()+")")
+				continue
+			}
+			keys = append(keys, key)
+			if r.Class == Honoured && !r.Opaque && classified(elem(f.Type)) {
+				walk(elem(f.Type))
+			}
+		}
+	}
+	for _, t := range Roots {
+		walk(t)
+	}
+	return keys, missing
+}
+
+// TestFieldTableIsComplete is the rule of issue 22: every field of the pod
+// podhost receives is honoured or refused. A field a k8s.io/api upgrade
+// adds fails here until it is classified; a rule for a field that no
+// longer exists fails too; docs/pod-fields.md must be the table.
+func TestFieldTableIsComplete(t *testing.T) {
+	keys, missing := classifiedFields()
+	for _, k := range missing {
+		t.Errorf("field %s is neither honoured nor refused: add it to Rules", k)
+	}
+	used := map[string]bool{}
+	for _, k := range keys {
+		used[k] = true
+	}
+	for k := range Rules {
+		if !used[k] {
+			t.Errorf("rule %s classifies no field reached from the roots", k)
+		}
+	}
+	for k, r := range Rules {
+		if r.Class != Honoured && r.Class != Refused {
+			t.Errorf("rule %s has no class", k)
+		}
+		if r.Class == Refused && r.Note == "" {
+			t.Errorf("refused field %s says not why", k)
+		}
+	}
+	doc := fieldTable(keys)
+	if *update {
+		if err := os.WriteFile(fieldsDoc, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(fieldsDoc)
+	if err != nil {
+		t.Fatalf("%v (go test ./sources/podvalidate -run TestFieldTableIsComplete -update writes it)", err)
+	}
+	if string(got) != doc {
+		t.Errorf("%s is not the table of Rules: go test ./sources/podvalidate -run TestFieldTableIsComplete -update", fieldsDoc)
+	}
+}
+
+// fieldTable renders the rules as docs/pod-fields.md, one table per type
+// in the order the walk first reaches it.
+func fieldTable(keys []string) string {
+	var b strings.Builder
+	b.WriteString(`# Pod fields: honoured or refused
+
+Generated from sources/podvalidate's Rules by
+` + "`go test ./sources/podvalidate -run TestFieldTableIsComplete -update`" + `; the test fails
+when a field of k8s.io/api's pod types is in neither class, or when this file is not the table.
+
+Every field of a pod podhost receives is **honoured**, as the kubelet honours it, or **refused**:
+a pod that sets it (to anything but the values listed as accepted) is rejected at admission
+with an error naming the field (standalone: the manifest file or API request is rejected;
+Kubernetes mode: the pod fails with reason InvalidPod, or the kubelet's reason where it has one).
+An honoured field may still have values refused by a check; its note says which.
+A field marked *as a whole* is taken as one value (checked where it is used, or the scheduler's);
+the fields of its type are not listed.
+Container fields apply to app, init and ephemeral containers (ephemeral containers are refused).
+`)
+	var types []string
+	byType := map[string][]string{}
+	for _, k := range keys {
+		typ, _, _ := strings.Cut(k, ".")
+		if _, ok := byType[typ]; !ok {
+			types = append(types, typ)
+		}
+		byType[typ] = append(byType[typ], k)
+	}
+	for _, typ := range types {
+		fmt.Fprintf(&b, "\n## %s\n\n| field | class | note |\n|---|---|---|\n", typ)
+		for _, k := range byType[typ] {
+			_, name, _ := strings.Cut(k, ".")
+			r := Rules[k]
+			class := r.Class.String()
+			if r.Opaque {
+				class += ", as a whole"
+			}
+			note := r.Note
+			if r.AllowNote != "" {
+				note += " (accepted: " + r.AllowNote + ")"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", name, class, strings.ReplaceAll(note, "|", `\|`))
+		}
+	}
+	return b.String()
+}
+
+// TestRefusedFieldsAreNamed sets each refused field of the table that a
+// pod can set and checks that ValidatePod names it.
+func TestRefusedFieldsAreNamed(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(p *v1.Pod)
+		want   string
+	}{
+		{"activeDeadlineSeconds", func(p *v1.Pod) { p.Spec.ActiveDeadlineSeconds = ptr.To[int64](5) }, "spec.activeDeadlineSeconds"},
+		{"hostAliases", func(p *v1.Pod) { p.Spec.HostAliases = []v1.HostAlias{{IP: "1.2.3.4"}} }, "spec.hostAliases"},
+		{"imagePullSecrets", func(p *v1.Pod) { p.Spec.ImagePullSecrets = []v1.LocalObjectReference{{Name: "x"}} }, "spec.imagePullSecrets"},
+		{"hostUsers false", func(p *v1.Pod) { p.Spec.HostUsers = ptr.To(false) }, "spec.hostUsers"},
+		{"subPathExpr", func(p *v1.Pod) { p.Spec.Containers[0].VolumeMounts[0].SubPathExpr = "$(A)" }, "spec.containers[0].volumeMounts[0].subPathExpr"},
+		{"mountPropagation", func(p *v1.Pod) {
+			p.Spec.Containers[0].VolumeMounts[0].MountPropagation = ptr.To(v1.MountPropagationBidirectional)
+		}, "spec.containers[0].volumeMounts[0].mountPropagation"},
+		{"terminationMessagePolicy", func(p *v1.Pod) {
+			p.Spec.InitContainers[0].TerminationMessagePolicy = v1.TerminationMessageFallbackToLogsOnError
+		}, "spec.initContainers[0].terminationMessagePolicy"},
+		{"stopSignal", func(p *v1.Pod) { p.Spec.Containers[0].Lifecycle = &v1.Lifecycle{StopSignal: ptr.To(v1.SIGUSR1)} }, "spec.containers[0].lifecycle.stopSignal"},
+		{"resourceFieldRef", func(p *v1.Pod) {
+			p.Spec.Containers[0].Env[0] = v1.EnvVar{Name: "A", ValueFrom: &v1.EnvVarSource{ResourceFieldRef: &v1.ResourceFieldSelector{Resource: "limits.cpu"}}}
+		}, "spec.containers[0].env[0].valueFrom.resourceFieldRef"},
+		{"resource claims", func(p *v1.Pod) { p.Spec.Containers[0].Resources.Claims = []v1.ResourceClaim{{Name: "gpu"}} }, "spec.containers[0].resources.claims"},
+		{"emptyDir mode", func(p *v1.Pod) { p.Spec.Volumes[1].EmptyDir.Mode = ptr.To[int32](0o700) }, "spec.volumes[1].emptyDir.mode"},
+		{"resize restart", func(p *v1.Pod) {
+			p.Spec.Containers[0].ResizePolicy = []v1.ContainerResizePolicy{{ResourceName: v1.ResourceCPU, RestartPolicy: v1.RestartContainer}}
+		}, "spec.containers[0].resizePolicy"},
+		{"seLinuxOptions", func(p *v1.Pod) {
+			p.Spec.SecurityContext = &v1.PodSecurityContext{SELinuxOptions: &v1.SELinuxOptions{Level: "s0"}}
+		}, "spec.securityContext.seLinuxOptions"},
+		{"hostPort without hostNetwork", func(p *v1.Pod) { p.Spec.Containers[0].Ports[0].HostPort = 8080 }, "spec.containers[0].ports[0].hostPort"},
+		{"emptyDir sizeLimit on disk", func(p *v1.Pod) { p.Spec.Volumes[1].EmptyDir.SizeLimit = ptr.To(resource.MustParse("1Gi")) }, "spec.volumes[1].emptyDir.sizeLimit"},
+		{"fsGroup", func(p *v1.Pod) { p.Spec.SecurityContext = &v1.PodSecurityContext{FSGroup: ptr.To[int64](2000)} }, "spec.securityContext.fsGroup"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := validPod()
+			tt.mutate(pod)
+			errs := ValidatePod(pod, knownClaims)
+			if !hasForbidden(errs, tt.want) {
+				t.Errorf("ValidatePod: got %v, want Forbidden %s", errs, tt.want)
+			}
+		})
+	}
+}
+
+// TestAcceptedDefaults: the values the API server defaults refused
+// fields to are accepted, or no API-server pod would run.
+func TestAcceptedDefaults(t *testing.T) {
+	pod := validPod()
+	c := &pod.Spec.Containers[0]
+	c.TerminationMessagePath, c.TerminationMessagePolicy = v1.TerminationMessagePathDefault, v1.TerminationMessageReadFile
+	c.ResizePolicy = []v1.ContainerResizePolicy{{ResourceName: v1.ResourceCPU, RestartPolicy: v1.NotRequired}}
+	pod.Spec.EnableServiceLinks, pod.Spec.HostUsers = ptr.To(true), ptr.To(true)
+	pod.Spec.SetHostnameAsFQDN = ptr.To(false)
+	if errs := ValidatePod(pod, knownClaims); len(errs) > 0 {
+		t.Errorf("ValidatePod: %v", errs)
+	}
+}
+
+func hasForbidden(errs field.ErrorList, path string) bool {
+	for _, e := range errs {
+		if e.Field == path && e.Type == field.ErrorTypeForbidden {
+			return true
+		}
+	}
+	return false
+}
