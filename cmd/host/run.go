@@ -135,6 +135,9 @@ func runHost(ctx context.Context, cfg *config.HostConfig, logger hclog.Logger) e
 		},
 		NodeIPs:    nodeIPs,
 		Kubernetes: kube,
+
+		AllowedUnsafeSysctls: cfg.AllowedUnsafeSysctls,
+		SeccompProfileRoot:   cfg.SeccompProfileRoot,
 	})
 	if err != nil {
 		shutdown()

@@ -35,6 +35,9 @@ type Node struct {
 	Labels      map[string]string
 	Taints      []v1.Taint
 	Allocatable v1.ResourceList
+	// AllowedUnsafeSysctls are the sysctls beyond the safe set pods may
+	// set: names, or prefixes ending in "*".
+	AllowedUnsafeSysctls []string
 }
 
 // Lookups answer what the node serves; a nil lookup accepts everything.
@@ -43,6 +46,9 @@ type Lookups struct {
 	RuntimeClass func(name string) error
 	// Volume returns an error when no plugin serves the pod's volume.
 	Volume func(pod *v1.Pod, vol v1.Volume) error
+	// SeccompProfile returns an error when the node has no Localhost
+	// seccomp profile of that name.
+	SeccompProfile func(name string) error
 }
 
 // Result is the verdict on one pod.
@@ -70,6 +76,8 @@ func Admit(node Node, active []*v1.Pod, pod *v1.Pod, look Lookups) Result {
 		func() Result { return checkResources(node, active, pod) },
 		func() Result { return checkRuntimeClass(pod, look) },
 		func() Result { return checkVolumes(pod, look) },
+		func() Result { return checkSysctls(node, pod) },
+		func() Result { return checkSeccomp(pod, look) },
 	} {
 		if r := check(); !r.Admit {
 			return r

@@ -2,7 +2,8 @@
 // kubelet's admit handlers do before a pod reaches a worker: the node's
 // name, OS, labels (nodeSelector and required node affinity), NoExecute
 // taints, host ports, resources (requests of the active pods against the
-// allocatable), the runtime class and the volumes. A pod that fails is
+// allocatable), the runtime class, the volumes, the sysctls (the safe set
+// and those the host config allows) and Localhost seccomp profiles. A pod that fails is
 // rejected, never run: its status is phase Failed with the kubelet's reason
 // (OutOfcpu, NodeAffinity, …) and a message that says what was missing.
 //

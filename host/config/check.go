@@ -101,6 +101,17 @@ func (c *HostConfig) checkSupervision(p *problems) {
 			p.add(f.path, line(f.path), nil, "want a positive duration, got %s", f.d)
 		}
 	}
+	for i, name := range c.AllowedUnsafeSysctls {
+		n := strings.TrimSuffix(strings.ReplaceAll(name, "/", "."), "*")
+		if !strings.HasPrefix(n, "net.") && !strings.HasPrefix(n, "kernel.shm") && !strings.HasPrefix(n, "kernel.msg") &&
+			n != "kernel.sem" && !strings.HasPrefix(n, "fs.mqueue.") {
+			f := fmt.Sprintf("allowedUnsafeSysctls[%d]", i)
+			p.add(f, line("allowedUnsafeSysctls"), nil, "%q is not a namespaced sysctl (net.*, kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.*): a pod may not change the node's", name)
+		}
+	}
+	if r := c.SeccompProfileRoot; r != "" && !filepath.IsAbs(r) {
+		p.add("seccompProfileRoot", line("seccompProfileRoot"), nil, "want an absolute path, got %q", r)
+	}
 	if c.ShutdownGracePeriod < 0 {
 		p.add("shutdownGracePeriod", line("shutdownGracePeriod"), nil, "want a duration of 0s or more, got %s", c.ShutdownGracePeriod)
 	}

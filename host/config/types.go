@@ -73,6 +73,15 @@ type HostConfig struct {
 	// ContainerLogMonitorInterval is how often the log files of running
 	// containers are checked for rotation.
 	ContainerLogMonitorInterval time.Duration `yaml:"containerLogMonitorInterval"`
+	// AllowedUnsafeSysctls are the sysctls beyond the kubelet's safe set
+	// that pods may set: names, or prefixes ending in "*" (net.core.*).
+	// Only namespaced sysctls (net.*, kernel.shm*, kernel.msg*,
+	// kernel.sem, fs.mqueue.*) can be allowed.
+	AllowedUnsafeSysctls []string `yaml:"allowedUnsafeSysctls"`
+	// SeccompProfileRoot is the directory of Localhost seccomp profiles
+	// (a pod's localhostProfile is a path under it); empty:
+	// <rootDir>/seccomp.
+	SeccompProfileRoot string `yaml:"seccompProfileRoot"`
 
 	meta *meta // where each field came from, for errors found after decoding
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -231,23 +232,24 @@ func (n *Node) isTerminal(pod *v1.Pod) bool {
 func (n *Node) nodeFacts() admission.Node {
 	if n.kube != nil && n.kube.agent != nil {
 		if node := n.kube.agent.agent.Node(); node != nil {
-			return admission.Node{Name: node.Name, Labels: node.Labels, Taints: node.Spec.Taints, Allocatable: node.Status.Allocatable}
+			return admission.Node{Name: node.Name, Labels: node.Labels, Taints: node.Spec.Taints, Allocatable: node.Status.Allocatable,
+				AllowedUnsafeSysctls: n.cfg.AllowedUnsafeSysctls}
 		}
 	}
 	host, _ := os.Hostname()
 	return admission.Node{Name: n.cfg.NodeName, Labels: map[string]string{
 		v1.LabelHostname: strings.ToLower(host), v1.LabelOSStable: runtime.GOOS, v1.LabelArchStable: runtime.GOARCH,
-	}}
+	}, AllowedUnsafeSysctls: n.cfg.AllowedUnsafeSysctls}
 }
 
 // admissionLookups: in Kubernetes mode a runtime class must exist in the
 // API server; in local mode the runtime judges the class itself.
 func (n *Node) admissionLookups(ctx context.Context) admission.Lookups {
 	if n.kube == nil {
-		return admission.Lookups{}
+		return admission.Lookups{SeccompProfile: n.seccompProfile}
 	}
 	client := n.cfg.Kubernetes.Client
-	return admission.Lookups{RuntimeClass: func(name string) error {
+	return admission.Lookups{SeccompProfile: n.seccompProfile, RuntimeClass: func(name string) error {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		_, err := client.NodeV1().RuntimeClasses().Get(cctx, name, metav1.GetOptions{})
@@ -256,4 +258,27 @@ func (n *Node) admissionLookups(ctx context.Context) admission.Lookups {
 		}
 		return err
 	}}
+}
+
+// seccompRoot is the directory of the node's Localhost seccomp profiles.
+func (n *Node) seccompRoot() string {
+	if n.cfg.SeccompProfileRoot != "" {
+		return n.cfg.SeccompProfileRoot
+	}
+	return filepath.Join(n.cfg.RootDir, "seccomp")
+}
+
+// seccompProfile reports whether the node has the Localhost profile name
+// (podvalidate has checked that it stays inside the directory): a
+// regular file under seccompRoot.
+func (n *Node) seccompProfile(name string) error {
+	path := filepath.Join(n.seccompRoot(), filepath.Clean("/"+name))
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return fmt.Errorf("no such profile on the node: %w", err)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%s is not a file", path)
+	}
+	return nil
 }

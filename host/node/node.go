@@ -78,6 +78,12 @@ type Config struct {
 	// Kubernetes, when its Client is set, makes the node a node of that
 	// API server (kube.go).
 	Kubernetes KubeConfig
+	// AllowedUnsafeSysctls are the sysctls beyond the safe set pods may
+	// set (names, or prefixes ending in "*").
+	AllowedUnsafeSysctls []string
+	// SeccompProfileRoot is the directory of Localhost seccomp profiles;
+	// empty: <RootDir>/seccomp.
+	SeccompProfileRoot string
 }
 
 // Node is the running agent: see the package doc.
@@ -221,7 +227,7 @@ func (n *Node) build() error {
 		Runtime: rtClient, Plugin: n.cfg.RuntimePlugin, Clock: n.clock, LogRoot: n.cfg.RootDir,
 		Logger: n.log.Named("runtime"), Reasons: reasons,
 		NodeResolvConf: nodeResolvConf(n.log), Recorder: n.events, Mounts: n.containerMounts, Devices: n.containerDevices,
-		Hooks: runner, Probes: results,
+		Hooks: runner, Probes: results, SeccompProfileRoot: n.seccompRoot(),
 	})
 	if err != nil {
 		return fmt.Errorf("runtime manager: %w", err)

@@ -6,8 +6,10 @@
 // init container waiting for a sidecar's startup probe (Options.Probes),
 // starts and restarts app containers
 // according to the restart policy with CrashLoopBackOff, maps the container
-// spec (command, args, env, working dir, resources, host namespaces, DNS)
-// onto the contract, stops containers with the pod's grace period, and
+// spec (command, args, env, working dir, resources, host namespaces, DNS,
+// the pod's and the container's securityContext merged as the kubelet
+// merges them, security.go) onto the contract, verifies runAsNonRoot
+// against the image's user before it creates a container, stops containers with the pod's grace period, and
 // removes what a finished pod left behind. A pod's teardown yields to the
 // container stops other pods have in flight (stopsfirst.go).
 //
@@ -34,6 +36,7 @@
 // host/node, the running agent, imports it; so do bench/podstart and the
 // e2e tests, for the labels they look runtime objects up by. It imports
 // lifecycle (for the contract it implements), host/supervisor (for
-// ErrPluginExited) and the generated runtime protos; lifecycle never
+// ErrPluginExited), sources/podvalidate (sysctl names) and the generated
+// runtime protos; lifecycle never
 // imports it.
 package runtimemanager

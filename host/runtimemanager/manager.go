@@ -59,6 +59,10 @@ type Options struct {
 	// passes the probe manager's results. Nil: a running sidecar has
 	// started.
 	Probes lifecycle.ProbeView
+	// SeccompProfileRoot is the directory of the node's seccomp profiles:
+	// a Localhost profile is a file under it (admission checks that it
+	// exists).
+	SeccompProfileRoot string
 }
 
 // Manager implements lifecycle.Runtime over a runtime plugin. It keeps no

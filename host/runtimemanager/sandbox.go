@@ -27,6 +27,10 @@ func (m *Manager) sandboxConfig(pod *v1.Pod, attempt uint32) *runtimev1.SandboxC
 		HostPid:      pod.Spec.HostPID,
 		HostIpc:      pod.Spec.HostIPC,
 		Dns:          m.dnsConfig(pod),
+		Sysctls:      sandboxSysctls(pod),
+		Security:     m.sandboxSecurity(pod),
+
+		ShareProcessNamespace: pod.Spec.ShareProcessNamespace != nil && *pod.Spec.ShareProcessNamespace,
 	}
 	if !pod.Spec.HostNetwork {
 		cfg.Hostname = podHostname(pod)

@@ -204,7 +204,20 @@ func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, sandboxID str
 			return fmt.Errorf("container %q: %w: %w", name, ErrImagePull, err)
 		}
 		m.imageEvent(pod, s.spec.Image, img)
+		image, err := m.imageUser(ctx, pod, s.spec, img.GetImageRef())
+		if err == nil {
+			err = verifyNonRoot(pod, s.spec, image)
+		}
+		if err != nil {
+			m.setReason(pod, name, ReasonCreateConfigError, err.Error())
+			m.event(pod, lifecycle.EventWarning, EventFailed, "Error: %v", err)
+			return fmt.Errorf("container %q: %w: %w", name, ErrContainerConfig, err)
+		}
 		cfg, err := m.containerConfig(pod, s.spec, s.kind, s.attempt, img.GetImageRef(), podIP)
+		if err == nil {
+			cfg.Security = m.containerSecurity(pod, s.spec)
+			imageUser(cfg.Security, image)
+		}
 		if err != nil {
 			m.setReason(pod, name, ReasonCreateConfigError, err.Error())
 			m.event(pod, lifecycle.EventWarning, EventFailed, "Error: %v", err)
@@ -253,4 +266,20 @@ func (m *Manager) setReason(pod *v1.Pod, container, reason, message string) {
 	if m.opts.Reasons != nil {
 		m.opts.Reasons.Add(pod.UID, container, lifecycle.StartFailure{Reason: reason, Message: message})
 	}
+}
+
+// imageUser reads the user of the container's image when runAsNonRoot is
+// to be verified against it or a group needs a user; nil otherwise.
+func (m *Manager) imageUser(ctx context.Context, pod *v1.Pod, spec *v1.Container, ref string) (*runtimev1.Image, error) {
+	if !needsImageUser(pod, spec) {
+		return nil, nil
+	}
+	st, err := m.rt.ImageStatus(ctx, &runtimev1.ImageStatusRequest{Image: ref})
+	if err != nil {
+		return nil, callError("reading the user of image "+ref, err)
+	}
+	if !st.GetPresent() {
+		return nil, fmt.Errorf("image %s is not present to read its user", ref)
+	}
+	return st.GetImage(), nil
 }

@@ -253,14 +253,15 @@ func containerConfigToCRI(spec ContainerSpec, sandboxID string, pod *SandboxSpec
 		}
 		cfg.Devices = append(cfg.Devices, &criapi.Device{ContainerPath: d.ContainerPath, HostPath: d.HostPath, Permissions: perms})
 	}
+	cfg.Linux = &criapi.LinuxContainerConfig{SecurityContext: containerSecurityToCRI(spec.Security, pod)}
 	if res := spec.Resources; res != nil {
-		cfg.Linux = &criapi.LinuxContainerConfig{Resources: &criapi.LinuxContainerResources{
+		cfg.Linux.Resources = &criapi.LinuxContainerResources{
 			CpuPeriod:          res.CPUPeriod,
 			CpuQuota:           res.CPUQuota,
 			CpuShares:          res.CPUShares,
 			MemoryLimitInBytes: res.MemoryLimitInBytes,
 			OomScoreAdj:        res.OOMScoreAdj,
-		}}
+		}
 	}
 	return cfg
 }

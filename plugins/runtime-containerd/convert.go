@@ -19,6 +19,9 @@ func sandboxSpecFromProto(cfg *runtimev1.SandboxConfig) SandboxSpec {
 		HostPID:      cfg.GetHostPid(),
 		HostIPC:      cfg.GetHostIpc(),
 		CgroupParent: cfg.GetCgroupParent(),
+		SharePID:     cfg.GetShareProcessNamespace(),
+		Sysctls:      cfg.GetSysctls(),
+		Security:     securityFromProto(cfg.GetSecurity()),
 	}
 	if dns := cfg.GetDns(); dns != nil {
 		spec.DNS = &DNS{Servers: dns.GetServers(), Searches: dns.GetSearches(), Options: dns.GetOptions()}
@@ -38,6 +41,7 @@ func containerSpecFromProto(cfg *runtimev1.ContainerConfig) ContainerSpec {
 		LogPath:     cfg.GetLogPath(),
 		Stdin:       cfg.GetStdin(),
 		TTY:         cfg.GetTty(),
+		Security:    securityFromProto(cfg.GetSecurity()),
 	}
 	for _, e := range cfg.GetEnvs() {
 		spec.Env = append(spec.Env, EnvVar{Key: e.GetKey(), Value: e.GetValue()})
@@ -90,7 +94,7 @@ func containerToProto(c Container) *runtimev1.Container {
 }
 
 func imageToProto(img Image) *runtimev1.Image {
-	return &runtimev1.Image{Id: img.ID, RepoTags: img.RepoTags, RepoDigests: img.RepoDigests, SizeBytes: img.Size}
+	return &runtimev1.Image{Id: img.ID, RepoTags: img.RepoTags, RepoDigests: img.RepoDigests, SizeBytes: img.Size, Uid: img.UID, Username: img.Username}
 }
 
 func eventToProto(ev Event) *runtimev1.Event {
@@ -101,4 +105,23 @@ func eventToProto(ev Event) *runtimev1.Event {
 		ContainerId: ev.ContainerID,
 		Labels:      ev.Labels,
 	}
+}
+
+func securityFromProto(sc *runtimev1.SecurityContext) *Security {
+	if sc == nil {
+		return nil
+	}
+	out := &Security{
+		RunAsUser: sc.RunAsUser, RunAsGroup: sc.RunAsGroup, RunAsUsername: sc.GetRunAsUsername(),
+		SupplementalGroups: sc.GetSupplementalGroups(),
+		Privileged:         sc.GetPrivileged(),
+		AddCaps:            sc.GetAddCapabilities(),
+		DropCaps:           sc.GetDropCapabilities(),
+		ReadOnlyRootfs:     sc.GetReadonlyRootfs(),
+		NoNewPrivs:         sc.GetNoNewPrivs(),
+	}
+	if p := sc.GetSeccomp(); p != nil && p.GetProfileType() != runtimev1.SecurityProfile_PROFILE_TYPE_UNSPECIFIED {
+		out.Seccomp = &SeccompProfile{Type: SeccompType(p.GetProfileType()), Path: p.GetLocalhostRef()}
+	}
+	return out
 }

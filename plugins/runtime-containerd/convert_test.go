@@ -31,6 +31,8 @@ func TestSandboxConfigToCRI(t *testing.T) {
 		{"pod network", func(*SandboxSpec) {}, want("web-0", criapi.NamespaceMode_POD, criapi.NamespaceMode_CONTAINER, criapi.NamespaceMode_POD, nil)},
 		{"host network keeps the node's hostname", func(s *SandboxSpec) { s.HostNetwork = true }, want("", criapi.NamespaceMode_NODE, criapi.NamespaceMode_CONTAINER, criapi.NamespaceMode_POD, nil)},
 		{"host pid and ipc", func(s *SandboxSpec) { s.HostPID, s.HostIPC = true, true }, want("web-0", criapi.NamespaceMode_POD, criapi.NamespaceMode_NODE, criapi.NamespaceMode_NODE, nil)},
+		{"shared pid", func(s *SandboxSpec) { s.SharePID = true }, want("web-0", criapi.NamespaceMode_POD, criapi.NamespaceMode_POD, criapi.NamespaceMode_POD, nil)},
+		{"host pid wins over shared", func(s *SandboxSpec) { s.SharePID, s.HostPID = true, true }, want("web-0", criapi.NamespaceMode_POD, criapi.NamespaceMode_NODE, criapi.NamespaceMode_POD, nil)},
 		{
 			"dns",
 			func(s *SandboxSpec) {
@@ -70,18 +72,69 @@ func TestContainerConfigToCRI(t *testing.T) {
 		Devices: []*criapi.Device{{ContainerPath: "/dev/xvda", HostPath: "/var/pods/u1/volumeDevices/kubernetes.io~fc/disk", Permissions: "rwm"}, {ContainerPath: "/dev/ro", HostPath: "/var/ro", Permissions: "r"}},
 		Labels:  map[string]string{"podhost.io/container": "app", labelSandboxID: "sb1", labelPodUID: "u1"},
 		LogPath: "app/3.log", Stdin: true, Tty: true,
-		Linux: &criapi.LinuxContainerConfig{Resources: &criapi.LinuxContainerResources{CpuPeriod: 100000, CpuQuota: 50000, CpuShares: 512, MemoryLimitInBytes: 1 << 20, OomScoreAdj: 500}},
+		Linux: &criapi.LinuxContainerConfig{
+			Resources:       &criapi.LinuxContainerResources{CpuPeriod: 100000, CpuQuota: 50000, CpuShares: 512, MemoryLimitInBytes: 1 << 20, OomScoreAdj: 500},
+			SecurityContext: &criapi.LinuxContainerSecurityContext{NamespaceOptions: &criapi.NamespaceOption{Pid: criapi.NamespaceMode_CONTAINER}},
+		},
 	}
 	if got := containerConfigToCRI(spec, "sb1", &SandboxSpec{UID: "u1"}); !proto.Equal(got, want) {
 		t.Errorf("got %v; want %v", got, want)
 	}
 	spec.Resources = nil
 	got := containerConfigToCRI(spec, "sb1", nil)
-	if got.GetLinux() != nil || got.GetLabels()[labelPodUID] != "" || got.GetLabels()[labelSandboxID] != "sb1" {
-		t.Errorf("without resources and pod: got linux %v labels %v; want no linux, the sandbox label only", got.GetLinux(), got.GetLabels())
+	if got.GetLinux().GetResources() != nil || got.GetLabels()[labelPodUID] != "" || got.GetLabels()[labelSandboxID] != "sb1" {
+		t.Errorf("without resources and pod: got linux %v labels %v; want no resources, the sandbox label only", got.GetLinux(), got.GetLabels())
 	}
 	if spec.Labels[labelSandboxID] != "" {
 		t.Error("containerConfigToCRI changed the spec's labels")
+	}
+}
+
+func TestSecurityToCRI(t *testing.T) {
+	uid, gid := int64(1000), int64(3000)
+	sec := &Security{
+		RunAsUser: &uid, RunAsGroup: &gid, SupplementalGroups: []int64{4000},
+		AddCaps: []string{"NET_BIND_SERVICE"}, DropCaps: []string{"ALL"}, ReadOnlyRootfs: true, NoNewPrivs: true,
+		Seccomp: &SeccompProfile{Type: SeccompLocalhost, Path: "/var/lib/podhost/seccomp/audit.json"},
+	}
+	pod := &SandboxSpec{UID: "u1", HostIPC: true, SharePID: true, Sysctls: map[string]string{"net.ipv4.ping_group_range": "0 0"}, Security: &Security{
+		RunAsUser: &uid, SupplementalGroups: []int64{4000}, Privileged: true, Seccomp: &SeccompProfile{Type: SeccompRuntimeDefault},
+	}}
+	ns := &criapi.NamespaceOption{Network: criapi.NamespaceMode_POD, Pid: criapi.NamespaceMode_POD, Ipc: criapi.NamespaceMode_NODE}
+	got := containerConfigToCRI(ContainerSpec{Name: "app", Security: sec}, "sb1", pod).GetLinux().GetSecurityContext()
+	want := &criapi.LinuxContainerSecurityContext{
+		NamespaceOptions: ns, RunAsUser: &criapi.Int64Value{Value: 1000}, RunAsGroup: &criapi.Int64Value{Value: 3000},
+		SupplementalGroups: []int64{4000}, ReadonlyRootfs: true, NoNewPrivs: true,
+		Capabilities: &criapi.Capability{AddCapabilities: []string{"NET_BIND_SERVICE"}, DropCapabilities: []string{"ALL"}},
+		Seccomp:      &criapi.SecurityProfile{ProfileType: criapi.SecurityProfile_Localhost, LocalhostRef: "/var/lib/podhost/seccomp/audit.json"},
+		MaskedPaths:  defaultMaskedPaths, ReadonlyPaths: defaultReadonlyPaths,
+	}
+	if !proto.Equal(got, want) {
+		t.Errorf("container: got %v; want %v", got, want)
+	}
+	sec.Privileged = true
+	if got := containerConfigToCRI(ContainerSpec{Name: "app", Security: sec}, "sb1", pod).GetLinux().GetSecurityContext(); !got.GetPrivileged() || got.GetMaskedPaths() != nil {
+		t.Errorf("privileged container: got %v; want privileged, nothing masked", got)
+	}
+	sb := sandboxConfigToCRI(*pod).GetLinux()
+	wantSB := &criapi.LinuxPodSandboxConfig{Sysctls: map[string]string{"net.ipv4.ping_group_range": "0 0"}, SecurityContext: &criapi.LinuxSandboxSecurityContext{
+		NamespaceOptions: ns, RunAsUser: &criapi.Int64Value{Value: 1000}, SupplementalGroups: []int64{4000}, Privileged: true,
+		Seccomp: &criapi.SecurityProfile{ProfileType: criapi.SecurityProfile_RuntimeDefault},
+	}}
+	if !proto.Equal(sb, wantSB) {
+		t.Errorf("sandbox: got %v; want %v", sb, wantSB)
+	}
+}
+
+func TestSecurityFromProto(t *testing.T) {
+	uid := int64(7)
+	got := securityFromProto(&runtimev1.SecurityContext{RunAsUser: &uid, NoNewPrivs: true, AddCapabilities: []string{"CHOWN"},
+		Seccomp: &runtimev1.SecurityProfile{ProfileType: runtimev1.SecurityProfile_PROFILE_TYPE_UNCONFINED}})
+	if got.RunAsUser == nil || *got.RunAsUser != 7 || !got.NoNewPrivs || !slices.Equal(got.AddCaps, []string{"CHOWN"}) || got.Seccomp.Type != SeccompUnconfined {
+		t.Errorf("securityFromProto: %+v", got)
+	}
+	if securityFromProto(nil) != nil {
+		t.Error("no security context: want nil, the runtime's defaults")
 	}
 }
 

@@ -129,5 +129,10 @@ func (r *criRuntime) RemoveImage(ctx context.Context, image string) error {
 }
 
 func imageFromCRI(img *criapi.Image) Image {
-	return Image{ID: img.GetId(), RepoTags: img.GetRepoTags(), RepoDigests: img.GetRepoDigests(), Size: img.GetSize()}
+	out := Image{ID: img.GetId(), RepoTags: img.GetRepoTags(), RepoDigests: img.GetRepoDigests(), Size: img.GetSize(), Username: img.GetUsername()}
+	if u := img.GetUid(); u != nil {
+		uid := u.GetValue()
+		out.UID = &uid
+	}
+	return out
 }

@@ -114,16 +114,6 @@ func (b *backend) listSandboxes(ctx context.Context, f *criapi.PodSandboxFilter)
 
 // sandboxConfigToCRI is the CRI config of spec.
 func sandboxConfigToCRI(spec SandboxSpec) *criapi.PodSandboxConfig {
-	ns := &criapi.NamespaceOption{Network: criapi.NamespaceMode_POD, Pid: criapi.NamespaceMode_CONTAINER, Ipc: criapi.NamespaceMode_POD}
-	if spec.HostNetwork {
-		ns.Network = criapi.NamespaceMode_NODE
-	}
-	if spec.HostPID {
-		ns.Pid = criapi.NamespaceMode_NODE
-	}
-	if spec.HostIPC {
-		ns.Ipc = criapi.NamespaceMode_NODE
-	}
 	// A pod on the node's network shares the node's UTS namespace, where
 	// runc refuses to set a hostname; it keeps the node's, as with kubelet.
 	hostname := spec.Hostname
@@ -138,7 +128,8 @@ func sandboxConfigToCRI(spec SandboxSpec) *criapi.PodSandboxConfig {
 		Annotations:  spec.Annotations,
 		Linux: &criapi.LinuxPodSandboxConfig{
 			CgroupParent:    spec.CgroupParent,
-			SecurityContext: &criapi.LinuxSandboxSecurityContext{NamespaceOptions: ns},
+			SecurityContext: sandboxSecurityToCRI(spec),
+			Sysctls:         spec.Sysctls,
 		},
 	}
 	if spec.DNS != nil {

@@ -37,6 +37,9 @@ type SandboxSpec struct {
 	CgroupParent         string
 	DNS                  *DNS // nil: the runtime's default
 	RuntimeHandler       string
+	SharePID             bool              // the containers share the sandbox's PID namespace
+	Sysctls              map[string]string // namespaced sysctls of the sandbox
+	Security             *Security         // nil: the runtime's defaults
 }
 
 // DNS is a sandbox's resolver configuration.
@@ -69,6 +72,7 @@ type ContainerSpec struct {
 	LogPath             string // relative to the sandbox's log directory
 	Stdin, TTY          bool
 	Resources           *Resources // nil: none
+	Security            *Security  // nil: the runtime's defaults
 }
 
 // EnvVar is one environment variable.
@@ -137,6 +141,8 @@ type Image struct {
 	ID                    string
 	RepoTags, RepoDigests []string
 	Size                  uint64
+	UID                   *int64 // the image's numeric user; nil: none or a name
+	Username              string // the image's user by name
 }
 
 // Condition is one runtime condition, e.g. RuntimeReady.

@@ -103,5 +103,6 @@ func validateSpec(spec *v1.PodSpec, path *field.Path, apiVolumes bool) field.Err
 		allErrs = append(allErrs, field.Invalid(path.Child("terminationGracePeriodSeconds"), *g, "must be greater than or equal to 0"))
 	}
 	allErrs = append(allErrs, validatePartial(spec, path)...)
+	allErrs = append(allErrs, validateSecurity(spec, path)...)
 	return append(allErrs, refusedFields(spec, path)...)
 }

@@ -42,12 +42,30 @@ func validPod() *v1.Pod {
 
 func knownClaims(ns, name string) bool { return ns == "default" && name == "data" }
 
+// validateCase mutates validPod and names the errors ValidatePod must
+// return, as "path: type", in order.
+type validateCase struct {
+	name   string
+	mutate func(p *v1.Pod)
+	want   []string
+}
+
+func runValidateCases(t *testing.T, tests []validateCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := validPod()
+			tt.mutate(pod)
+			got := summarize(ValidatePod(pod, knownClaims))
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("ValidatePod errors:\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestValidatePod(t *testing.T) {
-	tests := []struct {
-		name   string
-		mutate func(p *v1.Pod)
-		want   []string // "path: type", in order
-	}{
+	tests := []validateCase{
 		{"valid", func(*v1.Pod) {}, nil},
 		{"name required", func(p *v1.Pod) { p.Name = "" }, []string{"metadata.name: Required value"}},
 		{"name not a subdomain", func(p *v1.Pod) { p.Name = "Web_1" }, []string{"metadata.name: Invalid value"}},
@@ -132,16 +150,7 @@ func TestValidatePod(t *testing.T) {
 			p.Spec.Containers[0].Ports = append(p.Spec.Containers[0].Ports, v1.ContainerPort{Name: "http", ContainerPort: 81})
 		}, []string{"spec.containers[0].ports[1].name: Duplicate value"}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			pod := validPod()
-			tt.mutate(pod)
-			got := summarize(ValidatePod(pod, knownClaims))
-			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
-				t.Errorf("ValidatePod errors:\n got %q\nwant %q", got, tt.want)
-			}
-		})
-	}
+	runValidateCases(t, tests)
 }
 
 func TestValidatePodNilLookupSkipsClaims(t *testing.T) {

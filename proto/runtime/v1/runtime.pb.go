@@ -269,6 +269,61 @@ func (EventType) EnumDescriptor() ([]byte, []int) {
 	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{3}
 }
 
+type SecurityProfile_ProfileType int32
+
+const (
+	// Not set: what the runtime does without a profile.
+	SecurityProfile_PROFILE_TYPE_UNSPECIFIED SecurityProfile_ProfileType = 0
+	// The runtime's own default profile.
+	SecurityProfile_PROFILE_TYPE_RUNTIME_DEFAULT SecurityProfile_ProfileType = 1
+	SecurityProfile_PROFILE_TYPE_UNCONFINED      SecurityProfile_ProfileType = 2
+	// A profile file on the node, named by localhost_ref.
+	SecurityProfile_PROFILE_TYPE_LOCALHOST SecurityProfile_ProfileType = 3
+)
+
+// Enum value maps for SecurityProfile_ProfileType.
+var (
+	SecurityProfile_ProfileType_name = map[int32]string{
+		0: "PROFILE_TYPE_UNSPECIFIED",
+		1: "PROFILE_TYPE_RUNTIME_DEFAULT",
+		2: "PROFILE_TYPE_UNCONFINED",
+		3: "PROFILE_TYPE_LOCALHOST",
+	}
+	SecurityProfile_ProfileType_value = map[string]int32{
+		"PROFILE_TYPE_UNSPECIFIED":     0,
+		"PROFILE_TYPE_RUNTIME_DEFAULT": 1,
+		"PROFILE_TYPE_UNCONFINED":      2,
+		"PROFILE_TYPE_LOCALHOST":       3,
+	}
+)
+
+func (x SecurityProfile_ProfileType) Enum() *SecurityProfile_ProfileType {
+	p := new(SecurityProfile_ProfileType)
+	*p = x
+	return p
+}
+
+func (x SecurityProfile_ProfileType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SecurityProfile_ProfileType) Descriptor() protoreflect.EnumDescriptor {
+	return file_runtime_v1_runtime_proto_enumTypes[4].Descriptor()
+}
+
+func (SecurityProfile_ProfileType) Type() protoreflect.EnumType {
+	return &file_runtime_v1_runtime_proto_enumTypes[4]
+}
+
+func (x SecurityProfile_ProfileType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SecurityProfile_ProfileType.Descriptor instead.
+func (SecurityProfile_ProfileType) EnumDescriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{8, 0}
+}
+
 type VersionRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -595,11 +650,20 @@ type SandboxConfig struct {
 	Labels       map[string]string `protobuf:"bytes,4,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	Annotations  map[string]string `protobuf:"bytes,5,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Use the node's network namespace (no CNI).
-	HostNetwork   bool       `protobuf:"varint,6,opt,name=host_network,json=hostNetwork,proto3" json:"host_network,omitempty"`
-	HostPid       bool       `protobuf:"varint,7,opt,name=host_pid,json=hostPid,proto3" json:"host_pid,omitempty"`
-	HostIpc       bool       `protobuf:"varint,8,opt,name=host_ipc,json=hostIpc,proto3" json:"host_ipc,omitempty"`
-	CgroupParent  string     `protobuf:"bytes,9,opt,name=cgroup_parent,json=cgroupParent,proto3" json:"cgroup_parent,omitempty"`
-	Dns           *DNSConfig `protobuf:"bytes,10,opt,name=dns,proto3" json:"dns,omitempty"`
+	HostNetwork  bool       `protobuf:"varint,6,opt,name=host_network,json=hostNetwork,proto3" json:"host_network,omitempty"`
+	HostPid      bool       `protobuf:"varint,7,opt,name=host_pid,json=hostPid,proto3" json:"host_pid,omitempty"`
+	HostIpc      bool       `protobuf:"varint,8,opt,name=host_ipc,json=hostIpc,proto3" json:"host_ipc,omitempty"`
+	CgroupParent string     `protobuf:"bytes,9,opt,name=cgroup_parent,json=cgroupParent,proto3" json:"cgroup_parent,omitempty"`
+	Dns          *DNSConfig `protobuf:"bytes,10,opt,name=dns,proto3" json:"dns,omitempty"`
+	// The pod's containers share one PID namespace, the sandbox's
+	// (shareProcessNamespace); without it each container has its own,
+	// unless host_pid.
+	ShareProcessNamespace bool `protobuf:"varint,11,opt,name=share_process_namespace,json=shareProcessNamespace,proto3" json:"share_process_namespace,omitempty"`
+	// Namespaced sysctls set in the sandbox, shared by its containers.
+	Sysctls map[string]string `protobuf:"bytes,12,rep,name=sysctls,proto3" json:"sysctls,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The pod-level security of the sandbox itself. Unset: the runtime's
+	// defaults.
+	Security      *SecurityContext `protobuf:"bytes,13,opt,name=security,proto3" json:"security,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -704,6 +768,208 @@ func (x *SandboxConfig) GetDns() *DNSConfig {
 	return nil
 }
 
+func (x *SandboxConfig) GetShareProcessNamespace() bool {
+	if x != nil {
+		return x.ShareProcessNamespace
+	}
+	return false
+}
+
+func (x *SandboxConfig) GetSysctls() map[string]string {
+	if x != nil {
+		return x.Sysctls
+	}
+	return nil
+}
+
+func (x *SandboxConfig) GetSecurity() *SecurityContext {
+	if x != nil {
+		return x.Security
+	}
+	return nil
+}
+
+// SecurityContext is the Linux security of a sandbox or container, already
+// merged by the host from the pod's and the container's securityContext.
+// Unset fields are the runtime's defaults (the image's user; the
+// runtime's default capabilities).
+type SecurityContext struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The uid the process runs as; unset: the image's user.
+	RunAsUser *int64 `protobuf:"varint,1,opt,name=run_as_user,json=runAsUser,proto3,oneof" json:"run_as_user,omitempty"`
+	// A user name of the image's /etc/passwd, when run_as_user is unset and
+	// run_as_group is set (the image names its user).
+	RunAsUsername string `protobuf:"bytes,2,opt,name=run_as_username,json=runAsUsername,proto3" json:"run_as_username,omitempty"`
+	// The primary gid; only with run_as_user or run_as_username.
+	RunAsGroup *int64 `protobuf:"varint,3,opt,name=run_as_group,json=runAsGroup,proto3,oneof" json:"run_as_group,omitempty"`
+	// Groups added to the process' supplementary groups.
+	SupplementalGroups []int64 `protobuf:"varint,4,rep,packed,name=supplemental_groups,json=supplementalGroups,proto3" json:"supplemental_groups,omitempty"`
+	Privileged         bool    `protobuf:"varint,5,opt,name=privileged,proto3" json:"privileged,omitempty"`
+	// Capability names without the CAP_ prefix; "ALL" is every capability.
+	AddCapabilities  []string `protobuf:"bytes,6,rep,name=add_capabilities,json=addCapabilities,proto3" json:"add_capabilities,omitempty"`
+	DropCapabilities []string `protobuf:"bytes,7,rep,name=drop_capabilities,json=dropCapabilities,proto3" json:"drop_capabilities,omitempty"`
+	ReadonlyRootfs   bool     `protobuf:"varint,8,opt,name=readonly_rootfs,json=readonlyRootfs,proto3" json:"readonly_rootfs,omitempty"`
+	// Sets no_new_privs (allowPrivilegeEscalation: false).
+	NoNewPrivs    bool             `protobuf:"varint,9,opt,name=no_new_privs,json=noNewPrivs,proto3" json:"no_new_privs,omitempty"`
+	Seccomp       *SecurityProfile `protobuf:"bytes,10,opt,name=seccomp,proto3" json:"seccomp,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SecurityContext) Reset() {
+	*x = SecurityContext{}
+	mi := &file_runtime_v1_runtime_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SecurityContext) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SecurityContext) ProtoMessage() {}
+
+func (x *SecurityContext) ProtoReflect() protoreflect.Message {
+	mi := &file_runtime_v1_runtime_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SecurityContext.ProtoReflect.Descriptor instead.
+func (*SecurityContext) Descriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *SecurityContext) GetRunAsUser() int64 {
+	if x != nil && x.RunAsUser != nil {
+		return *x.RunAsUser
+	}
+	return 0
+}
+
+func (x *SecurityContext) GetRunAsUsername() string {
+	if x != nil {
+		return x.RunAsUsername
+	}
+	return ""
+}
+
+func (x *SecurityContext) GetRunAsGroup() int64 {
+	if x != nil && x.RunAsGroup != nil {
+		return *x.RunAsGroup
+	}
+	return 0
+}
+
+func (x *SecurityContext) GetSupplementalGroups() []int64 {
+	if x != nil {
+		return x.SupplementalGroups
+	}
+	return nil
+}
+
+func (x *SecurityContext) GetPrivileged() bool {
+	if x != nil {
+		return x.Privileged
+	}
+	return false
+}
+
+func (x *SecurityContext) GetAddCapabilities() []string {
+	if x != nil {
+		return x.AddCapabilities
+	}
+	return nil
+}
+
+func (x *SecurityContext) GetDropCapabilities() []string {
+	if x != nil {
+		return x.DropCapabilities
+	}
+	return nil
+}
+
+func (x *SecurityContext) GetReadonlyRootfs() bool {
+	if x != nil {
+		return x.ReadonlyRootfs
+	}
+	return false
+}
+
+func (x *SecurityContext) GetNoNewPrivs() bool {
+	if x != nil {
+		return x.NoNewPrivs
+	}
+	return false
+}
+
+func (x *SecurityContext) GetSeccomp() *SecurityProfile {
+	if x != nil {
+		return x.Seccomp
+	}
+	return nil
+}
+
+// SecurityProfile is a seccomp profile.
+type SecurityProfile struct {
+	state       protoimpl.MessageState      `protogen:"open.v1"`
+	ProfileType SecurityProfile_ProfileType `protobuf:"varint,1,opt,name=profile_type,json=profileType,proto3,enum=podhost.runtime.v1.SecurityProfile_ProfileType" json:"profile_type,omitempty"`
+	// Absolute path of the profile file on the node, for LOCALHOST.
+	LocalhostRef  string `protobuf:"bytes,2,opt,name=localhost_ref,json=localhostRef,proto3" json:"localhost_ref,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SecurityProfile) Reset() {
+	*x = SecurityProfile{}
+	mi := &file_runtime_v1_runtime_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SecurityProfile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SecurityProfile) ProtoMessage() {}
+
+func (x *SecurityProfile) ProtoReflect() protoreflect.Message {
+	mi := &file_runtime_v1_runtime_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SecurityProfile.ProtoReflect.Descriptor instead.
+func (*SecurityProfile) Descriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *SecurityProfile) GetProfileType() SecurityProfile_ProfileType {
+	if x != nil {
+		return x.ProfileType
+	}
+	return SecurityProfile_PROFILE_TYPE_UNSPECIFIED
+}
+
+func (x *SecurityProfile) GetLocalhostRef() string {
+	if x != nil {
+		return x.LocalhostRef
+	}
+	return ""
+}
+
 type DNSConfig struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Servers       []string               `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
@@ -715,7 +981,7 @@ type DNSConfig struct {
 
 func (x *DNSConfig) Reset() {
 	*x = DNSConfig{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[7]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -727,7 +993,7 @@ func (x *DNSConfig) String() string {
 func (*DNSConfig) ProtoMessage() {}
 
 func (x *DNSConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[7]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -740,7 +1006,7 @@ func (x *DNSConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DNSConfig.ProtoReflect.Descriptor instead.
 func (*DNSConfig) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{7}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *DNSConfig) GetServers() []string {
@@ -781,7 +1047,7 @@ type Sandbox struct {
 
 func (x *Sandbox) Reset() {
 	*x = Sandbox{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[8]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -793,7 +1059,7 @@ func (x *Sandbox) String() string {
 func (*Sandbox) ProtoMessage() {}
 
 func (x *Sandbox) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[8]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -806,7 +1072,7 @@ func (x *Sandbox) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sandbox.ProtoReflect.Descriptor instead.
 func (*Sandbox) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{8}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Sandbox) GetId() string {
@@ -869,7 +1135,7 @@ type RunSandboxRequest struct {
 
 func (x *RunSandboxRequest) Reset() {
 	*x = RunSandboxRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[9]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -881,7 +1147,7 @@ func (x *RunSandboxRequest) String() string {
 func (*RunSandboxRequest) ProtoMessage() {}
 
 func (x *RunSandboxRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[9]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -894,7 +1160,7 @@ func (x *RunSandboxRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSandboxRequest.ProtoReflect.Descriptor instead.
 func (*RunSandboxRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{9}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *RunSandboxRequest) GetConfig() *SandboxConfig {
@@ -920,7 +1186,7 @@ type RunSandboxResponse struct {
 
 func (x *RunSandboxResponse) Reset() {
 	*x = RunSandboxResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[10]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -932,7 +1198,7 @@ func (x *RunSandboxResponse) String() string {
 func (*RunSandboxResponse) ProtoMessage() {}
 
 func (x *RunSandboxResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[10]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -945,7 +1211,7 @@ func (x *RunSandboxResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSandboxResponse.ProtoReflect.Descriptor instead.
 func (*RunSandboxResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{10}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RunSandboxResponse) GetSandboxId() string {
@@ -964,7 +1230,7 @@ type StopSandboxRequest struct {
 
 func (x *StopSandboxRequest) Reset() {
 	*x = StopSandboxRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[11]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -976,7 +1242,7 @@ func (x *StopSandboxRequest) String() string {
 func (*StopSandboxRequest) ProtoMessage() {}
 
 func (x *StopSandboxRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[11]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -989,7 +1255,7 @@ func (x *StopSandboxRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopSandboxRequest.ProtoReflect.Descriptor instead.
 func (*StopSandboxRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{11}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *StopSandboxRequest) GetSandboxId() string {
@@ -1007,7 +1273,7 @@ type StopSandboxResponse struct {
 
 func (x *StopSandboxResponse) Reset() {
 	*x = StopSandboxResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[12]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1019,7 +1285,7 @@ func (x *StopSandboxResponse) String() string {
 func (*StopSandboxResponse) ProtoMessage() {}
 
 func (x *StopSandboxResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[12]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1032,7 +1298,7 @@ func (x *StopSandboxResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopSandboxResponse.ProtoReflect.Descriptor instead.
 func (*StopSandboxResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{12}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{14}
 }
 
 type RemoveSandboxRequest struct {
@@ -1044,7 +1310,7 @@ type RemoveSandboxRequest struct {
 
 func (x *RemoveSandboxRequest) Reset() {
 	*x = RemoveSandboxRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[13]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1056,7 +1322,7 @@ func (x *RemoveSandboxRequest) String() string {
 func (*RemoveSandboxRequest) ProtoMessage() {}
 
 func (x *RemoveSandboxRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[13]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1069,7 +1335,7 @@ func (x *RemoveSandboxRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveSandboxRequest.ProtoReflect.Descriptor instead.
 func (*RemoveSandboxRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{13}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RemoveSandboxRequest) GetSandboxId() string {
@@ -1087,7 +1353,7 @@ type RemoveSandboxResponse struct {
 
 func (x *RemoveSandboxResponse) Reset() {
 	*x = RemoveSandboxResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[14]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1099,7 +1365,7 @@ func (x *RemoveSandboxResponse) String() string {
 func (*RemoveSandboxResponse) ProtoMessage() {}
 
 func (x *RemoveSandboxResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[14]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1112,7 +1378,7 @@ func (x *RemoveSandboxResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveSandboxResponse.ProtoReflect.Descriptor instead.
 func (*RemoveSandboxResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{14}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{16}
 }
 
 type SandboxStatusRequest struct {
@@ -1124,7 +1390,7 @@ type SandboxStatusRequest struct {
 
 func (x *SandboxStatusRequest) Reset() {
 	*x = SandboxStatusRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[15]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1136,7 +1402,7 @@ func (x *SandboxStatusRequest) String() string {
 func (*SandboxStatusRequest) ProtoMessage() {}
 
 func (x *SandboxStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[15]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1149,7 +1415,7 @@ func (x *SandboxStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxStatusRequest.ProtoReflect.Descriptor instead.
 func (*SandboxStatusRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{15}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SandboxStatusRequest) GetSandboxId() string {
@@ -1168,7 +1434,7 @@ type SandboxStatusResponse struct {
 
 func (x *SandboxStatusResponse) Reset() {
 	*x = SandboxStatusResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[16]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1180,7 +1446,7 @@ func (x *SandboxStatusResponse) String() string {
 func (*SandboxStatusResponse) ProtoMessage() {}
 
 func (x *SandboxStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[16]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1193,7 +1459,7 @@ func (x *SandboxStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxStatusResponse.ProtoReflect.Descriptor instead.
 func (*SandboxStatusResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{16}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SandboxStatusResponse) GetSandbox() *Sandbox {
@@ -1217,7 +1483,7 @@ type SandboxFilter struct {
 
 func (x *SandboxFilter) Reset() {
 	*x = SandboxFilter{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[17]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1229,7 +1495,7 @@ func (x *SandboxFilter) String() string {
 func (*SandboxFilter) ProtoMessage() {}
 
 func (x *SandboxFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[17]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1242,7 +1508,7 @@ func (x *SandboxFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxFilter.ProtoReflect.Descriptor instead.
 func (*SandboxFilter) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{17}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SandboxFilter) GetId() string {
@@ -1275,7 +1541,7 @@ type ListSandboxesRequest struct {
 
 func (x *ListSandboxesRequest) Reset() {
 	*x = ListSandboxesRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[18]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1287,7 +1553,7 @@ func (x *ListSandboxesRequest) String() string {
 func (*ListSandboxesRequest) ProtoMessage() {}
 
 func (x *ListSandboxesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[18]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1300,7 +1566,7 @@ func (x *ListSandboxesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSandboxesRequest.ProtoReflect.Descriptor instead.
 func (*ListSandboxesRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{18}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListSandboxesRequest) GetFilter() *SandboxFilter {
@@ -1319,7 +1585,7 @@ type ListSandboxesResponse struct {
 
 func (x *ListSandboxesResponse) Reset() {
 	*x = ListSandboxesResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[19]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1331,7 +1597,7 @@ func (x *ListSandboxesResponse) String() string {
 func (*ListSandboxesResponse) ProtoMessage() {}
 
 func (x *ListSandboxesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[19]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1344,7 +1610,7 @@ func (x *ListSandboxesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSandboxesResponse.ProtoReflect.Descriptor instead.
 func (*ListSandboxesResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{19}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListSandboxesResponse) GetSandboxes() []*Sandbox {
@@ -1364,7 +1630,7 @@ type ContainerMetadata struct {
 
 func (x *ContainerMetadata) Reset() {
 	*x = ContainerMetadata{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[20]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1376,7 +1642,7 @@ func (x *ContainerMetadata) String() string {
 func (*ContainerMetadata) ProtoMessage() {}
 
 func (x *ContainerMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[20]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1389,7 +1655,7 @@ func (x *ContainerMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerMetadata.ProtoReflect.Descriptor instead.
 func (*ContainerMetadata) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{20}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ContainerMetadata) GetName() string {
@@ -1416,7 +1682,7 @@ type KeyValue struct {
 
 func (x *KeyValue) Reset() {
 	*x = KeyValue{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[21]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1428,7 +1694,7 @@ func (x *KeyValue) String() string {
 func (*KeyValue) ProtoMessage() {}
 
 func (x *KeyValue) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[21]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1441,7 +1707,7 @@ func (x *KeyValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyValue.ProtoReflect.Descriptor instead.
 func (*KeyValue) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{21}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *KeyValue) GetKey() string {
@@ -1469,7 +1735,7 @@ type Mount struct {
 
 func (x *Mount) Reset() {
 	*x = Mount{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[22]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1481,7 +1747,7 @@ func (x *Mount) String() string {
 func (*Mount) ProtoMessage() {}
 
 func (x *Mount) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[22]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1494,7 +1760,7 @@ func (x *Mount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Mount.ProtoReflect.Descriptor instead.
 func (*Mount) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{22}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Mount) GetContainerPath() string {
@@ -1533,7 +1799,7 @@ type Device struct {
 
 func (x *Device) Reset() {
 	*x = Device{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[23]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1545,7 +1811,7 @@ func (x *Device) String() string {
 func (*Device) ProtoMessage() {}
 
 func (x *Device) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[23]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1558,7 +1824,7 @@ func (x *Device) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Device.ProtoReflect.Descriptor instead.
 func (*Device) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{23}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Device) GetContainerPath() string {
@@ -1597,7 +1863,7 @@ type Resources struct {
 
 func (x *Resources) Reset() {
 	*x = Resources{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[24]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1609,7 +1875,7 @@ func (x *Resources) String() string {
 func (*Resources) ProtoMessage() {}
 
 func (x *Resources) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[24]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1622,7 +1888,7 @@ func (x *Resources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Resources.ProtoReflect.Descriptor instead.
 func (*Resources) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{24}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Resources) GetCpuPeriod() int64 {
@@ -1673,18 +1939,20 @@ type ContainerConfig struct {
 	Labels      map[string]string `protobuf:"bytes,8,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	Annotations map[string]string `protobuf:"bytes,9,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Log file path relative to the sandbox's log_directory.
-	LogPath       string     `protobuf:"bytes,10,opt,name=log_path,json=logPath,proto3" json:"log_path,omitempty"`
-	Stdin         bool       `protobuf:"varint,11,opt,name=stdin,proto3" json:"stdin,omitempty"`
-	Tty           bool       `protobuf:"varint,12,opt,name=tty,proto3" json:"tty,omitempty"`
-	Resources     *Resources `protobuf:"bytes,13,opt,name=resources,proto3" json:"resources,omitempty"`
-	Devices       []*Device  `protobuf:"bytes,14,rep,name=devices,proto3" json:"devices,omitempty"`
+	LogPath   string     `protobuf:"bytes,10,opt,name=log_path,json=logPath,proto3" json:"log_path,omitempty"`
+	Stdin     bool       `protobuf:"varint,11,opt,name=stdin,proto3" json:"stdin,omitempty"`
+	Tty       bool       `protobuf:"varint,12,opt,name=tty,proto3" json:"tty,omitempty"`
+	Resources *Resources `protobuf:"bytes,13,opt,name=resources,proto3" json:"resources,omitempty"`
+	Devices   []*Device  `protobuf:"bytes,14,rep,name=devices,proto3" json:"devices,omitempty"`
+	// Unset: the runtime's defaults.
+	Security      *SecurityContext `protobuf:"bytes,15,opt,name=security,proto3" json:"security,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ContainerConfig) Reset() {
 	*x = ContainerConfig{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[25]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1696,7 +1964,7 @@ func (x *ContainerConfig) String() string {
 func (*ContainerConfig) ProtoMessage() {}
 
 func (x *ContainerConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[25]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1709,7 +1977,7 @@ func (x *ContainerConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerConfig.ProtoReflect.Descriptor instead.
 func (*ContainerConfig) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{25}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ContainerConfig) GetMetadata() *ContainerMetadata {
@@ -1810,6 +2078,13 @@ func (x *ContainerConfig) GetDevices() []*Device {
 	return nil
 }
 
+func (x *ContainerConfig) GetSecurity() *SecurityContext {
+	if x != nil {
+		return x.Security
+	}
+	return nil
+}
+
 type CreateContainerRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	SandboxId string                 `protobuf:"bytes,1,opt,name=sandbox_id,json=sandboxId,proto3" json:"sandbox_id,omitempty"`
@@ -1822,7 +2097,7 @@ type CreateContainerRequest struct {
 
 func (x *CreateContainerRequest) Reset() {
 	*x = CreateContainerRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[26]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1834,7 +2109,7 @@ func (x *CreateContainerRequest) String() string {
 func (*CreateContainerRequest) ProtoMessage() {}
 
 func (x *CreateContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[26]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1847,7 +2122,7 @@ func (x *CreateContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateContainerRequest.ProtoReflect.Descriptor instead.
 func (*CreateContainerRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{26}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CreateContainerRequest) GetSandboxId() string {
@@ -1880,7 +2155,7 @@ type CreateContainerResponse struct {
 
 func (x *CreateContainerResponse) Reset() {
 	*x = CreateContainerResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[27]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1892,7 +2167,7 @@ func (x *CreateContainerResponse) String() string {
 func (*CreateContainerResponse) ProtoMessage() {}
 
 func (x *CreateContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[27]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1905,7 +2180,7 @@ func (x *CreateContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateContainerResponse.ProtoReflect.Descriptor instead.
 func (*CreateContainerResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{27}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CreateContainerResponse) GetContainerId() string {
@@ -1924,7 +2199,7 @@ type StartContainerRequest struct {
 
 func (x *StartContainerRequest) Reset() {
 	*x = StartContainerRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[28]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1936,7 +2211,7 @@ func (x *StartContainerRequest) String() string {
 func (*StartContainerRequest) ProtoMessage() {}
 
 func (x *StartContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[28]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1949,7 +2224,7 @@ func (x *StartContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainerRequest.ProtoReflect.Descriptor instead.
 func (*StartContainerRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{28}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *StartContainerRequest) GetContainerId() string {
@@ -1967,7 +2242,7 @@ type StartContainerResponse struct {
 
 func (x *StartContainerResponse) Reset() {
 	*x = StartContainerResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[29]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1979,7 +2254,7 @@ func (x *StartContainerResponse) String() string {
 func (*StartContainerResponse) ProtoMessage() {}
 
 func (x *StartContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[29]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1992,7 +2267,7 @@ func (x *StartContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainerResponse.ProtoReflect.Descriptor instead.
 func (*StartContainerResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{29}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{31}
 }
 
 type StopContainerRequest struct {
@@ -2006,7 +2281,7 @@ type StopContainerRequest struct {
 
 func (x *StopContainerRequest) Reset() {
 	*x = StopContainerRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[30]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2018,7 +2293,7 @@ func (x *StopContainerRequest) String() string {
 func (*StopContainerRequest) ProtoMessage() {}
 
 func (x *StopContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[30]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2031,7 +2306,7 @@ func (x *StopContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainerRequest.ProtoReflect.Descriptor instead.
 func (*StopContainerRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{30}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *StopContainerRequest) GetContainerId() string {
@@ -2056,7 +2331,7 @@ type StopContainerResponse struct {
 
 func (x *StopContainerResponse) Reset() {
 	*x = StopContainerResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[31]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2068,7 +2343,7 @@ func (x *StopContainerResponse) String() string {
 func (*StopContainerResponse) ProtoMessage() {}
 
 func (x *StopContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[31]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2081,7 +2356,7 @@ func (x *StopContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainerResponse.ProtoReflect.Descriptor instead.
 func (*StopContainerResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{31}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{33}
 }
 
 type RemoveContainerRequest struct {
@@ -2093,7 +2368,7 @@ type RemoveContainerRequest struct {
 
 func (x *RemoveContainerRequest) Reset() {
 	*x = RemoveContainerRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[32]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2105,7 +2380,7 @@ func (x *RemoveContainerRequest) String() string {
 func (*RemoveContainerRequest) ProtoMessage() {}
 
 func (x *RemoveContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[32]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2118,7 +2393,7 @@ func (x *RemoveContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveContainerRequest.ProtoReflect.Descriptor instead.
 func (*RemoveContainerRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{32}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *RemoveContainerRequest) GetContainerId() string {
@@ -2136,7 +2411,7 @@ type RemoveContainerResponse struct {
 
 func (x *RemoveContainerResponse) Reset() {
 	*x = RemoveContainerResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[33]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2148,7 +2423,7 @@ func (x *RemoveContainerResponse) String() string {
 func (*RemoveContainerResponse) ProtoMessage() {}
 
 func (x *RemoveContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[33]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2161,7 +2436,7 @@ func (x *RemoveContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveContainerResponse.ProtoReflect.Descriptor instead.
 func (*RemoveContainerResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{33}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{35}
 }
 
 type Container struct {
@@ -2191,7 +2466,7 @@ type Container struct {
 
 func (x *Container) Reset() {
 	*x = Container{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[34]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2203,7 +2478,7 @@ func (x *Container) String() string {
 func (*Container) ProtoMessage() {}
 
 func (x *Container) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[34]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2216,7 +2491,7 @@ func (x *Container) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Container.ProtoReflect.Descriptor instead.
 func (*Container) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{34}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *Container) GetId() string {
@@ -2333,7 +2608,7 @@ type ContainerStatusRequest struct {
 
 func (x *ContainerStatusRequest) Reset() {
 	*x = ContainerStatusRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[35]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2345,7 +2620,7 @@ func (x *ContainerStatusRequest) String() string {
 func (*ContainerStatusRequest) ProtoMessage() {}
 
 func (x *ContainerStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[35]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2358,7 +2633,7 @@ func (x *ContainerStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerStatusRequest.ProtoReflect.Descriptor instead.
 func (*ContainerStatusRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{35}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ContainerStatusRequest) GetContainerId() string {
@@ -2377,7 +2652,7 @@ type ContainerStatusResponse struct {
 
 func (x *ContainerStatusResponse) Reset() {
 	*x = ContainerStatusResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[36]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2389,7 +2664,7 @@ func (x *ContainerStatusResponse) String() string {
 func (*ContainerStatusResponse) ProtoMessage() {}
 
 func (x *ContainerStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[36]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2402,7 +2677,7 @@ func (x *ContainerStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerStatusResponse.ProtoReflect.Descriptor instead.
 func (*ContainerStatusResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{36}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ContainerStatusResponse) GetContainer() *Container {
@@ -2424,7 +2699,7 @@ type ContainerFilter struct {
 
 func (x *ContainerFilter) Reset() {
 	*x = ContainerFilter{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[37]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2436,7 +2711,7 @@ func (x *ContainerFilter) String() string {
 func (*ContainerFilter) ProtoMessage() {}
 
 func (x *ContainerFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[37]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2449,7 +2724,7 @@ func (x *ContainerFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerFilter.ProtoReflect.Descriptor instead.
 func (*ContainerFilter) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{37}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ContainerFilter) GetId() string {
@@ -2489,7 +2764,7 @@ type ListContainersRequest struct {
 
 func (x *ListContainersRequest) Reset() {
 	*x = ListContainersRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[38]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2501,7 +2776,7 @@ func (x *ListContainersRequest) String() string {
 func (*ListContainersRequest) ProtoMessage() {}
 
 func (x *ListContainersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[38]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2514,7 +2789,7 @@ func (x *ListContainersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContainersRequest.ProtoReflect.Descriptor instead.
 func (*ListContainersRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{38}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListContainersRequest) GetFilter() *ContainerFilter {
@@ -2533,7 +2808,7 @@ type ListContainersResponse struct {
 
 func (x *ListContainersResponse) Reset() {
 	*x = ListContainersResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[39]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2545,7 +2820,7 @@ func (x *ListContainersResponse) String() string {
 func (*ListContainersResponse) ProtoMessage() {}
 
 func (x *ListContainersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[39]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2558,7 +2833,7 @@ func (x *ListContainersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContainersResponse.ProtoReflect.Descriptor instead.
 func (*ListContainersResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{39}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListContainersResponse) GetContainers() []*Container {
@@ -2577,7 +2852,7 @@ type ReopenContainerLogRequest struct {
 
 func (x *ReopenContainerLogRequest) Reset() {
 	*x = ReopenContainerLogRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[40]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2589,7 +2864,7 @@ func (x *ReopenContainerLogRequest) String() string {
 func (*ReopenContainerLogRequest) ProtoMessage() {}
 
 func (x *ReopenContainerLogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[40]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2602,7 +2877,7 @@ func (x *ReopenContainerLogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReopenContainerLogRequest.ProtoReflect.Descriptor instead.
 func (*ReopenContainerLogRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{40}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ReopenContainerLogRequest) GetContainerId() string {
@@ -2620,7 +2895,7 @@ type ReopenContainerLogResponse struct {
 
 func (x *ReopenContainerLogResponse) Reset() {
 	*x = ReopenContainerLogResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[41]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2632,7 +2907,7 @@ func (x *ReopenContainerLogResponse) String() string {
 func (*ReopenContainerLogResponse) ProtoMessage() {}
 
 func (x *ReopenContainerLogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[41]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2645,7 +2920,7 @@ func (x *ReopenContainerLogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReopenContainerLogResponse.ProtoReflect.Descriptor instead.
 func (*ReopenContainerLogResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{41}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{43}
 }
 
 type ExecSyncRequest struct {
@@ -2660,7 +2935,7 @@ type ExecSyncRequest struct {
 
 func (x *ExecSyncRequest) Reset() {
 	*x = ExecSyncRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[42]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2672,7 +2947,7 @@ func (x *ExecSyncRequest) String() string {
 func (*ExecSyncRequest) ProtoMessage() {}
 
 func (x *ExecSyncRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[42]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2685,7 +2960,7 @@ func (x *ExecSyncRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecSyncRequest.ProtoReflect.Descriptor instead.
 func (*ExecSyncRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{42}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ExecSyncRequest) GetContainerId() string {
@@ -2720,7 +2995,7 @@ type ExecSyncResponse struct {
 
 func (x *ExecSyncResponse) Reset() {
 	*x = ExecSyncResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[43]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2732,7 +3007,7 @@ func (x *ExecSyncResponse) String() string {
 func (*ExecSyncResponse) ProtoMessage() {}
 
 func (x *ExecSyncResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[43]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2745,7 +3020,7 @@ func (x *ExecSyncResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecSyncResponse.ProtoReflect.Descriptor instead.
 func (*ExecSyncResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{43}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ExecSyncResponse) GetStdout() []byte {
@@ -2772,17 +3047,22 @@ func (x *ExecSyncResponse) GetExitCode() int32 {
 type Image struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Resolved reference (digest or id).
-	Id            string   `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	RepoTags      []string `protobuf:"bytes,2,rep,name=repo_tags,json=repoTags,proto3" json:"repo_tags,omitempty"`
-	RepoDigests   []string `protobuf:"bytes,3,rep,name=repo_digests,json=repoDigests,proto3" json:"repo_digests,omitempty"`
-	SizeBytes     uint64   `protobuf:"varint,4,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	Id          string   `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	RepoTags    []string `protobuf:"bytes,2,rep,name=repo_tags,json=repoTags,proto3" json:"repo_tags,omitempty"`
+	RepoDigests []string `protobuf:"bytes,3,rep,name=repo_digests,json=repoDigests,proto3" json:"repo_digests,omitempty"`
+	SizeBytes   uint64   `protobuf:"varint,4,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	// The user the image's config names: a numeric uid, or a user name when
+	// it is not numeric; neither when the image names no user (it runs as
+	// root). Filled by ImageStatus.
+	Uid           *int64 `protobuf:"varint,5,opt,name=uid,proto3,oneof" json:"uid,omitempty"`
+	Username      string `protobuf:"bytes,6,opt,name=username,proto3" json:"username,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Image) Reset() {
 	*x = Image{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[44]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2794,7 +3074,7 @@ func (x *Image) String() string {
 func (*Image) ProtoMessage() {}
 
 func (x *Image) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[44]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2807,7 +3087,7 @@ func (x *Image) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Image.ProtoReflect.Descriptor instead.
 func (*Image) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{44}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *Image) GetId() string {
@@ -2838,6 +3118,20 @@ func (x *Image) GetSizeBytes() uint64 {
 	return 0
 }
 
+func (x *Image) GetUid() int64 {
+	if x != nil && x.Uid != nil {
+		return *x.Uid
+	}
+	return 0
+}
+
+func (x *Image) GetUsername() string {
+	if x != nil {
+		return x.Username
+	}
+	return ""
+}
+
 type EnsureImageRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Image         string                 `protobuf:"bytes,1,opt,name=image,proto3" json:"image,omitempty"`
@@ -2848,7 +3142,7 @@ type EnsureImageRequest struct {
 
 func (x *EnsureImageRequest) Reset() {
 	*x = EnsureImageRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[45]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2860,7 +3154,7 @@ func (x *EnsureImageRequest) String() string {
 func (*EnsureImageRequest) ProtoMessage() {}
 
 func (x *EnsureImageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[45]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2873,7 +3167,7 @@ func (x *EnsureImageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnsureImageRequest.ProtoReflect.Descriptor instead.
 func (*EnsureImageRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{45}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *EnsureImageRequest) GetImage() string {
@@ -2902,7 +3196,7 @@ type EnsureImageResponse struct {
 
 func (x *EnsureImageResponse) Reset() {
 	*x = EnsureImageResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[46]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2914,7 +3208,7 @@ func (x *EnsureImageResponse) String() string {
 func (*EnsureImageResponse) ProtoMessage() {}
 
 func (x *EnsureImageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[46]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2927,7 +3221,7 @@ func (x *EnsureImageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnsureImageResponse.ProtoReflect.Descriptor instead.
 func (*EnsureImageResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{46}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *EnsureImageResponse) GetImageRef() string {
@@ -2953,7 +3247,7 @@ type ImageStatusRequest struct {
 
 func (x *ImageStatusRequest) Reset() {
 	*x = ImageStatusRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[47]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2965,7 +3259,7 @@ func (x *ImageStatusRequest) String() string {
 func (*ImageStatusRequest) ProtoMessage() {}
 
 func (x *ImageStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[47]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2978,7 +3272,7 @@ func (x *ImageStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImageStatusRequest.ProtoReflect.Descriptor instead.
 func (*ImageStatusRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{47}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ImageStatusRequest) GetImage() string {
@@ -2998,7 +3292,7 @@ type ImageStatusResponse struct {
 
 func (x *ImageStatusResponse) Reset() {
 	*x = ImageStatusResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[48]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3010,7 +3304,7 @@ func (x *ImageStatusResponse) String() string {
 func (*ImageStatusResponse) ProtoMessage() {}
 
 func (x *ImageStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[48]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3023,7 +3317,7 @@ func (x *ImageStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImageStatusResponse.ProtoReflect.Descriptor instead.
 func (*ImageStatusResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{48}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ImageStatusResponse) GetPresent() bool {
@@ -3048,7 +3342,7 @@ type ListImagesRequest struct {
 
 func (x *ListImagesRequest) Reset() {
 	*x = ListImagesRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[49]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3060,7 +3354,7 @@ func (x *ListImagesRequest) String() string {
 func (*ListImagesRequest) ProtoMessage() {}
 
 func (x *ListImagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[49]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3073,7 +3367,7 @@ func (x *ListImagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListImagesRequest.ProtoReflect.Descriptor instead.
 func (*ListImagesRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{49}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{51}
 }
 
 type ListImagesResponse struct {
@@ -3085,7 +3379,7 @@ type ListImagesResponse struct {
 
 func (x *ListImagesResponse) Reset() {
 	*x = ListImagesResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[50]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3097,7 +3391,7 @@ func (x *ListImagesResponse) String() string {
 func (*ListImagesResponse) ProtoMessage() {}
 
 func (x *ListImagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[50]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3110,7 +3404,7 @@ func (x *ListImagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListImagesResponse.ProtoReflect.Descriptor instead.
 func (*ListImagesResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{50}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ListImagesResponse) GetImages() []*Image {
@@ -3129,7 +3423,7 @@ type RemoveImageRequest struct {
 
 func (x *RemoveImageRequest) Reset() {
 	*x = RemoveImageRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[51]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3141,7 +3435,7 @@ func (x *RemoveImageRequest) String() string {
 func (*RemoveImageRequest) ProtoMessage() {}
 
 func (x *RemoveImageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[51]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3154,7 +3448,7 @@ func (x *RemoveImageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveImageRequest.ProtoReflect.Descriptor instead.
 func (*RemoveImageRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{51}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *RemoveImageRequest) GetImage() string {
@@ -3172,7 +3466,7 @@ type RemoveImageResponse struct {
 
 func (x *RemoveImageResponse) Reset() {
 	*x = RemoveImageResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[52]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3184,7 +3478,7 @@ func (x *RemoveImageResponse) String() string {
 func (*RemoveImageResponse) ProtoMessage() {}
 
 func (x *RemoveImageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[52]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3197,7 +3491,7 @@ func (x *RemoveImageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveImageResponse.ProtoReflect.Descriptor instead.
 func (*RemoveImageResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{52}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{54}
 }
 
 type EventsRequest struct {
@@ -3208,7 +3502,7 @@ type EventsRequest struct {
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[53]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3220,7 +3514,7 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[53]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3233,7 +3527,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{53}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{55}
 }
 
 type Event struct {
@@ -3252,7 +3546,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[54]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3264,7 +3558,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[54]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3277,7 +3571,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{54}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *Event) GetType() EventType {
@@ -3339,7 +3633,7 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x10\n" +
 	"\x03uid\x18\x03 \x01(\tR\x03uid\x12\x18\n" +
-	"\aattempt\x18\x04 \x01(\rR\aattempt\"\xd8\x04\n" +
+	"\aattempt\x18\x04 \x01(\rR\aattempt\"\xd7\x06\n" +
 	"\rSandboxConfig\x12?\n" +
 	"\bmetadata\x18\x01 \x01(\v2#.podhost.runtime.v1.SandboxMetadataR\bmetadata\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12#\n" +
@@ -3351,13 +3645,45 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"\bhost_ipc\x18\b \x01(\bR\ahostIpc\x12#\n" +
 	"\rcgroup_parent\x18\t \x01(\tR\fcgroupParent\x12/\n" +
 	"\x03dns\x18\n" +
-	" \x01(\v2\x1d.podhost.runtime.v1.DNSConfigR\x03dns\x1a9\n" +
+	" \x01(\v2\x1d.podhost.runtime.v1.DNSConfigR\x03dns\x126\n" +
+	"\x17share_process_namespace\x18\v \x01(\bR\x15shareProcessNamespace\x12H\n" +
+	"\asysctls\x18\f \x03(\v2..podhost.runtime.v1.SandboxConfig.SysctlsEntryR\asysctls\x12?\n" +
+	"\bsecurity\x18\r \x01(\v2#.podhost.runtime.v1.SecurityContextR\bsecurity\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
 	"\x10AnnotationsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"[\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a:\n" +
+	"\fSysctlsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xd9\x03\n" +
+	"\x0fSecurityContext\x12#\n" +
+	"\vrun_as_user\x18\x01 \x01(\x03H\x00R\trunAsUser\x88\x01\x01\x12&\n" +
+	"\x0frun_as_username\x18\x02 \x01(\tR\rrunAsUsername\x12%\n" +
+	"\frun_as_group\x18\x03 \x01(\x03H\x01R\n" +
+	"runAsGroup\x88\x01\x01\x12/\n" +
+	"\x13supplemental_groups\x18\x04 \x03(\x03R\x12supplementalGroups\x12\x1e\n" +
+	"\n" +
+	"privileged\x18\x05 \x01(\bR\n" +
+	"privileged\x12)\n" +
+	"\x10add_capabilities\x18\x06 \x03(\tR\x0faddCapabilities\x12+\n" +
+	"\x11drop_capabilities\x18\a \x03(\tR\x10dropCapabilities\x12'\n" +
+	"\x0freadonly_rootfs\x18\b \x01(\bR\x0ereadonlyRootfs\x12 \n" +
+	"\fno_new_privs\x18\t \x01(\bR\n" +
+	"noNewPrivs\x12=\n" +
+	"\aseccomp\x18\n" +
+	" \x01(\v2#.podhost.runtime.v1.SecurityProfileR\aseccompB\x0e\n" +
+	"\f_run_as_userB\x0f\n" +
+	"\r_run_as_group\"\x93\x02\n" +
+	"\x0fSecurityProfile\x12R\n" +
+	"\fprofile_type\x18\x01 \x01(\x0e2/.podhost.runtime.v1.SecurityProfile.ProfileTypeR\vprofileType\x12#\n" +
+	"\rlocalhost_ref\x18\x02 \x01(\tR\flocalhostRef\"\x86\x01\n" +
+	"\vProfileType\x12\x1c\n" +
+	"\x18PROFILE_TYPE_UNSPECIFIED\x10\x00\x12 \n" +
+	"\x1cPROFILE_TYPE_RUNTIME_DEFAULT\x10\x01\x12\x1b\n" +
+	"\x17PROFILE_TYPE_UNCONFINED\x10\x02\x12\x1a\n" +
+	"\x16PROFILE_TYPE_LOCALHOST\x10\x03\"[\n" +
 	"\tDNSConfig\x12\x18\n" +
 	"\aservers\x18\x01 \x03(\tR\aservers\x12\x1a\n" +
 	"\bsearches\x18\x02 \x03(\tR\bsearches\x12\x18\n" +
@@ -3428,7 +3754,7 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"\n" +
 	"cpu_shares\x18\x03 \x01(\x03R\tcpuShares\x121\n" +
 	"\x15memory_limit_in_bytes\x18\x04 \x01(\x03R\x12memoryLimitInBytes\x12\"\n" +
-	"\room_score_adj\x18\x05 \x01(\x03R\voomScoreAdj\"\xf0\x05\n" +
+	"\room_score_adj\x18\x05 \x01(\x03R\voomScoreAdj\"\xb1\x06\n" +
 	"\x0fContainerConfig\x12A\n" +
 	"\bmetadata\x18\x01 \x01(\v2%.podhost.runtime.v1.ContainerMetadataR\bmetadata\x12\x14\n" +
 	"\x05image\x18\x02 \x01(\tR\x05image\x12\x18\n" +
@@ -3445,7 +3771,8 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"\x05stdin\x18\v \x01(\bR\x05stdin\x12\x10\n" +
 	"\x03tty\x18\f \x01(\bR\x03tty\x12;\n" +
 	"\tresources\x18\r \x01(\v2\x1d.podhost.runtime.v1.ResourcesR\tresources\x124\n" +
-	"\adevices\x18\x0e \x03(\v2\x1a.podhost.runtime.v1.DeviceR\adevices\x1a9\n" +
+	"\adevices\x18\x0e \x03(\v2\x1a.podhost.runtime.v1.DeviceR\adevices\x12?\n" +
+	"\bsecurity\x18\x0f \x01(\v2#.podhost.runtime.v1.SecurityContextR\bsecurity\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
@@ -3525,13 +3852,16 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"\x10ExecSyncResponse\x12\x16\n" +
 	"\x06stdout\x18\x01 \x01(\fR\x06stdout\x12\x16\n" +
 	"\x06stderr\x18\x02 \x01(\fR\x06stderr\x12\x1b\n" +
-	"\texit_code\x18\x03 \x01(\x05R\bexitCode\"v\n" +
+	"\texit_code\x18\x03 \x01(\x05R\bexitCode\"\xb1\x01\n" +
 	"\x05Image\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
 	"\trepo_tags\x18\x02 \x03(\tR\brepoTags\x12!\n" +
 	"\frepo_digests\x18\x03 \x03(\tR\vrepoDigests\x12\x1d\n" +
 	"\n" +
-	"size_bytes\x18\x04 \x01(\x04R\tsizeBytes\"k\n" +
+	"size_bytes\x18\x04 \x01(\x04R\tsizeBytes\x12\x15\n" +
+	"\x03uid\x18\x05 \x01(\x03H\x00R\x03uid\x88\x01\x01\x12\x1a\n" +
+	"\busername\x18\x06 \x01(\tR\busernameB\x06\n" +
+	"\x04_uid\"k\n" +
 	"\x12EnsureImageRequest\x12\x14\n" +
 	"\x05image\x18\x01 \x01(\tR\x05image\x12?\n" +
 	"\vpull_policy\x18\x02 \x01(\x0e2\x1e.podhost.runtime.v1.PullPolicyR\n" +
@@ -3622,164 +3952,173 @@ func file_runtime_v1_runtime_proto_rawDescGZIP() []byte {
 	return file_runtime_v1_runtime_proto_rawDescData
 }
 
-var file_runtime_v1_runtime_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_runtime_v1_runtime_proto_msgTypes = make([]protoimpl.MessageInfo, 66)
+var file_runtime_v1_runtime_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_runtime_v1_runtime_proto_msgTypes = make([]protoimpl.MessageInfo, 69)
 var file_runtime_v1_runtime_proto_goTypes = []any{
 	(SandboxState)(0),                  // 0: podhost.runtime.v1.SandboxState
 	(ContainerState)(0),                // 1: podhost.runtime.v1.ContainerState
 	(PullPolicy)(0),                    // 2: podhost.runtime.v1.PullPolicy
 	(EventType)(0),                     // 3: podhost.runtime.v1.EventType
-	(*VersionRequest)(nil),             // 4: podhost.runtime.v1.VersionRequest
-	(*VersionResponse)(nil),            // 5: podhost.runtime.v1.VersionResponse
-	(*StatusRequest)(nil),              // 6: podhost.runtime.v1.StatusRequest
-	(*StatusResponse)(nil),             // 7: podhost.runtime.v1.StatusResponse
-	(*Condition)(nil),                  // 8: podhost.runtime.v1.Condition
-	(*SandboxMetadata)(nil),            // 9: podhost.runtime.v1.SandboxMetadata
-	(*SandboxConfig)(nil),              // 10: podhost.runtime.v1.SandboxConfig
-	(*DNSConfig)(nil),                  // 11: podhost.runtime.v1.DNSConfig
-	(*Sandbox)(nil),                    // 12: podhost.runtime.v1.Sandbox
-	(*RunSandboxRequest)(nil),          // 13: podhost.runtime.v1.RunSandboxRequest
-	(*RunSandboxResponse)(nil),         // 14: podhost.runtime.v1.RunSandboxResponse
-	(*StopSandboxRequest)(nil),         // 15: podhost.runtime.v1.StopSandboxRequest
-	(*StopSandboxResponse)(nil),        // 16: podhost.runtime.v1.StopSandboxResponse
-	(*RemoveSandboxRequest)(nil),       // 17: podhost.runtime.v1.RemoveSandboxRequest
-	(*RemoveSandboxResponse)(nil),      // 18: podhost.runtime.v1.RemoveSandboxResponse
-	(*SandboxStatusRequest)(nil),       // 19: podhost.runtime.v1.SandboxStatusRequest
-	(*SandboxStatusResponse)(nil),      // 20: podhost.runtime.v1.SandboxStatusResponse
-	(*SandboxFilter)(nil),              // 21: podhost.runtime.v1.SandboxFilter
-	(*ListSandboxesRequest)(nil),       // 22: podhost.runtime.v1.ListSandboxesRequest
-	(*ListSandboxesResponse)(nil),      // 23: podhost.runtime.v1.ListSandboxesResponse
-	(*ContainerMetadata)(nil),          // 24: podhost.runtime.v1.ContainerMetadata
-	(*KeyValue)(nil),                   // 25: podhost.runtime.v1.KeyValue
-	(*Mount)(nil),                      // 26: podhost.runtime.v1.Mount
-	(*Device)(nil),                     // 27: podhost.runtime.v1.Device
-	(*Resources)(nil),                  // 28: podhost.runtime.v1.Resources
-	(*ContainerConfig)(nil),            // 29: podhost.runtime.v1.ContainerConfig
-	(*CreateContainerRequest)(nil),     // 30: podhost.runtime.v1.CreateContainerRequest
-	(*CreateContainerResponse)(nil),    // 31: podhost.runtime.v1.CreateContainerResponse
-	(*StartContainerRequest)(nil),      // 32: podhost.runtime.v1.StartContainerRequest
-	(*StartContainerResponse)(nil),     // 33: podhost.runtime.v1.StartContainerResponse
-	(*StopContainerRequest)(nil),       // 34: podhost.runtime.v1.StopContainerRequest
-	(*StopContainerResponse)(nil),      // 35: podhost.runtime.v1.StopContainerResponse
-	(*RemoveContainerRequest)(nil),     // 36: podhost.runtime.v1.RemoveContainerRequest
-	(*RemoveContainerResponse)(nil),    // 37: podhost.runtime.v1.RemoveContainerResponse
-	(*Container)(nil),                  // 38: podhost.runtime.v1.Container
-	(*ContainerStatusRequest)(nil),     // 39: podhost.runtime.v1.ContainerStatusRequest
-	(*ContainerStatusResponse)(nil),    // 40: podhost.runtime.v1.ContainerStatusResponse
-	(*ContainerFilter)(nil),            // 41: podhost.runtime.v1.ContainerFilter
-	(*ListContainersRequest)(nil),      // 42: podhost.runtime.v1.ListContainersRequest
-	(*ListContainersResponse)(nil),     // 43: podhost.runtime.v1.ListContainersResponse
-	(*ReopenContainerLogRequest)(nil),  // 44: podhost.runtime.v1.ReopenContainerLogRequest
-	(*ReopenContainerLogResponse)(nil), // 45: podhost.runtime.v1.ReopenContainerLogResponse
-	(*ExecSyncRequest)(nil),            // 46: podhost.runtime.v1.ExecSyncRequest
-	(*ExecSyncResponse)(nil),           // 47: podhost.runtime.v1.ExecSyncResponse
-	(*Image)(nil),                      // 48: podhost.runtime.v1.Image
-	(*EnsureImageRequest)(nil),         // 49: podhost.runtime.v1.EnsureImageRequest
-	(*EnsureImageResponse)(nil),        // 50: podhost.runtime.v1.EnsureImageResponse
-	(*ImageStatusRequest)(nil),         // 51: podhost.runtime.v1.ImageStatusRequest
-	(*ImageStatusResponse)(nil),        // 52: podhost.runtime.v1.ImageStatusResponse
-	(*ListImagesRequest)(nil),          // 53: podhost.runtime.v1.ListImagesRequest
-	(*ListImagesResponse)(nil),         // 54: podhost.runtime.v1.ListImagesResponse
-	(*RemoveImageRequest)(nil),         // 55: podhost.runtime.v1.RemoveImageRequest
-	(*RemoveImageResponse)(nil),        // 56: podhost.runtime.v1.RemoveImageResponse
-	(*EventsRequest)(nil),              // 57: podhost.runtime.v1.EventsRequest
-	(*Event)(nil),                      // 58: podhost.runtime.v1.Event
-	nil,                                // 59: podhost.runtime.v1.SandboxConfig.LabelsEntry
-	nil,                                // 60: podhost.runtime.v1.SandboxConfig.AnnotationsEntry
-	nil,                                // 61: podhost.runtime.v1.Sandbox.LabelsEntry
-	nil,                                // 62: podhost.runtime.v1.Sandbox.AnnotationsEntry
-	nil,                                // 63: podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
-	nil,                                // 64: podhost.runtime.v1.ContainerConfig.LabelsEntry
-	nil,                                // 65: podhost.runtime.v1.ContainerConfig.AnnotationsEntry
-	nil,                                // 66: podhost.runtime.v1.Container.LabelsEntry
-	nil,                                // 67: podhost.runtime.v1.Container.AnnotationsEntry
-	nil,                                // 68: podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
-	nil,                                // 69: podhost.runtime.v1.Event.LabelsEntry
+	(SecurityProfile_ProfileType)(0),   // 4: podhost.runtime.v1.SecurityProfile.ProfileType
+	(*VersionRequest)(nil),             // 5: podhost.runtime.v1.VersionRequest
+	(*VersionResponse)(nil),            // 6: podhost.runtime.v1.VersionResponse
+	(*StatusRequest)(nil),              // 7: podhost.runtime.v1.StatusRequest
+	(*StatusResponse)(nil),             // 8: podhost.runtime.v1.StatusResponse
+	(*Condition)(nil),                  // 9: podhost.runtime.v1.Condition
+	(*SandboxMetadata)(nil),            // 10: podhost.runtime.v1.SandboxMetadata
+	(*SandboxConfig)(nil),              // 11: podhost.runtime.v1.SandboxConfig
+	(*SecurityContext)(nil),            // 12: podhost.runtime.v1.SecurityContext
+	(*SecurityProfile)(nil),            // 13: podhost.runtime.v1.SecurityProfile
+	(*DNSConfig)(nil),                  // 14: podhost.runtime.v1.DNSConfig
+	(*Sandbox)(nil),                    // 15: podhost.runtime.v1.Sandbox
+	(*RunSandboxRequest)(nil),          // 16: podhost.runtime.v1.RunSandboxRequest
+	(*RunSandboxResponse)(nil),         // 17: podhost.runtime.v1.RunSandboxResponse
+	(*StopSandboxRequest)(nil),         // 18: podhost.runtime.v1.StopSandboxRequest
+	(*StopSandboxResponse)(nil),        // 19: podhost.runtime.v1.StopSandboxResponse
+	(*RemoveSandboxRequest)(nil),       // 20: podhost.runtime.v1.RemoveSandboxRequest
+	(*RemoveSandboxResponse)(nil),      // 21: podhost.runtime.v1.RemoveSandboxResponse
+	(*SandboxStatusRequest)(nil),       // 22: podhost.runtime.v1.SandboxStatusRequest
+	(*SandboxStatusResponse)(nil),      // 23: podhost.runtime.v1.SandboxStatusResponse
+	(*SandboxFilter)(nil),              // 24: podhost.runtime.v1.SandboxFilter
+	(*ListSandboxesRequest)(nil),       // 25: podhost.runtime.v1.ListSandboxesRequest
+	(*ListSandboxesResponse)(nil),      // 26: podhost.runtime.v1.ListSandboxesResponse
+	(*ContainerMetadata)(nil),          // 27: podhost.runtime.v1.ContainerMetadata
+	(*KeyValue)(nil),                   // 28: podhost.runtime.v1.KeyValue
+	(*Mount)(nil),                      // 29: podhost.runtime.v1.Mount
+	(*Device)(nil),                     // 30: podhost.runtime.v1.Device
+	(*Resources)(nil),                  // 31: podhost.runtime.v1.Resources
+	(*ContainerConfig)(nil),            // 32: podhost.runtime.v1.ContainerConfig
+	(*CreateContainerRequest)(nil),     // 33: podhost.runtime.v1.CreateContainerRequest
+	(*CreateContainerResponse)(nil),    // 34: podhost.runtime.v1.CreateContainerResponse
+	(*StartContainerRequest)(nil),      // 35: podhost.runtime.v1.StartContainerRequest
+	(*StartContainerResponse)(nil),     // 36: podhost.runtime.v1.StartContainerResponse
+	(*StopContainerRequest)(nil),       // 37: podhost.runtime.v1.StopContainerRequest
+	(*StopContainerResponse)(nil),      // 38: podhost.runtime.v1.StopContainerResponse
+	(*RemoveContainerRequest)(nil),     // 39: podhost.runtime.v1.RemoveContainerRequest
+	(*RemoveContainerResponse)(nil),    // 40: podhost.runtime.v1.RemoveContainerResponse
+	(*Container)(nil),                  // 41: podhost.runtime.v1.Container
+	(*ContainerStatusRequest)(nil),     // 42: podhost.runtime.v1.ContainerStatusRequest
+	(*ContainerStatusResponse)(nil),    // 43: podhost.runtime.v1.ContainerStatusResponse
+	(*ContainerFilter)(nil),            // 44: podhost.runtime.v1.ContainerFilter
+	(*ListContainersRequest)(nil),      // 45: podhost.runtime.v1.ListContainersRequest
+	(*ListContainersResponse)(nil),     // 46: podhost.runtime.v1.ListContainersResponse
+	(*ReopenContainerLogRequest)(nil),  // 47: podhost.runtime.v1.ReopenContainerLogRequest
+	(*ReopenContainerLogResponse)(nil), // 48: podhost.runtime.v1.ReopenContainerLogResponse
+	(*ExecSyncRequest)(nil),            // 49: podhost.runtime.v1.ExecSyncRequest
+	(*ExecSyncResponse)(nil),           // 50: podhost.runtime.v1.ExecSyncResponse
+	(*Image)(nil),                      // 51: podhost.runtime.v1.Image
+	(*EnsureImageRequest)(nil),         // 52: podhost.runtime.v1.EnsureImageRequest
+	(*EnsureImageResponse)(nil),        // 53: podhost.runtime.v1.EnsureImageResponse
+	(*ImageStatusRequest)(nil),         // 54: podhost.runtime.v1.ImageStatusRequest
+	(*ImageStatusResponse)(nil),        // 55: podhost.runtime.v1.ImageStatusResponse
+	(*ListImagesRequest)(nil),          // 56: podhost.runtime.v1.ListImagesRequest
+	(*ListImagesResponse)(nil),         // 57: podhost.runtime.v1.ListImagesResponse
+	(*RemoveImageRequest)(nil),         // 58: podhost.runtime.v1.RemoveImageRequest
+	(*RemoveImageResponse)(nil),        // 59: podhost.runtime.v1.RemoveImageResponse
+	(*EventsRequest)(nil),              // 60: podhost.runtime.v1.EventsRequest
+	(*Event)(nil),                      // 61: podhost.runtime.v1.Event
+	nil,                                // 62: podhost.runtime.v1.SandboxConfig.LabelsEntry
+	nil,                                // 63: podhost.runtime.v1.SandboxConfig.AnnotationsEntry
+	nil,                                // 64: podhost.runtime.v1.SandboxConfig.SysctlsEntry
+	nil,                                // 65: podhost.runtime.v1.Sandbox.LabelsEntry
+	nil,                                // 66: podhost.runtime.v1.Sandbox.AnnotationsEntry
+	nil,                                // 67: podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
+	nil,                                // 68: podhost.runtime.v1.ContainerConfig.LabelsEntry
+	nil,                                // 69: podhost.runtime.v1.ContainerConfig.AnnotationsEntry
+	nil,                                // 70: podhost.runtime.v1.Container.LabelsEntry
+	nil,                                // 71: podhost.runtime.v1.Container.AnnotationsEntry
+	nil,                                // 72: podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
+	nil,                                // 73: podhost.runtime.v1.Event.LabelsEntry
 }
 var file_runtime_v1_runtime_proto_depIdxs = []int32{
-	8,  // 0: podhost.runtime.v1.StatusResponse.conditions:type_name -> podhost.runtime.v1.Condition
-	9,  // 1: podhost.runtime.v1.SandboxConfig.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
-	59, // 2: podhost.runtime.v1.SandboxConfig.labels:type_name -> podhost.runtime.v1.SandboxConfig.LabelsEntry
-	60, // 3: podhost.runtime.v1.SandboxConfig.annotations:type_name -> podhost.runtime.v1.SandboxConfig.AnnotationsEntry
-	11, // 4: podhost.runtime.v1.SandboxConfig.dns:type_name -> podhost.runtime.v1.DNSConfig
-	9,  // 5: podhost.runtime.v1.Sandbox.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
-	0,  // 6: podhost.runtime.v1.Sandbox.state:type_name -> podhost.runtime.v1.SandboxState
-	61, // 7: podhost.runtime.v1.Sandbox.labels:type_name -> podhost.runtime.v1.Sandbox.LabelsEntry
-	62, // 8: podhost.runtime.v1.Sandbox.annotations:type_name -> podhost.runtime.v1.Sandbox.AnnotationsEntry
-	10, // 9: podhost.runtime.v1.RunSandboxRequest.config:type_name -> podhost.runtime.v1.SandboxConfig
-	12, // 10: podhost.runtime.v1.SandboxStatusResponse.sandbox:type_name -> podhost.runtime.v1.Sandbox
-	0,  // 11: podhost.runtime.v1.SandboxFilter.state:type_name -> podhost.runtime.v1.SandboxState
-	63, // 12: podhost.runtime.v1.SandboxFilter.label_selector:type_name -> podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
-	21, // 13: podhost.runtime.v1.ListSandboxesRequest.filter:type_name -> podhost.runtime.v1.SandboxFilter
-	12, // 14: podhost.runtime.v1.ListSandboxesResponse.sandboxes:type_name -> podhost.runtime.v1.Sandbox
-	24, // 15: podhost.runtime.v1.ContainerConfig.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
-	25, // 16: podhost.runtime.v1.ContainerConfig.envs:type_name -> podhost.runtime.v1.KeyValue
-	26, // 17: podhost.runtime.v1.ContainerConfig.mounts:type_name -> podhost.runtime.v1.Mount
-	64, // 18: podhost.runtime.v1.ContainerConfig.labels:type_name -> podhost.runtime.v1.ContainerConfig.LabelsEntry
-	65, // 19: podhost.runtime.v1.ContainerConfig.annotations:type_name -> podhost.runtime.v1.ContainerConfig.AnnotationsEntry
-	28, // 20: podhost.runtime.v1.ContainerConfig.resources:type_name -> podhost.runtime.v1.Resources
-	27, // 21: podhost.runtime.v1.ContainerConfig.devices:type_name -> podhost.runtime.v1.Device
-	29, // 22: podhost.runtime.v1.CreateContainerRequest.config:type_name -> podhost.runtime.v1.ContainerConfig
-	10, // 23: podhost.runtime.v1.CreateContainerRequest.sandbox_config:type_name -> podhost.runtime.v1.SandboxConfig
-	24, // 24: podhost.runtime.v1.Container.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
-	1,  // 25: podhost.runtime.v1.Container.state:type_name -> podhost.runtime.v1.ContainerState
-	66, // 26: podhost.runtime.v1.Container.labels:type_name -> podhost.runtime.v1.Container.LabelsEntry
-	67, // 27: podhost.runtime.v1.Container.annotations:type_name -> podhost.runtime.v1.Container.AnnotationsEntry
-	38, // 28: podhost.runtime.v1.ContainerStatusResponse.container:type_name -> podhost.runtime.v1.Container
-	1,  // 29: podhost.runtime.v1.ContainerFilter.state:type_name -> podhost.runtime.v1.ContainerState
-	68, // 30: podhost.runtime.v1.ContainerFilter.label_selector:type_name -> podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
-	41, // 31: podhost.runtime.v1.ListContainersRequest.filter:type_name -> podhost.runtime.v1.ContainerFilter
-	38, // 32: podhost.runtime.v1.ListContainersResponse.containers:type_name -> podhost.runtime.v1.Container
-	2,  // 33: podhost.runtime.v1.EnsureImageRequest.pull_policy:type_name -> podhost.runtime.v1.PullPolicy
-	48, // 34: podhost.runtime.v1.ImageStatusResponse.image:type_name -> podhost.runtime.v1.Image
-	48, // 35: podhost.runtime.v1.ListImagesResponse.images:type_name -> podhost.runtime.v1.Image
-	3,  // 36: podhost.runtime.v1.Event.type:type_name -> podhost.runtime.v1.EventType
-	69, // 37: podhost.runtime.v1.Event.labels:type_name -> podhost.runtime.v1.Event.LabelsEntry
-	4,  // 38: podhost.runtime.v1.Runtime.Version:input_type -> podhost.runtime.v1.VersionRequest
-	6,  // 39: podhost.runtime.v1.Runtime.Status:input_type -> podhost.runtime.v1.StatusRequest
-	13, // 40: podhost.runtime.v1.Runtime.RunSandbox:input_type -> podhost.runtime.v1.RunSandboxRequest
-	15, // 41: podhost.runtime.v1.Runtime.StopSandbox:input_type -> podhost.runtime.v1.StopSandboxRequest
-	17, // 42: podhost.runtime.v1.Runtime.RemoveSandbox:input_type -> podhost.runtime.v1.RemoveSandboxRequest
-	19, // 43: podhost.runtime.v1.Runtime.SandboxStatus:input_type -> podhost.runtime.v1.SandboxStatusRequest
-	22, // 44: podhost.runtime.v1.Runtime.ListSandboxes:input_type -> podhost.runtime.v1.ListSandboxesRequest
-	30, // 45: podhost.runtime.v1.Runtime.CreateContainer:input_type -> podhost.runtime.v1.CreateContainerRequest
-	32, // 46: podhost.runtime.v1.Runtime.StartContainer:input_type -> podhost.runtime.v1.StartContainerRequest
-	34, // 47: podhost.runtime.v1.Runtime.StopContainer:input_type -> podhost.runtime.v1.StopContainerRequest
-	36, // 48: podhost.runtime.v1.Runtime.RemoveContainer:input_type -> podhost.runtime.v1.RemoveContainerRequest
-	39, // 49: podhost.runtime.v1.Runtime.ContainerStatus:input_type -> podhost.runtime.v1.ContainerStatusRequest
-	42, // 50: podhost.runtime.v1.Runtime.ListContainers:input_type -> podhost.runtime.v1.ListContainersRequest
-	44, // 51: podhost.runtime.v1.Runtime.ReopenContainerLog:input_type -> podhost.runtime.v1.ReopenContainerLogRequest
-	46, // 52: podhost.runtime.v1.Runtime.ExecSync:input_type -> podhost.runtime.v1.ExecSyncRequest
-	49, // 53: podhost.runtime.v1.Runtime.EnsureImage:input_type -> podhost.runtime.v1.EnsureImageRequest
-	51, // 54: podhost.runtime.v1.Runtime.ImageStatus:input_type -> podhost.runtime.v1.ImageStatusRequest
-	53, // 55: podhost.runtime.v1.Runtime.ListImages:input_type -> podhost.runtime.v1.ListImagesRequest
-	55, // 56: podhost.runtime.v1.Runtime.RemoveImage:input_type -> podhost.runtime.v1.RemoveImageRequest
-	57, // 57: podhost.runtime.v1.Runtime.Events:input_type -> podhost.runtime.v1.EventsRequest
-	5,  // 58: podhost.runtime.v1.Runtime.Version:output_type -> podhost.runtime.v1.VersionResponse
-	7,  // 59: podhost.runtime.v1.Runtime.Status:output_type -> podhost.runtime.v1.StatusResponse
-	14, // 60: podhost.runtime.v1.Runtime.RunSandbox:output_type -> podhost.runtime.v1.RunSandboxResponse
-	16, // 61: podhost.runtime.v1.Runtime.StopSandbox:output_type -> podhost.runtime.v1.StopSandboxResponse
-	18, // 62: podhost.runtime.v1.Runtime.RemoveSandbox:output_type -> podhost.runtime.v1.RemoveSandboxResponse
-	20, // 63: podhost.runtime.v1.Runtime.SandboxStatus:output_type -> podhost.runtime.v1.SandboxStatusResponse
-	23, // 64: podhost.runtime.v1.Runtime.ListSandboxes:output_type -> podhost.runtime.v1.ListSandboxesResponse
-	31, // 65: podhost.runtime.v1.Runtime.CreateContainer:output_type -> podhost.runtime.v1.CreateContainerResponse
-	33, // 66: podhost.runtime.v1.Runtime.StartContainer:output_type -> podhost.runtime.v1.StartContainerResponse
-	35, // 67: podhost.runtime.v1.Runtime.StopContainer:output_type -> podhost.runtime.v1.StopContainerResponse
-	37, // 68: podhost.runtime.v1.Runtime.RemoveContainer:output_type -> podhost.runtime.v1.RemoveContainerResponse
-	40, // 69: podhost.runtime.v1.Runtime.ContainerStatus:output_type -> podhost.runtime.v1.ContainerStatusResponse
-	43, // 70: podhost.runtime.v1.Runtime.ListContainers:output_type -> podhost.runtime.v1.ListContainersResponse
-	45, // 71: podhost.runtime.v1.Runtime.ReopenContainerLog:output_type -> podhost.runtime.v1.ReopenContainerLogResponse
-	47, // 72: podhost.runtime.v1.Runtime.ExecSync:output_type -> podhost.runtime.v1.ExecSyncResponse
-	50, // 73: podhost.runtime.v1.Runtime.EnsureImage:output_type -> podhost.runtime.v1.EnsureImageResponse
-	52, // 74: podhost.runtime.v1.Runtime.ImageStatus:output_type -> podhost.runtime.v1.ImageStatusResponse
-	54, // 75: podhost.runtime.v1.Runtime.ListImages:output_type -> podhost.runtime.v1.ListImagesResponse
-	56, // 76: podhost.runtime.v1.Runtime.RemoveImage:output_type -> podhost.runtime.v1.RemoveImageResponse
-	58, // 77: podhost.runtime.v1.Runtime.Events:output_type -> podhost.runtime.v1.Event
-	58, // [58:78] is the sub-list for method output_type
-	38, // [38:58] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	9,  // 0: podhost.runtime.v1.StatusResponse.conditions:type_name -> podhost.runtime.v1.Condition
+	10, // 1: podhost.runtime.v1.SandboxConfig.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
+	62, // 2: podhost.runtime.v1.SandboxConfig.labels:type_name -> podhost.runtime.v1.SandboxConfig.LabelsEntry
+	63, // 3: podhost.runtime.v1.SandboxConfig.annotations:type_name -> podhost.runtime.v1.SandboxConfig.AnnotationsEntry
+	14, // 4: podhost.runtime.v1.SandboxConfig.dns:type_name -> podhost.runtime.v1.DNSConfig
+	64, // 5: podhost.runtime.v1.SandboxConfig.sysctls:type_name -> podhost.runtime.v1.SandboxConfig.SysctlsEntry
+	12, // 6: podhost.runtime.v1.SandboxConfig.security:type_name -> podhost.runtime.v1.SecurityContext
+	13, // 7: podhost.runtime.v1.SecurityContext.seccomp:type_name -> podhost.runtime.v1.SecurityProfile
+	4,  // 8: podhost.runtime.v1.SecurityProfile.profile_type:type_name -> podhost.runtime.v1.SecurityProfile.ProfileType
+	10, // 9: podhost.runtime.v1.Sandbox.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
+	0,  // 10: podhost.runtime.v1.Sandbox.state:type_name -> podhost.runtime.v1.SandboxState
+	65, // 11: podhost.runtime.v1.Sandbox.labels:type_name -> podhost.runtime.v1.Sandbox.LabelsEntry
+	66, // 12: podhost.runtime.v1.Sandbox.annotations:type_name -> podhost.runtime.v1.Sandbox.AnnotationsEntry
+	11, // 13: podhost.runtime.v1.RunSandboxRequest.config:type_name -> podhost.runtime.v1.SandboxConfig
+	15, // 14: podhost.runtime.v1.SandboxStatusResponse.sandbox:type_name -> podhost.runtime.v1.Sandbox
+	0,  // 15: podhost.runtime.v1.SandboxFilter.state:type_name -> podhost.runtime.v1.SandboxState
+	67, // 16: podhost.runtime.v1.SandboxFilter.label_selector:type_name -> podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
+	24, // 17: podhost.runtime.v1.ListSandboxesRequest.filter:type_name -> podhost.runtime.v1.SandboxFilter
+	15, // 18: podhost.runtime.v1.ListSandboxesResponse.sandboxes:type_name -> podhost.runtime.v1.Sandbox
+	27, // 19: podhost.runtime.v1.ContainerConfig.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
+	28, // 20: podhost.runtime.v1.ContainerConfig.envs:type_name -> podhost.runtime.v1.KeyValue
+	29, // 21: podhost.runtime.v1.ContainerConfig.mounts:type_name -> podhost.runtime.v1.Mount
+	68, // 22: podhost.runtime.v1.ContainerConfig.labels:type_name -> podhost.runtime.v1.ContainerConfig.LabelsEntry
+	69, // 23: podhost.runtime.v1.ContainerConfig.annotations:type_name -> podhost.runtime.v1.ContainerConfig.AnnotationsEntry
+	31, // 24: podhost.runtime.v1.ContainerConfig.resources:type_name -> podhost.runtime.v1.Resources
+	30, // 25: podhost.runtime.v1.ContainerConfig.devices:type_name -> podhost.runtime.v1.Device
+	12, // 26: podhost.runtime.v1.ContainerConfig.security:type_name -> podhost.runtime.v1.SecurityContext
+	32, // 27: podhost.runtime.v1.CreateContainerRequest.config:type_name -> podhost.runtime.v1.ContainerConfig
+	11, // 28: podhost.runtime.v1.CreateContainerRequest.sandbox_config:type_name -> podhost.runtime.v1.SandboxConfig
+	27, // 29: podhost.runtime.v1.Container.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
+	1,  // 30: podhost.runtime.v1.Container.state:type_name -> podhost.runtime.v1.ContainerState
+	70, // 31: podhost.runtime.v1.Container.labels:type_name -> podhost.runtime.v1.Container.LabelsEntry
+	71, // 32: podhost.runtime.v1.Container.annotations:type_name -> podhost.runtime.v1.Container.AnnotationsEntry
+	41, // 33: podhost.runtime.v1.ContainerStatusResponse.container:type_name -> podhost.runtime.v1.Container
+	1,  // 34: podhost.runtime.v1.ContainerFilter.state:type_name -> podhost.runtime.v1.ContainerState
+	72, // 35: podhost.runtime.v1.ContainerFilter.label_selector:type_name -> podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
+	44, // 36: podhost.runtime.v1.ListContainersRequest.filter:type_name -> podhost.runtime.v1.ContainerFilter
+	41, // 37: podhost.runtime.v1.ListContainersResponse.containers:type_name -> podhost.runtime.v1.Container
+	2,  // 38: podhost.runtime.v1.EnsureImageRequest.pull_policy:type_name -> podhost.runtime.v1.PullPolicy
+	51, // 39: podhost.runtime.v1.ImageStatusResponse.image:type_name -> podhost.runtime.v1.Image
+	51, // 40: podhost.runtime.v1.ListImagesResponse.images:type_name -> podhost.runtime.v1.Image
+	3,  // 41: podhost.runtime.v1.Event.type:type_name -> podhost.runtime.v1.EventType
+	73, // 42: podhost.runtime.v1.Event.labels:type_name -> podhost.runtime.v1.Event.LabelsEntry
+	5,  // 43: podhost.runtime.v1.Runtime.Version:input_type -> podhost.runtime.v1.VersionRequest
+	7,  // 44: podhost.runtime.v1.Runtime.Status:input_type -> podhost.runtime.v1.StatusRequest
+	16, // 45: podhost.runtime.v1.Runtime.RunSandbox:input_type -> podhost.runtime.v1.RunSandboxRequest
+	18, // 46: podhost.runtime.v1.Runtime.StopSandbox:input_type -> podhost.runtime.v1.StopSandboxRequest
+	20, // 47: podhost.runtime.v1.Runtime.RemoveSandbox:input_type -> podhost.runtime.v1.RemoveSandboxRequest
+	22, // 48: podhost.runtime.v1.Runtime.SandboxStatus:input_type -> podhost.runtime.v1.SandboxStatusRequest
+	25, // 49: podhost.runtime.v1.Runtime.ListSandboxes:input_type -> podhost.runtime.v1.ListSandboxesRequest
+	33, // 50: podhost.runtime.v1.Runtime.CreateContainer:input_type -> podhost.runtime.v1.CreateContainerRequest
+	35, // 51: podhost.runtime.v1.Runtime.StartContainer:input_type -> podhost.runtime.v1.StartContainerRequest
+	37, // 52: podhost.runtime.v1.Runtime.StopContainer:input_type -> podhost.runtime.v1.StopContainerRequest
+	39, // 53: podhost.runtime.v1.Runtime.RemoveContainer:input_type -> podhost.runtime.v1.RemoveContainerRequest
+	42, // 54: podhost.runtime.v1.Runtime.ContainerStatus:input_type -> podhost.runtime.v1.ContainerStatusRequest
+	45, // 55: podhost.runtime.v1.Runtime.ListContainers:input_type -> podhost.runtime.v1.ListContainersRequest
+	47, // 56: podhost.runtime.v1.Runtime.ReopenContainerLog:input_type -> podhost.runtime.v1.ReopenContainerLogRequest
+	49, // 57: podhost.runtime.v1.Runtime.ExecSync:input_type -> podhost.runtime.v1.ExecSyncRequest
+	52, // 58: podhost.runtime.v1.Runtime.EnsureImage:input_type -> podhost.runtime.v1.EnsureImageRequest
+	54, // 59: podhost.runtime.v1.Runtime.ImageStatus:input_type -> podhost.runtime.v1.ImageStatusRequest
+	56, // 60: podhost.runtime.v1.Runtime.ListImages:input_type -> podhost.runtime.v1.ListImagesRequest
+	58, // 61: podhost.runtime.v1.Runtime.RemoveImage:input_type -> podhost.runtime.v1.RemoveImageRequest
+	60, // 62: podhost.runtime.v1.Runtime.Events:input_type -> podhost.runtime.v1.EventsRequest
+	6,  // 63: podhost.runtime.v1.Runtime.Version:output_type -> podhost.runtime.v1.VersionResponse
+	8,  // 64: podhost.runtime.v1.Runtime.Status:output_type -> podhost.runtime.v1.StatusResponse
+	17, // 65: podhost.runtime.v1.Runtime.RunSandbox:output_type -> podhost.runtime.v1.RunSandboxResponse
+	19, // 66: podhost.runtime.v1.Runtime.StopSandbox:output_type -> podhost.runtime.v1.StopSandboxResponse
+	21, // 67: podhost.runtime.v1.Runtime.RemoveSandbox:output_type -> podhost.runtime.v1.RemoveSandboxResponse
+	23, // 68: podhost.runtime.v1.Runtime.SandboxStatus:output_type -> podhost.runtime.v1.SandboxStatusResponse
+	26, // 69: podhost.runtime.v1.Runtime.ListSandboxes:output_type -> podhost.runtime.v1.ListSandboxesResponse
+	34, // 70: podhost.runtime.v1.Runtime.CreateContainer:output_type -> podhost.runtime.v1.CreateContainerResponse
+	36, // 71: podhost.runtime.v1.Runtime.StartContainer:output_type -> podhost.runtime.v1.StartContainerResponse
+	38, // 72: podhost.runtime.v1.Runtime.StopContainer:output_type -> podhost.runtime.v1.StopContainerResponse
+	40, // 73: podhost.runtime.v1.Runtime.RemoveContainer:output_type -> podhost.runtime.v1.RemoveContainerResponse
+	43, // 74: podhost.runtime.v1.Runtime.ContainerStatus:output_type -> podhost.runtime.v1.ContainerStatusResponse
+	46, // 75: podhost.runtime.v1.Runtime.ListContainers:output_type -> podhost.runtime.v1.ListContainersResponse
+	48, // 76: podhost.runtime.v1.Runtime.ReopenContainerLog:output_type -> podhost.runtime.v1.ReopenContainerLogResponse
+	50, // 77: podhost.runtime.v1.Runtime.ExecSync:output_type -> podhost.runtime.v1.ExecSyncResponse
+	53, // 78: podhost.runtime.v1.Runtime.EnsureImage:output_type -> podhost.runtime.v1.EnsureImageResponse
+	55, // 79: podhost.runtime.v1.Runtime.ImageStatus:output_type -> podhost.runtime.v1.ImageStatusResponse
+	57, // 80: podhost.runtime.v1.Runtime.ListImages:output_type -> podhost.runtime.v1.ListImagesResponse
+	59, // 81: podhost.runtime.v1.Runtime.RemoveImage:output_type -> podhost.runtime.v1.RemoveImageResponse
+	61, // 82: podhost.runtime.v1.Runtime.Events:output_type -> podhost.runtime.v1.Event
+	63, // [63:83] is the sub-list for method output_type
+	43, // [43:63] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_runtime_v1_runtime_proto_init() }
@@ -3787,13 +4126,15 @@ func file_runtime_v1_runtime_proto_init() {
 	if File_runtime_v1_runtime_proto != nil {
 		return
 	}
+	file_runtime_v1_runtime_proto_msgTypes[7].OneofWrappers = []any{}
+	file_runtime_v1_runtime_proto_msgTypes[46].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_runtime_v1_runtime_proto_rawDesc), len(file_runtime_v1_runtime_proto_rawDesc)),
-			NumEnums:      4,
-			NumMessages:   66,
+			NumEnums:      5,
+			NumMessages:   69,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
