@@ -212,3 +212,35 @@ func hasForbidden(errs field.ErrorList, path string) bool {
 	}
 	return false
 }
+
+// TestAPIServerDefaultedPodIsAccepted: a pod as the API server stores it,
+// with every default its admission and defaulting set, is not refused: a
+// refused field's accepted values cover the defaults.
+func TestAPIServerDefaultedPodIsAccepted(t *testing.T) {
+	grace, expiry := int64(30), int64(3607)
+	pod := validPod()
+	pod.Spec.Volumes = append(pod.Spec.Volumes[1:], v1.Volume{Name: "kube-api-access-x1", VolumeSource: v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{
+		DefaultMode: ptr.To[int32](0o644),
+		Sources: []v1.VolumeProjection{
+			{ServiceAccountToken: &v1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: &expiry}},
+			{ConfigMap: &v1.ConfigMapProjection{LocalObjectReference: v1.LocalObjectReference{Name: "kube-root-ca.crt"}, Items: []v1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
+			{DownwardAPI: &v1.DownwardAPIProjection{Items: []v1.DownwardAPIVolumeFile{{Path: "namespace", FieldRef: &v1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}}}},
+		},
+	}}})
+	pod.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{{Name: "kube-api-access-x1", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true}}
+	s := &pod.Spec
+	s.EnableServiceLinks, s.SchedulerName, s.Priority = ptr.To(true), v1.DefaultSchedulerName, ptr.To[int32](0)
+	s.PreemptionPolicy = ptr.To(v1.PreemptLowerPriority)
+	s.ServiceAccountName, s.DeprecatedServiceAccount, s.NodeName = "default", "default", "node1"
+	s.SecurityContext, s.TerminationGracePeriodSeconds = &v1.PodSecurityContext{}, &grace
+	s.Tolerations = []v1.Toleration{{Key: "node.kubernetes.io/not-ready", Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)}}
+	for _, cs := range [][]v1.Container{s.InitContainers, s.Containers} {
+		for i := range cs {
+			cs[i].TerminationMessagePath, cs[i].TerminationMessagePolicy = v1.TerminationMessagePathDefault, v1.TerminationMessageReadFile
+			cs[i].ImagePullPolicy = v1.PullIfNotPresent
+		}
+	}
+	if errs := ValidateAPIServerPod(pod); len(errs) > 0 {
+		t.Errorf("ValidateAPIServerPod: %v", errs)
+	}
+}
