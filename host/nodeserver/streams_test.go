@@ -14,6 +14,7 @@ import (
 	"io"
 	"math/big"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -23,8 +24,11 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/tools/remotecommand"
+	clientspdy "k8s.io/client-go/transport/spdy"
 	"k8s.io/client-go/util/exec"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/cri-streaming/pkg/streaming"
@@ -51,8 +55,16 @@ func (echoRuntime) Attach(context.Context, string, io.Reader, io.WriteCloser, io
 	return errors.New("no attach here")
 }
 
-func (echoRuntime) PortForward(context.Context, string, int32, io.ReadWriteCloser) error {
-	return errors.New("no port-forward here")
+// PortForward answers each connection with what it sent, upper-cased,
+// once the client closed its side.
+func (echoRuntime) PortForward(_ context.Context, _ string, _ int32, stream io.ReadWriteCloser) error {
+	defer stream.Close()
+	b, err := io.ReadAll(stream)
+	if err != nil {
+		return err
+	}
+	_, err = stream.Write(bytes.ToUpper(b))
+	return err
 }
 
 // criStreams answers with the URLs of a CRI streaming server.
@@ -70,8 +82,12 @@ func (criStreams) Attach(context.Context, string, string, types.UID, string, Str
 	return nil, errors.New("no attach here")
 }
 
-func (criStreams) PortForward(context.Context, string, string, types.UID, []int32) (*url.URL, error) {
-	return nil, errors.New("no port-forward here")
+func (c criStreams) PortForward(_ context.Context, _, pod string, _ types.UID, ports []int32) (*url.URL, error) {
+	resp, err := c.srv.GetPortForward(&runtimeapi.PortForwardRequest{PodSandboxId: pod, Port: ports})
+	if err != nil {
+		return nil, err
+	}
+	return url.Parse(resp.Url)
 }
 
 // TestExecProxiedToTheRuntime runs a command through the node server to a
@@ -80,6 +96,34 @@ func (criStreams) PortForward(context.Context, string, string, types.UID, []int3
 // node): stdin reaches the command, stdout and stderr come back apart,
 // and so does the exit code.
 func TestExecProxiedToTheRuntime(t *testing.T) {
+	s, rc := startStreamingNode(t)
+
+	u, _ := url.Parse(fmt.Sprintf("https://127.0.0.1:%d/exec/default/web/app?command=cat&input=1&output=1&error=1", s.Port()))
+	spdy, err := remotecommand.NewSPDYExecutor(rc, "POST", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := remotecommand.NewWebSocketExecutor(rc, "GET", u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, ex := range map[string]remotecommand.Executor{"spdy": spdy, "websocket": ws} {
+		t.Run(name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := ex.StreamWithContext(t.Context(), remotecommand.StreamOptions{Stdin: strings.NewReader("in\n"), Stdout: &stdout, Stderr: &stderr})
+			var code exec.CodeExitError
+			if !errors.As(err, &code) || code.Code != 3 || stdout.String() != "in\n" || stderr.String() != "err\n" {
+				t.Fatalf("stdout %q stderr %q, %v; want \"in\\n\" \"err\\n\" and exit code 3", stdout.String(), stderr.String(), err)
+			}
+		})
+	}
+}
+
+// startStreamingNode serves a node whose streams go to a CRI streaming
+// server with echoRuntime, and returns a client config with the API
+// server's kind of client certificate.
+func startStreamingNode(t *testing.T) (*Server, *rest.Config) {
+	t.Helper()
 	cfg := streaming.DefaultConfig
 	cfg.Addr = "127.0.0.1:0"
 	hs := httptest.NewUnstartedServer(nil)
@@ -108,23 +152,70 @@ func TestExecProxiedToTheRuntime(t *testing.T) {
 		}
 	})
 
-	u, _ := url.Parse(fmt.Sprintf("https://127.0.0.1:%d/exec/default/web/app?command=cat&input=1&output=1&error=1", s.Port()))
 	rc := &rest.Config{Host: "https://127.0.0.1", TLSClientConfig: rest.TLSClientConfig{CAData: pki.caPEM, CertData: pki.clientCertPEM, KeyData: pki.clientKeyPEM}}
-	spdy, err := remotecommand.NewSPDYExecutor(rc, "POST", u)
+	return s, rc
+}
+
+// TestPortForwardProxiedToTheRuntime forwards connections through the node
+// to a CRI streaming server with client-go's port forwarder, over SPDY and
+// over SPDY tunnelled in a WebSocket (kubectl's first choice), which the
+// node unwraps: every connection reaches the runtime and its answer comes
+// back.
+func TestPortForwardProxiedToTheRuntime(t *testing.T) {
+	s, rc := startStreamingNode(t)
+	u, _ := url.Parse(fmt.Sprintf("https://127.0.0.1:%d/portForward/default/web", s.Port()))
+	rt, upgrader, err := clientspdy.RoundTripperFor(rc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws, err := remotecommand.NewWebSocketExecutor(rc, "GET", u.String())
+	ws, err := portforward.NewSPDYOverWebsocketDialer(u, rc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, ex := range map[string]remotecommand.Executor{"spdy": spdy, "websocket": ws} {
+	dialers := map[string]httpstream.Dialer{
+		"spdy":      clientspdy.NewDialer(upgrader, &http.Client{Transport: rt}, "POST", u),
+		"websocket": ws,
+	}
+	for name, d := range dialers {
 		t.Run(name, func(t *testing.T) {
-			var stdout, stderr bytes.Buffer
-			err := ex.StreamWithContext(t.Context(), remotecommand.StreamOptions{Stdin: strings.NewReader("in\n"), Stdout: &stdout, Stderr: &stderr})
-			var code exec.CodeExitError
-			if !errors.As(err, &code) || code.Code != 3 || stdout.String() != "in\n" || stderr.String() != "err\n" {
-				t.Fatalf("stdout %q stderr %q, %v; want \"in\\n\" \"err\\n\" and exit code 3", stdout.String(), stderr.String(), err)
+			stop, ready := make(chan struct{}), make(chan struct{})
+			fw, err := portforward.NewOnAddresses(d, []string{"127.0.0.1"}, []string{"0:80"}, stop, ready, io.Discard, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- fw.ForwardPorts() }()
+			defer func() {
+				close(stop)
+				if err := <-done; err != nil {
+					t.Errorf("ForwardPorts: %v", err)
+				}
+			}()
+			select {
+			case <-ready:
+			case err := <-done:
+				done <- err
+				t.Fatalf("ForwardPorts ended before it was ready: %v", err)
+			}
+			ports, err := fw.GetPorts()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 3 {
+				conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", ports[0].Local))
+				if err != nil {
+					t.Fatal(err)
+				}
+				msg := fmt.Sprintf("connection %d", i)
+				if _, err := io.WriteString(conn, msg); err != nil {
+					t.Fatal(err)
+				}
+				conn.(*net.TCPConn).CloseWrite()
+				got, err := io.ReadAll(conn)
+				conn.Close()
+				if err != nil || string(got) != strings.ToUpper(msg) {
+					t.Fatalf("connection %d answered %q (%v); want %q", i, got, err, strings.ToUpper(msg))
+				}
 			}
 		})
 	}
