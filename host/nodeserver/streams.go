@@ -8,6 +8,7 @@ import (
 	"net/url"
 
 	"github.com/hashicorp/go-hclog"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/proxy"
 	translator "k8s.io/apiserver/pkg/util/proxy"
@@ -130,10 +131,17 @@ func (s *Server) streamError(w http.ResponseWriter, r *http.Request, err error) 
 	http.Error(w, err.Error(), code)
 }
 
-// responder reports a failed proxy to the runtime's streaming server.
+// responder reports a failed proxy to the runtime's streaming server,
+// with the code of an API status error (400 for a request that is no
+// upgrade), else 500.
 type responder struct{ log hclog.Logger }
 
 func (p *responder) Error(w http.ResponseWriter, r *http.Request, err error) {
+	code := http.StatusInternalServerError
+	var st apierrors.APIStatus
+	if errors.As(err, &st) && st.Status().Code != 0 {
+		code = int(st.Status().Code)
+	}
 	p.log.Warn("proxying a stream to the runtime", "path", r.URL.Path, "err", err)
-	http.Error(w, err.Error(), http.StatusInternalServerError)
+	http.Error(w, err.Error(), code)
 }
