@@ -103,9 +103,10 @@ func (a *Agent) observe(ctx context.Context) observed {
 	ctx, cancel := context.WithTimeout(ctx, a.callTimeout())
 	defer cancel()
 	o := observed{
-		labels:     nodeLabels(hostnameOf(a.o.Addresses, a.o.NodeName), a.o.Labels),
-		addresses:  a.o.Addresses,
-		daemonPort: a.o.DaemonPort,
+		labels:           nodeLabels(hostnameOf(a.o.Addresses, a.o.NodeName), a.o.Labels),
+		addresses:        a.o.Addresses,
+		daemonPort:       a.o.DaemonPort,
+		declaredFeatures: a.o.DeclaredFeatures,
 	}
 	if rv, err := a.o.RuntimeVersion(ctx); err != nil {
 		a.o.Logger.Debug("reading the container runtime's version", "err", err)

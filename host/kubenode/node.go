@@ -19,6 +19,7 @@ type observed struct {
 	labels                map[string]string
 	addresses             []v1.NodeAddress
 	daemonPort            int32
+	declaredFeatures      []string
 	capacity, allocatable v1.ResourceList
 	info                  v1.NodeSystemInfo
 	health                Health
@@ -38,6 +39,7 @@ func applyNode(base *v1.Node, o observed, now time.Time) *v1.Node {
 	s := &n.Status
 	s.Addresses = slices.Clone(o.addresses)
 	s.DaemonEndpoints.KubeletEndpoint.Port = o.daemonPort
+	s.DeclaredFeatures = slices.Sorted(slices.Values(o.declaredFeatures))
 	s.Capacity = mergeResources(s.Capacity, o.capacity)
 	s.Allocatable = mergeResources(s.Allocatable, o.allocatable)
 	s.NodeInfo = o.info

@@ -48,6 +48,12 @@ type Options struct {
 	// DaemonPort is status.daemonEndpoints.kubeletEndpoint.Port, where the
 	// node serves the kubelet's API (logs); 0 while it serves none.
 	DaemonPort int32
+	// DeclaredFeatures are status.declaredFeatures, the features the
+	// node says it serves: ExtendWebSocketsToKubelet when its
+	// daemon endpoint serves WebSocket exec, attach and port-forward, so
+	// that the API server passes those through instead of translating them
+	// to SPDY.
+	DeclaredFeatures []string
 	// Capacity and Allocatable are what the node offers. Nil Capacity is
 	// measured from the machine: cpu (the CPU count), memory (MemTotal of
 	// /proc/meminfo), ephemeral-storage (the file system of RootDir) and

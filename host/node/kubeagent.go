@@ -15,7 +15,8 @@ import (
 )
 
 // KubeServer is the node's daemon endpoint in Kubernetes mode: the HTTPS
-// server the API server dials for `kubectl logs` (host/nodeserver).
+// server the API server dials for `kubectl logs`, exec, attach and
+// port-forward (host/nodeserver).
 type KubeServer struct {
 	Addr, CertFile, KeyFile, ClientCAFile string
 }
@@ -33,15 +34,20 @@ func (n *Node) buildKubeAgent() (*kubeAgent, error) {
 	k := n.cfg.Kubernetes
 	a := &kubeAgent{}
 	var port int32
+	var features []string
 	if k.Server != nil {
 		srv, err := nodeserver.New(nodeserver.Options{
 			Addr: k.Server.Addr, CertFile: k.Server.CertFile, KeyFile: k.Server.KeyFile, ClientCAFile: k.Server.ClientCAFile,
-			Client: k.Client, NodeName: n.cfg.NodeName, Logs: podsAPI{n}.Logs, Logger: n.log.Named("nodeserver"),
+			Client: k.Client, NodeName: n.cfg.NodeName, Logs: podsAPI{n}.Logs, Streams: streamsAPI{n},
+			Logger: n.log.Named("nodeserver"),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("kubernetes.server: %w", err)
 		}
 		a.server, port = srv, srv.Port()
+		// The endpoint translates WebSocket streams itself, as the
+		// kubelet does with this gate.
+		features = []string{"ExtendWebSocketsToKubelet"}
 	}
 	addrs := make([]v1.NodeAddress, 0, len(n.cfg.NodeIPs)+1)
 	for _, ip := range n.cfg.NodeIPs {
@@ -51,7 +57,7 @@ func (n *Node) buildKubeAgent() (*kubeAgent, error) {
 		addrs = append(addrs, v1.NodeAddress{Type: v1.NodeHostName, Address: strings.ToLower(host)})
 	}
 	agent, err := kubenode.New(kubenode.Options{
-		Client: k.Client, NodeName: n.cfg.NodeName, Addresses: addrs, DaemonPort: port,
+		Client: k.Client, NodeName: n.cfg.NodeName, Addresses: addrs, DaemonPort: port, DeclaredFeatures: features,
 		RootDir: n.cfg.RootDir, KubeletVersion: kubeletVersion(n.cfg.HostVersion),
 		RuntimeVersion: n.runtimeVersion, RuntimeReady: n.runtimeReady, Labels: k.Labels,
 		Logger: n.log.Named("kubenode"), Registry: n.cfg.Registry,

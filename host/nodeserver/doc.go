@@ -1,17 +1,34 @@
 // Package nodeserver owns the node's daemon endpoint in Kubernetes mode:
-// the HTTPS server the API server dials for `kubectl logs`, serving the
-// kubelet's GET /containerLogs/{namespace}/{pod}/{container} with its query
+// the HTTPS server the API server dials for `kubectl logs`, exec, attach,
+// cp and port-forward. It serves the kubelet's
+// GET /containerLogs/{namespace}/{pod}/{container} with its query
 // (follow, tailLines, timestamps, previous, sinceSeconds, sinceTime,
-// limitBytes).
+// limitBytes), and /exec/{namespace}/{pod}[/{uid}]/{container},
+// /attach/… and /portForward/{namespace}/{pod}[/{uid}].
+//
+// Streams are served as the kubelet serves them: the runtime answers an
+// exec, attach or port-forward with a URL on its own streaming server
+// (containerd's CRI streaming server), and the upgraded connection is
+// proxied there with apimachinery's UpgradeAwareHandler, SPDY end to end.
+// The node declares ExtendWebSocketsToKubelet on its Node, so the API
+// server passes WebSocket requests through as well; those are translated
+// here with the API server's own translators (k8s.io/apiserver's
+// StreamTranslatorHandler for exec and attach, the v5 protocol with the
+// exit code in its status channel; TunnelingHandler for port-forward's
+// SPDY-over-WebSocket), because containerd's streaming server speaks
+// SPDY and the older WebSocket protocols only. Query parsing is the CRI
+// streaming packages' (k8s.io/cri-streaming).
 //
 // Every request is authenticated and authorized as the kubelet does with
 // webhook auth: a client certificate signed by the configured client CA
 // (the API server's kubelet-client identity) or a bearer token that a
 // TokenReview approves; then a SubjectAccessReview for the nodes/proxy
-// subresource of this node, with the verb of the HTTP method. Both answers
-// are cached briefly (allowed longer than denied). Without an API client
-// only client certificates are accepted, and they are not reviewed.
+// subresource of this node, with the verb of the HTTP method (exec and
+// port-forward are POSTs: create). Both answers are cached briefly
+// (allowed longer than denied). Without an API client only client
+// certificates are accepted, and they are not reviewed.
 //
-// host/node imports it; the logs themselves come from a function the node
-// passes in (the same reader as the local API's logs).
+// host/node imports it; the logs come from a function the node passes in
+// (the same reader as the local API's logs), the streaming URLs from the
+// node's Streams (host/runtimemanager asks the runtime plugin).
 package nodeserver

@@ -36,7 +36,9 @@ type Options struct {
 	Client   kubernetes.Interface
 	NodeName string
 	Logs     LogsFunc
-	Logger   hclog.Logger
+	// Streams finds the runtime's URLs for exec, attach and port-forward.
+	Streams Streams
+	Logger  hclog.Logger
 }
 
 // Server is the daemon endpoint.
@@ -63,6 +65,8 @@ func New(opts Options) (*Server, error) {
 		return nil, errors.New("nodeserver: node name is empty")
 	case opts.Logs == nil:
 		return nil, errors.New("nodeserver: no logs reader")
+	case opts.Streams == nil:
+		return nil, errors.New("nodeserver: no streams")
 	}
 	cert, err := tls.LoadX509KeyPair(opts.CertFile, opts.KeyFile)
 	if err != nil {
@@ -83,6 +87,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, auth: newAuthorizer(opts.Client, opts.NodeName), ln: ln}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /containerLogs/{ns}/{pod}/{container}", s.containerLogs)
+	s.handleStreams(mux)
 	s.srv = &http.Server{
 		Handler:           s.authenticated(mux),
 		ReadHeaderTimeout: 10 * time.Second,

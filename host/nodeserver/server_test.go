@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
@@ -42,6 +44,45 @@ func (f *fakeLogs) logs(_ context.Context, ns, pod string, opts localapi.LogOpti
 	return err
 }
 
+// fakeStreams answers pod web's container app with the URL of a streaming
+// server that is never dialled (the requests here are not upgrades) and
+// counts the calls.
+type fakeStreams struct {
+	mu    sync.Mutex
+	calls int
+}
+
+func (f *fakeStreams) find(ns, pod string, uid types.UID, container string) (*url.URL, error) {
+	f.mu.Lock()
+	f.calls++
+	f.mu.Unlock()
+	switch {
+	case pod != "web" || (uid != "" && uid != "uid-web"):
+		return nil, fmt.Errorf("%w: pod %s/%s", localapi.ErrNotFound, ns, pod)
+	case container != "app" && container != "":
+		return nil, fmt.Errorf("%w: container %q in pod %s/%s", localapi.ErrNotFound, container, ns, pod)
+	}
+	return &url.URL{Scheme: "http", Host: "127.0.0.1:1", Path: "/stream/token"}, nil
+}
+
+func (f *fakeStreams) Exec(_ context.Context, ns, pod string, uid types.UID, container string, _ []string, _ StreamOptions) (*url.URL, error) {
+	return f.find(ns, pod, uid, container)
+}
+
+func (f *fakeStreams) Attach(_ context.Context, ns, pod string, uid types.UID, container string, _ StreamOptions) (*url.URL, error) {
+	return f.find(ns, pod, uid, container)
+}
+
+func (f *fakeStreams) PortForward(_ context.Context, ns, pod string, uid types.UID, _ []int32) (*url.URL, error) {
+	return f.find(ns, pod, uid, "")
+}
+
+func (f *fakeStreams) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls
+}
+
 func (f *fakeLogs) lastOptions() (localapi.LogOptions, string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -50,7 +91,7 @@ func (f *fakeLogs) lastOptions() (localapi.LogOptions, string) {
 
 // startNode registers node n1 with its daemon endpoint and starts the
 // server with the node's own credentials.
-func startNode(t *testing.T, c *kubecluster.Cluster, logs LogsFunc) *Server {
+func startNode(t *testing.T, c *kubecluster.Cluster, logs LogsFunc, streams Streams) *Server {
 	t.Helper()
 	ctx := t.Context()
 	nodeClient, err := c.NodeClient("n1")
@@ -62,7 +103,7 @@ func startNode(t *testing.T, c *kubecluster.Cluster, logs LogsFunc) *Server {
 		t.Fatal(err)
 	}
 	s, err := New(Options{Addr: "127.0.0.1:0", CertFile: certFile, KeyFile: keyFile, ClientCAFile: c.CAFile,
-		Client: nodeClient, NodeName: "n1", Logs: logs})
+		Client: nodeClient, NodeName: "n1", Logs: logs, Streams: streams})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +138,7 @@ func startNode(t *testing.T, c *kubecluster.Cluster, logs LogsFunc) *Server {
 func TestKubectlLogsThroughTheAPIServer(t *testing.T) {
 	c := kubecluster.StartForTest(t, kubecluster.Options{Nodes: []string{"n1"}})
 	logs := &fakeLogs{}
-	startNode(t, c, logs.logs)
+	startNode(t, c, logs.logs, &fakeStreams{})
 	ctx := t.Context()
 
 	out, err := c.Kubectl(ctx, "logs", "-n", "default", "web", "-c", "app", "--tail=1", "--timestamps")
@@ -122,7 +163,8 @@ func TestKubectlLogsThroughTheAPIServer(t *testing.T) {
 func TestOnlyTheAPIServerAndApprovedTokensAreServed(t *testing.T) {
 	c := kubecluster.StartForTest(t, kubecluster.Options{Nodes: []string{"n1"}})
 	logs := &fakeLogs{}
-	s := startNode(t, c, logs.logs)
+	streams := &fakeStreams{}
+	s := startNode(t, c, logs.logs, streams)
 	ctx := t.Context()
 
 	ca, err := os.ReadFile(c.CAFile)
@@ -145,7 +187,12 @@ func TestOnlyTheAPIServerAndApprovedTokensAreServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := fmt.Sprintf("https://127.0.0.1:%d/containerLogs/default/", s.Port())
+	base := fmt.Sprintf("https://127.0.0.1:%d/", s.Port())
+	const (
+		logsPath = "containerLogs/default/web/app"
+		execPath = "exec/default/web/app?command=sh&input=1&output=1"
+		pfPath   = "portForward/default/web"
+	)
 	tests := []struct {
 		name   string
 		client *http.Client
@@ -154,18 +201,43 @@ func TestOnlyTheAPIServerAndApprovedTokensAreServed(t *testing.T) {
 		want   int
 		body   string
 	}{
-		{"no credentials", plain, "", "web/app", http.StatusUnauthorized, "no client certificate"},
-		{"a token the API server does not know", plain, "not-a-token", "web/app", http.StatusUnauthorized, "did not approve"},
-		{"a service account without access", plain, saToken.Status.Token, "web/app", http.StatusForbidden, "may not get nodes/proxy"},
-		{"an admin token", plain, adminCfg.BearerToken, "web/app", http.StatusOK, "first line of app"},
-		{"the API server's client certificate", withCert, "", "web/app", http.StatusOK, "first line of app"},
-		{"limitBytes", withCert, "", "web/app?limitBytes=5", http.StatusOK, "first"},
-		{"bad tailLines", withCert, "", "web/app?tailLines=x", http.StatusBadRequest, `"tailLines"`},
-		{"missing pod", withCert, "", "nope/app", http.StatusNotFound, "not found"},
+		{"no credentials", plain, "", logsPath, http.StatusUnauthorized, "no client certificate"},
+		{"a token the API server does not know", plain, "not-a-token", logsPath, http.StatusUnauthorized, "did not approve"},
+		{"a service account without access", plain, saToken.Status.Token, logsPath, http.StatusForbidden, "may not get nodes/proxy"},
+		{"an admin token", plain, adminCfg.BearerToken, logsPath, http.StatusOK, "first line of app"},
+		{"the API server's client certificate", withCert, "", logsPath, http.StatusOK, "first line of app"},
+		{"limitBytes", withCert, "", logsPath + "?limitBytes=5", http.StatusOK, "first"},
+		{"bad tailLines", withCert, "", logsPath + "?tailLines=x", http.StatusBadRequest, `"tailLines"`},
+		{"missing pod", withCert, "", "containerLogs/default/nope/app", http.StatusNotFound, "not found"},
+
+		// Streams are POSTs (verb create); an allowed one reaches the
+		// proxy, which wants an upgrade.
+		{"exec: no credentials", plain, "", execPath, http.StatusUnauthorized, "no client certificate"},
+		{"exec: a token the API server does not know", plain, "not-a-token", execPath, http.StatusUnauthorized, "did not approve"},
+		{"exec: a service account without access", plain, saToken.Status.Token, execPath, http.StatusForbidden, "may not create nodes/proxy"},
+		{"exec: an admin token", plain, adminCfg.BearerToken, execPath, http.StatusBadRequest, "Upgrade request required"},
+		{"exec: the API server's client certificate", withCert, "", execPath, http.StatusBadRequest, "Upgrade request required"},
+		{"exec: with the pod's UID", withCert, "", "exec/default/web/uid-web/app?command=sh&output=1", http.StatusBadRequest, "Upgrade request required"},
+		{"exec: another UID", withCert, "", "exec/default/web/uid-old/app?command=sh&output=1", http.StatusNotFound, "pod default/web"},
+		{"exec: missing pod", withCert, "", "exec/default/nope/app?command=sh&output=1", http.StatusNotFound, "pod default/nope"},
+		{"exec: missing container", withCert, "", "exec/default/web/nope?command=sh&output=1", http.StatusNotFound, `container "nope" in pod default/web`},
+		{"exec: no command", withCert, "", "exec/default/web/app?output=1", http.StatusBadRequest, `"command" is required`},
+		{"exec: no stream", withCert, "", "exec/default/web/app?command=sh", http.StatusBadRequest, "at least 1 of stdin, stdout, stderr"},
+		{"attach: the API server's client certificate", withCert, "", "attach/default/web/app?output=1", http.StatusBadRequest, "Upgrade request required"},
+		{"portForward: no credentials", plain, "", pfPath, http.StatusUnauthorized, "no client certificate"},
+		{"portForward: a token the API server does not know", plain, "not-a-token", pfPath, http.StatusUnauthorized, "did not approve"},
+		{"portForward: a service account without access", plain, saToken.Status.Token, pfPath, http.StatusForbidden, "may not create nodes/proxy"},
+		{"portForward: the API server's client certificate", withCert, "", pfPath, http.StatusBadRequest, "Upgrade request required"},
+		{"portForward: missing pod", withCert, "", "portForward/default/nope", http.StatusNotFound, "pod default/nope"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+tt.path, nil)
+			method := http.MethodGet
+			if !strings.HasPrefix(tt.path, "containerLogs/") {
+				method = http.MethodPost
+			}
+			before := streams.count()
+			req, _ := http.NewRequestWithContext(ctx, method, base+tt.path, nil)
 			if tt.token != "" {
 				req.Header.Set("Authorization", "Bearer "+tt.token)
 			}
@@ -177,6 +249,9 @@ func TestOnlyTheAPIServerAndApprovedTokensAreServed(t *testing.T) {
 			resp.Body.Close()
 			if resp.StatusCode != tt.want || !strings.Contains(string(body), tt.body) {
 				t.Fatalf("%d %q; want %d with %q", resp.StatusCode, body, tt.want, tt.body)
+			}
+			if refused := tt.want == http.StatusUnauthorized || tt.want == http.StatusForbidden; refused && streams.count() != before {
+				t.Errorf("a refused request reached the runtime's streams")
 			}
 			if tt.name == "limitBytes" && string(body) != "first" {
 				t.Errorf("limitBytes=5 gave %q; want the first five bytes", body)

@@ -31,7 +31,10 @@
 // only performs the actions. The CRI log files the runtime writes live
 // under <root>/pods/<namespace>_<name>_<uid>/<container>/<restartCount>.log;
 // package crilog reads them. RotateLogs rotates them as the kubelet's
-// container log manager does (logrotate.go).
+// container log manager does (logrotate.go). ExecURL, AttachURL and
+// PortForwardURL (streams.go) find a pod's running container or ready
+// sandbox and ask the runtime for its streaming URL, for the node's
+// daemon endpoint.
 //
 // host/node, the running agent, imports it; so do bench/podstart and the
 // e2e tests, for the labels they look runtime objects up by. It imports

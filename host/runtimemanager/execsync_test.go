@@ -38,7 +38,7 @@ func TestExecSync(t *testing.T) {
 			pod := newPod("p", "app")
 			e.mustSync(pod)
 			id := e.container(pod, "app").ID
-			e.fake.Exec = tt.exec
+			e.fake.ExecSyncFunc = tt.exec
 			got, err := e.m.ExecSync(context.Background(), id, tt.cmd, 1500*time.Millisecond)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("ExecSync: err %v; want %v", err, tt.wantErr)

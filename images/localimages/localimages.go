@@ -44,6 +44,8 @@ var BusyboxApplets = []string{
 	"ps", "id", "pwd", "mkdir", "rm", "touch", "test", "[", "printf", "date",
 	"head", "tail", "grep", "sed", "wc", "hostname", "mount", "df", "du", "stat",
 	"nslookup", "wget", "uname", "cp", "mv", "ln", "chmod", "timeout", "seq", "yes",
+	// kubectl cp runs tar in the container; stty reads a terminal's size.
+	"tar", "stty",
 }
 
 const defaultPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"

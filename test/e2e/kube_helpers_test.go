@@ -44,8 +44,8 @@ func startKubeHostWith(t *testing.T, plugins string) *kubeHost {
 }
 
 // startKubeHostVia is startKubeHostWith whose runtime plugin reaches
-// containerd through via (startPodHostVia).
-func startKubeHostVia(t *testing.T, plugins string, via func(*crisetup.Containerd) string) *kubeHost {
+// containerd through via (startPodHostVia), started with opts.
+func startKubeHostVia(t *testing.T, plugins string, via func(*crisetup.Containerd) string, opts ...crisetup.Option) *kubeHost {
 	t.Helper()
 	c := kubecluster.StartForTest(t, kubecluster.Options{Nodes: []string{kubeNode}})
 	kubeconfig, err := c.NodeKubeconfig(kubeNode)
@@ -60,7 +60,7 @@ func startKubeHostVia(t *testing.T, plugins string, via func(*crisetup.Container
 	}
 	h := startPodHostVia(t, plugins+fmt.Sprintf("nodeName: %s\nkubernetes:\n  kubeconfig: %s\n  nodeIP: 127.0.0.1\n"+
 		"  server: {address: \"127.0.0.1:0\", tlsCertFile: %s, tlsPrivateKeyFile: %s, clientCAFile: %s}\n",
-		kubeNode, kubeconfig, cert, key, c.CAFile), via)
+		kubeNode, kubeconfig, cert, key, c.CAFile), via, opts...)
 	return &kubeHost{podHost: h, cluster: c, pods: c.Client.CoreV1().Pods("default")}
 }
 

@@ -314,10 +314,16 @@ func (c *Cluster) writeKubeconfig(path, user, tok string) error {
 	return os.Chmod(path, 0o600)
 }
 
+// KubectlCmd is kubectl with the admin kubeconfig and args, for a caller
+// that wires its input and outputs itself.
+func (c *Cluster) KubectlCmd(ctx context.Context, args ...string) *exec.Cmd {
+	return exec.CommandContext(ctx, c.bins.Kubectl, append([]string{"--kubeconfig", c.AdminKubeconfig}, args...)...)
+}
+
 // Kubectl runs kubectl with the admin kubeconfig and returns its combined
 // output.
 func (c *Cluster) Kubectl(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, c.bins.Kubectl, append([]string{"--kubeconfig", c.AdminKubeconfig}, args...)...)
+	cmd := c.KubectlCmd(ctx, args...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return string(out), fmt.Errorf("kubectl %s: %w\n%s", strings.Join(args, " "), err, out)

@@ -10,8 +10,8 @@ import (
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 )
 
-// ExecSync runs a command in a running container through Exec, or the
-// built-in "true" and "false". Exec runs without the fake's lock.
+// ExecSync runs a command in a running container through ExecSyncFunc, or the
+// built-in "true" and "false". ExecSyncFunc runs without the fake's lock.
 func (f *Fake) ExecSync(ctx context.Context, req *runtimev1.ExecSyncRequest) (*runtimev1.ExecSyncResponse, error) {
 	resp, err := do(f, ctx, "ExecSync", req, func() (*runtimev1.ExecSyncResponse, error) {
 		switch {
@@ -35,8 +35,8 @@ func (f *Fake) ExecSync(ctx context.Context, req *runtimev1.ExecSyncRequest) (*r
 	if resp != nil {
 		return resp, nil
 	}
-	if f.Exec != nil {
-		return f.Exec(ctx, req.GetContainerId(), req.GetCmd())
+	if f.ExecSyncFunc != nil {
+		return f.ExecSyncFunc(ctx, req.GetContainerId(), req.GetCmd())
 	}
 	switch req.GetCmd()[0] {
 	case "true":

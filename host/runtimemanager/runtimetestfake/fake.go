@@ -37,9 +37,9 @@ type Fake struct {
 	// replace the error (for example with DEADLINE_EXCEEDED after a
 	// sandbox was created).
 	After func(ctx context.Context, method string, req proto.Message, err error) error
-	// Exec, when set, answers ExecSync in a running container; nil runs
+	// ExecSyncFunc, when set, answers ExecSync in a running container; nil runs
 	// "true" (exit 0), "false" (exit 1) and nothing else (exit 127).
-	Exec func(ctx context.Context, containerID string, cmd []string) (*runtimev1.ExecSyncResponse, error)
+	ExecSyncFunc func(ctx context.Context, containerID string, cmd []string) (*runtimev1.ExecSyncResponse, error)
 
 	now func() time.Time
 

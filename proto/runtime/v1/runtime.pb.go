@@ -3609,6 +3609,357 @@ func (x *Event) GetLabels() map[string]string {
 	return nil
 }
 
+type ExecRequest struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	ContainerId string                 `protobuf:"bytes,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	// cmd is the command and its arguments; it must not be empty.
+	Cmd []string `protobuf:"bytes,2,rep,name=cmd,proto3" json:"cmd,omitempty"`
+	// Run the command in a terminal; stderr is then false (a terminal has
+	// one output stream).
+	Tty           bool `protobuf:"varint,3,opt,name=tty,proto3" json:"tty,omitempty"`
+	Stdin         bool `protobuf:"varint,4,opt,name=stdin,proto3" json:"stdin,omitempty"`
+	Stdout        bool `protobuf:"varint,5,opt,name=stdout,proto3" json:"stdout,omitempty"`
+	Stderr        bool `protobuf:"varint,6,opt,name=stderr,proto3" json:"stderr,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecRequest) Reset() {
+	*x = ExecRequest{}
+	mi := &file_runtime_v1_runtime_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecRequest) ProtoMessage() {}
+
+func (x *ExecRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_runtime_v1_runtime_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
+func (*ExecRequest) Descriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *ExecRequest) GetContainerId() string {
+	if x != nil {
+		return x.ContainerId
+	}
+	return ""
+}
+
+func (x *ExecRequest) GetCmd() []string {
+	if x != nil {
+		return x.Cmd
+	}
+	return nil
+}
+
+func (x *ExecRequest) GetTty() bool {
+	if x != nil {
+		return x.Tty
+	}
+	return false
+}
+
+func (x *ExecRequest) GetStdin() bool {
+	if x != nil {
+		return x.Stdin
+	}
+	return false
+}
+
+func (x *ExecRequest) GetStdout() bool {
+	if x != nil {
+		return x.Stdout
+	}
+	return false
+}
+
+func (x *ExecRequest) GetStderr() bool {
+	if x != nil {
+		return x.Stderr
+	}
+	return false
+}
+
+type ExecResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Where the client connects to run the command.
+	Url           string `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecResponse) Reset() {
+	*x = ExecResponse{}
+	mi := &file_runtime_v1_runtime_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecResponse) ProtoMessage() {}
+
+func (x *ExecResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_runtime_v1_runtime_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecResponse.ProtoReflect.Descriptor instead.
+func (*ExecResponse) Descriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *ExecResponse) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+type AttachRequest struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	ContainerId string                 `protobuf:"bytes,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	// The container was created with tty (ContainerConfig.tty); stderr is
+	// then false.
+	Tty           bool `protobuf:"varint,2,opt,name=tty,proto3" json:"tty,omitempty"`
+	Stdin         bool `protobuf:"varint,3,opt,name=stdin,proto3" json:"stdin,omitempty"`
+	Stdout        bool `protobuf:"varint,4,opt,name=stdout,proto3" json:"stdout,omitempty"`
+	Stderr        bool `protobuf:"varint,5,opt,name=stderr,proto3" json:"stderr,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttachRequest) Reset() {
+	*x = AttachRequest{}
+	mi := &file_runtime_v1_runtime_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttachRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttachRequest) ProtoMessage() {}
+
+func (x *AttachRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_runtime_v1_runtime_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttachRequest.ProtoReflect.Descriptor instead.
+func (*AttachRequest) Descriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *AttachRequest) GetContainerId() string {
+	if x != nil {
+		return x.ContainerId
+	}
+	return ""
+}
+
+func (x *AttachRequest) GetTty() bool {
+	if x != nil {
+		return x.Tty
+	}
+	return false
+}
+
+func (x *AttachRequest) GetStdin() bool {
+	if x != nil {
+		return x.Stdin
+	}
+	return false
+}
+
+func (x *AttachRequest) GetStdout() bool {
+	if x != nil {
+		return x.Stdout
+	}
+	return false
+}
+
+func (x *AttachRequest) GetStderr() bool {
+	if x != nil {
+		return x.Stderr
+	}
+	return false
+}
+
+type AttachResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Url           string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttachResponse) Reset() {
+	*x = AttachResponse{}
+	mi := &file_runtime_v1_runtime_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttachResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttachResponse) ProtoMessage() {}
+
+func (x *AttachResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_runtime_v1_runtime_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttachResponse.ProtoReflect.Descriptor instead.
+func (*AttachResponse) Descriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *AttachResponse) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+type PortForwardRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SandboxId string                 `protobuf:"bytes,1,opt,name=sandbox_id,json=sandboxId,proto3" json:"sandbox_id,omitempty"`
+	// Ports the client may forward to; empty allows any.
+	Ports         []int32 `protobuf:"varint,2,rep,packed,name=ports,proto3" json:"ports,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PortForwardRequest) Reset() {
+	*x = PortForwardRequest{}
+	mi := &file_runtime_v1_runtime_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PortForwardRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PortForwardRequest) ProtoMessage() {}
+
+func (x *PortForwardRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_runtime_v1_runtime_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PortForwardRequest.ProtoReflect.Descriptor instead.
+func (*PortForwardRequest) Descriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *PortForwardRequest) GetSandboxId() string {
+	if x != nil {
+		return x.SandboxId
+	}
+	return ""
+}
+
+func (x *PortForwardRequest) GetPorts() []int32 {
+	if x != nil {
+		return x.Ports
+	}
+	return nil
+}
+
+type PortForwardResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Url           string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PortForwardResponse) Reset() {
+	*x = PortForwardResponse{}
+	mi := &file_runtime_v1_runtime_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PortForwardResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PortForwardResponse) ProtoMessage() {}
+
+func (x *PortForwardResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_runtime_v1_runtime_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PortForwardResponse.ProtoReflect.Descriptor instead.
+func (*PortForwardResponse) Descriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *PortForwardResponse) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
 var File_runtime_v1_runtime_proto protoreflect.FileDescriptor
 
 const file_runtime_v1_runtime_proto_rawDesc = "" +
@@ -3890,7 +4241,30 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"\x06labels\x18\x05 \x03(\v2%.podhost.runtime.v1.Event.LabelsEntryR\x06labels\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01*b\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x9a\x01\n" +
+	"\vExecRequest\x12!\n" +
+	"\fcontainer_id\x18\x01 \x01(\tR\vcontainerId\x12\x10\n" +
+	"\x03cmd\x18\x02 \x03(\tR\x03cmd\x12\x10\n" +
+	"\x03tty\x18\x03 \x01(\bR\x03tty\x12\x14\n" +
+	"\x05stdin\x18\x04 \x01(\bR\x05stdin\x12\x16\n" +
+	"\x06stdout\x18\x05 \x01(\bR\x06stdout\x12\x16\n" +
+	"\x06stderr\x18\x06 \x01(\bR\x06stderr\" \n" +
+	"\fExecResponse\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\"\x8a\x01\n" +
+	"\rAttachRequest\x12!\n" +
+	"\fcontainer_id\x18\x01 \x01(\tR\vcontainerId\x12\x10\n" +
+	"\x03tty\x18\x02 \x01(\bR\x03tty\x12\x14\n" +
+	"\x05stdin\x18\x03 \x01(\bR\x05stdin\x12\x16\n" +
+	"\x06stdout\x18\x04 \x01(\bR\x06stdout\x12\x16\n" +
+	"\x06stderr\x18\x05 \x01(\bR\x06stderr\"\"\n" +
+	"\x0eAttachResponse\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\"I\n" +
+	"\x12PortForwardRequest\x12\x1d\n" +
+	"\n" +
+	"sandbox_id\x18\x01 \x01(\tR\tsandboxId\x12\x14\n" +
+	"\x05ports\x18\x02 \x03(\x05R\x05ports\"'\n" +
+	"\x13PortForwardResponse\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url*b\n" +
 	"\fSandboxState\x12\x1d\n" +
 	"\x19SANDBOX_STATE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13SANDBOX_STATE_READY\x10\x01\x12\x1a\n" +
@@ -3915,7 +4289,7 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"\x1cEVENT_TYPE_CONTAINER_REMOVED\x10\x04\x12\x1c\n" +
 	"\x18EVENT_TYPE_SANDBOX_READY\x10\x05\x12\x1f\n" +
 	"\x1bEVENT_TYPE_SANDBOX_NOTREADY\x10\x06\x12\x1e\n" +
-	"\x1aEVENT_TYPE_SANDBOX_REMOVED\x10\a2\xac\x0f\n" +
+	"\x1aEVENT_TYPE_SANDBOX_REMOVED\x10\a2\xa8\x11\n" +
 	"\aRuntime\x12R\n" +
 	"\aVersion\x12\".podhost.runtime.v1.VersionRequest\x1a#.podhost.runtime.v1.VersionResponse\x12O\n" +
 	"\x06Status\x12!.podhost.runtime.v1.StatusRequest\x1a\".podhost.runtime.v1.StatusResponse\x12[\n" +
@@ -3938,7 +4312,10 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"\n" +
 	"ListImages\x12%.podhost.runtime.v1.ListImagesRequest\x1a&.podhost.runtime.v1.ListImagesResponse\x12^\n" +
 	"\vRemoveImage\x12&.podhost.runtime.v1.RemoveImageRequest\x1a'.podhost.runtime.v1.RemoveImageResponse\x12H\n" +
-	"\x06Events\x12!.podhost.runtime.v1.EventsRequest\x1a\x19.podhost.runtime.v1.Event0\x01B7Z5github.com/podhost/podhost/proto/runtime/v1;runtimev1b\x06proto3"
+	"\x06Events\x12!.podhost.runtime.v1.EventsRequest\x1a\x19.podhost.runtime.v1.Event0\x01\x12I\n" +
+	"\x04Exec\x12\x1f.podhost.runtime.v1.ExecRequest\x1a .podhost.runtime.v1.ExecResponse\x12O\n" +
+	"\x06Attach\x12!.podhost.runtime.v1.AttachRequest\x1a\".podhost.runtime.v1.AttachResponse\x12^\n" +
+	"\vPortForward\x12&.podhost.runtime.v1.PortForwardRequest\x1a'.podhost.runtime.v1.PortForwardResponseB7Z5github.com/podhost/podhost/proto/runtime/v1;runtimev1b\x06proto3"
 
 var (
 	file_runtime_v1_runtime_proto_rawDescOnce sync.Once
@@ -3953,7 +4330,7 @@ func file_runtime_v1_runtime_proto_rawDescGZIP() []byte {
 }
 
 var file_runtime_v1_runtime_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_runtime_v1_runtime_proto_msgTypes = make([]protoimpl.MessageInfo, 69)
+var file_runtime_v1_runtime_proto_msgTypes = make([]protoimpl.MessageInfo, 75)
 var file_runtime_v1_runtime_proto_goTypes = []any{
 	(SandboxState)(0),                  // 0: podhost.runtime.v1.SandboxState
 	(ContainerState)(0),                // 1: podhost.runtime.v1.ContainerState
@@ -4017,44 +4394,50 @@ var file_runtime_v1_runtime_proto_goTypes = []any{
 	(*RemoveImageResponse)(nil),        // 59: podhost.runtime.v1.RemoveImageResponse
 	(*EventsRequest)(nil),              // 60: podhost.runtime.v1.EventsRequest
 	(*Event)(nil),                      // 61: podhost.runtime.v1.Event
-	nil,                                // 62: podhost.runtime.v1.SandboxConfig.LabelsEntry
-	nil,                                // 63: podhost.runtime.v1.SandboxConfig.AnnotationsEntry
-	nil,                                // 64: podhost.runtime.v1.SandboxConfig.SysctlsEntry
-	nil,                                // 65: podhost.runtime.v1.Sandbox.LabelsEntry
-	nil,                                // 66: podhost.runtime.v1.Sandbox.AnnotationsEntry
-	nil,                                // 67: podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
-	nil,                                // 68: podhost.runtime.v1.ContainerConfig.LabelsEntry
-	nil,                                // 69: podhost.runtime.v1.ContainerConfig.AnnotationsEntry
-	nil,                                // 70: podhost.runtime.v1.Container.LabelsEntry
-	nil,                                // 71: podhost.runtime.v1.Container.AnnotationsEntry
-	nil,                                // 72: podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
-	nil,                                // 73: podhost.runtime.v1.Event.LabelsEntry
+	(*ExecRequest)(nil),                // 62: podhost.runtime.v1.ExecRequest
+	(*ExecResponse)(nil),               // 63: podhost.runtime.v1.ExecResponse
+	(*AttachRequest)(nil),              // 64: podhost.runtime.v1.AttachRequest
+	(*AttachResponse)(nil),             // 65: podhost.runtime.v1.AttachResponse
+	(*PortForwardRequest)(nil),         // 66: podhost.runtime.v1.PortForwardRequest
+	(*PortForwardResponse)(nil),        // 67: podhost.runtime.v1.PortForwardResponse
+	nil,                                // 68: podhost.runtime.v1.SandboxConfig.LabelsEntry
+	nil,                                // 69: podhost.runtime.v1.SandboxConfig.AnnotationsEntry
+	nil,                                // 70: podhost.runtime.v1.SandboxConfig.SysctlsEntry
+	nil,                                // 71: podhost.runtime.v1.Sandbox.LabelsEntry
+	nil,                                // 72: podhost.runtime.v1.Sandbox.AnnotationsEntry
+	nil,                                // 73: podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
+	nil,                                // 74: podhost.runtime.v1.ContainerConfig.LabelsEntry
+	nil,                                // 75: podhost.runtime.v1.ContainerConfig.AnnotationsEntry
+	nil,                                // 76: podhost.runtime.v1.Container.LabelsEntry
+	nil,                                // 77: podhost.runtime.v1.Container.AnnotationsEntry
+	nil,                                // 78: podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
+	nil,                                // 79: podhost.runtime.v1.Event.LabelsEntry
 }
 var file_runtime_v1_runtime_proto_depIdxs = []int32{
 	9,  // 0: podhost.runtime.v1.StatusResponse.conditions:type_name -> podhost.runtime.v1.Condition
 	10, // 1: podhost.runtime.v1.SandboxConfig.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
-	62, // 2: podhost.runtime.v1.SandboxConfig.labels:type_name -> podhost.runtime.v1.SandboxConfig.LabelsEntry
-	63, // 3: podhost.runtime.v1.SandboxConfig.annotations:type_name -> podhost.runtime.v1.SandboxConfig.AnnotationsEntry
+	68, // 2: podhost.runtime.v1.SandboxConfig.labels:type_name -> podhost.runtime.v1.SandboxConfig.LabelsEntry
+	69, // 3: podhost.runtime.v1.SandboxConfig.annotations:type_name -> podhost.runtime.v1.SandboxConfig.AnnotationsEntry
 	14, // 4: podhost.runtime.v1.SandboxConfig.dns:type_name -> podhost.runtime.v1.DNSConfig
-	64, // 5: podhost.runtime.v1.SandboxConfig.sysctls:type_name -> podhost.runtime.v1.SandboxConfig.SysctlsEntry
+	70, // 5: podhost.runtime.v1.SandboxConfig.sysctls:type_name -> podhost.runtime.v1.SandboxConfig.SysctlsEntry
 	12, // 6: podhost.runtime.v1.SandboxConfig.security:type_name -> podhost.runtime.v1.SecurityContext
 	13, // 7: podhost.runtime.v1.SecurityContext.seccomp:type_name -> podhost.runtime.v1.SecurityProfile
 	4,  // 8: podhost.runtime.v1.SecurityProfile.profile_type:type_name -> podhost.runtime.v1.SecurityProfile.ProfileType
 	10, // 9: podhost.runtime.v1.Sandbox.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
 	0,  // 10: podhost.runtime.v1.Sandbox.state:type_name -> podhost.runtime.v1.SandboxState
-	65, // 11: podhost.runtime.v1.Sandbox.labels:type_name -> podhost.runtime.v1.Sandbox.LabelsEntry
-	66, // 12: podhost.runtime.v1.Sandbox.annotations:type_name -> podhost.runtime.v1.Sandbox.AnnotationsEntry
+	71, // 11: podhost.runtime.v1.Sandbox.labels:type_name -> podhost.runtime.v1.Sandbox.LabelsEntry
+	72, // 12: podhost.runtime.v1.Sandbox.annotations:type_name -> podhost.runtime.v1.Sandbox.AnnotationsEntry
 	11, // 13: podhost.runtime.v1.RunSandboxRequest.config:type_name -> podhost.runtime.v1.SandboxConfig
 	15, // 14: podhost.runtime.v1.SandboxStatusResponse.sandbox:type_name -> podhost.runtime.v1.Sandbox
 	0,  // 15: podhost.runtime.v1.SandboxFilter.state:type_name -> podhost.runtime.v1.SandboxState
-	67, // 16: podhost.runtime.v1.SandboxFilter.label_selector:type_name -> podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
+	73, // 16: podhost.runtime.v1.SandboxFilter.label_selector:type_name -> podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
 	24, // 17: podhost.runtime.v1.ListSandboxesRequest.filter:type_name -> podhost.runtime.v1.SandboxFilter
 	15, // 18: podhost.runtime.v1.ListSandboxesResponse.sandboxes:type_name -> podhost.runtime.v1.Sandbox
 	27, // 19: podhost.runtime.v1.ContainerConfig.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
 	28, // 20: podhost.runtime.v1.ContainerConfig.envs:type_name -> podhost.runtime.v1.KeyValue
 	29, // 21: podhost.runtime.v1.ContainerConfig.mounts:type_name -> podhost.runtime.v1.Mount
-	68, // 22: podhost.runtime.v1.ContainerConfig.labels:type_name -> podhost.runtime.v1.ContainerConfig.LabelsEntry
-	69, // 23: podhost.runtime.v1.ContainerConfig.annotations:type_name -> podhost.runtime.v1.ContainerConfig.AnnotationsEntry
+	74, // 22: podhost.runtime.v1.ContainerConfig.labels:type_name -> podhost.runtime.v1.ContainerConfig.LabelsEntry
+	75, // 23: podhost.runtime.v1.ContainerConfig.annotations:type_name -> podhost.runtime.v1.ContainerConfig.AnnotationsEntry
 	31, // 24: podhost.runtime.v1.ContainerConfig.resources:type_name -> podhost.runtime.v1.Resources
 	30, // 25: podhost.runtime.v1.ContainerConfig.devices:type_name -> podhost.runtime.v1.Device
 	12, // 26: podhost.runtime.v1.ContainerConfig.security:type_name -> podhost.runtime.v1.SecurityContext
@@ -4062,18 +4445,18 @@ var file_runtime_v1_runtime_proto_depIdxs = []int32{
 	11, // 28: podhost.runtime.v1.CreateContainerRequest.sandbox_config:type_name -> podhost.runtime.v1.SandboxConfig
 	27, // 29: podhost.runtime.v1.Container.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
 	1,  // 30: podhost.runtime.v1.Container.state:type_name -> podhost.runtime.v1.ContainerState
-	70, // 31: podhost.runtime.v1.Container.labels:type_name -> podhost.runtime.v1.Container.LabelsEntry
-	71, // 32: podhost.runtime.v1.Container.annotations:type_name -> podhost.runtime.v1.Container.AnnotationsEntry
+	76, // 31: podhost.runtime.v1.Container.labels:type_name -> podhost.runtime.v1.Container.LabelsEntry
+	77, // 32: podhost.runtime.v1.Container.annotations:type_name -> podhost.runtime.v1.Container.AnnotationsEntry
 	41, // 33: podhost.runtime.v1.ContainerStatusResponse.container:type_name -> podhost.runtime.v1.Container
 	1,  // 34: podhost.runtime.v1.ContainerFilter.state:type_name -> podhost.runtime.v1.ContainerState
-	72, // 35: podhost.runtime.v1.ContainerFilter.label_selector:type_name -> podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
+	78, // 35: podhost.runtime.v1.ContainerFilter.label_selector:type_name -> podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
 	44, // 36: podhost.runtime.v1.ListContainersRequest.filter:type_name -> podhost.runtime.v1.ContainerFilter
 	41, // 37: podhost.runtime.v1.ListContainersResponse.containers:type_name -> podhost.runtime.v1.Container
 	2,  // 38: podhost.runtime.v1.EnsureImageRequest.pull_policy:type_name -> podhost.runtime.v1.PullPolicy
 	51, // 39: podhost.runtime.v1.ImageStatusResponse.image:type_name -> podhost.runtime.v1.Image
 	51, // 40: podhost.runtime.v1.ListImagesResponse.images:type_name -> podhost.runtime.v1.Image
 	3,  // 41: podhost.runtime.v1.Event.type:type_name -> podhost.runtime.v1.EventType
-	73, // 42: podhost.runtime.v1.Event.labels:type_name -> podhost.runtime.v1.Event.LabelsEntry
+	79, // 42: podhost.runtime.v1.Event.labels:type_name -> podhost.runtime.v1.Event.LabelsEntry
 	5,  // 43: podhost.runtime.v1.Runtime.Version:input_type -> podhost.runtime.v1.VersionRequest
 	7,  // 44: podhost.runtime.v1.Runtime.Status:input_type -> podhost.runtime.v1.StatusRequest
 	16, // 45: podhost.runtime.v1.Runtime.RunSandbox:input_type -> podhost.runtime.v1.RunSandboxRequest
@@ -4094,28 +4477,34 @@ var file_runtime_v1_runtime_proto_depIdxs = []int32{
 	56, // 60: podhost.runtime.v1.Runtime.ListImages:input_type -> podhost.runtime.v1.ListImagesRequest
 	58, // 61: podhost.runtime.v1.Runtime.RemoveImage:input_type -> podhost.runtime.v1.RemoveImageRequest
 	60, // 62: podhost.runtime.v1.Runtime.Events:input_type -> podhost.runtime.v1.EventsRequest
-	6,  // 63: podhost.runtime.v1.Runtime.Version:output_type -> podhost.runtime.v1.VersionResponse
-	8,  // 64: podhost.runtime.v1.Runtime.Status:output_type -> podhost.runtime.v1.StatusResponse
-	17, // 65: podhost.runtime.v1.Runtime.RunSandbox:output_type -> podhost.runtime.v1.RunSandboxResponse
-	19, // 66: podhost.runtime.v1.Runtime.StopSandbox:output_type -> podhost.runtime.v1.StopSandboxResponse
-	21, // 67: podhost.runtime.v1.Runtime.RemoveSandbox:output_type -> podhost.runtime.v1.RemoveSandboxResponse
-	23, // 68: podhost.runtime.v1.Runtime.SandboxStatus:output_type -> podhost.runtime.v1.SandboxStatusResponse
-	26, // 69: podhost.runtime.v1.Runtime.ListSandboxes:output_type -> podhost.runtime.v1.ListSandboxesResponse
-	34, // 70: podhost.runtime.v1.Runtime.CreateContainer:output_type -> podhost.runtime.v1.CreateContainerResponse
-	36, // 71: podhost.runtime.v1.Runtime.StartContainer:output_type -> podhost.runtime.v1.StartContainerResponse
-	38, // 72: podhost.runtime.v1.Runtime.StopContainer:output_type -> podhost.runtime.v1.StopContainerResponse
-	40, // 73: podhost.runtime.v1.Runtime.RemoveContainer:output_type -> podhost.runtime.v1.RemoveContainerResponse
-	43, // 74: podhost.runtime.v1.Runtime.ContainerStatus:output_type -> podhost.runtime.v1.ContainerStatusResponse
-	46, // 75: podhost.runtime.v1.Runtime.ListContainers:output_type -> podhost.runtime.v1.ListContainersResponse
-	48, // 76: podhost.runtime.v1.Runtime.ReopenContainerLog:output_type -> podhost.runtime.v1.ReopenContainerLogResponse
-	50, // 77: podhost.runtime.v1.Runtime.ExecSync:output_type -> podhost.runtime.v1.ExecSyncResponse
-	53, // 78: podhost.runtime.v1.Runtime.EnsureImage:output_type -> podhost.runtime.v1.EnsureImageResponse
-	55, // 79: podhost.runtime.v1.Runtime.ImageStatus:output_type -> podhost.runtime.v1.ImageStatusResponse
-	57, // 80: podhost.runtime.v1.Runtime.ListImages:output_type -> podhost.runtime.v1.ListImagesResponse
-	59, // 81: podhost.runtime.v1.Runtime.RemoveImage:output_type -> podhost.runtime.v1.RemoveImageResponse
-	61, // 82: podhost.runtime.v1.Runtime.Events:output_type -> podhost.runtime.v1.Event
-	63, // [63:83] is the sub-list for method output_type
-	43, // [43:63] is the sub-list for method input_type
+	62, // 63: podhost.runtime.v1.Runtime.Exec:input_type -> podhost.runtime.v1.ExecRequest
+	64, // 64: podhost.runtime.v1.Runtime.Attach:input_type -> podhost.runtime.v1.AttachRequest
+	66, // 65: podhost.runtime.v1.Runtime.PortForward:input_type -> podhost.runtime.v1.PortForwardRequest
+	6,  // 66: podhost.runtime.v1.Runtime.Version:output_type -> podhost.runtime.v1.VersionResponse
+	8,  // 67: podhost.runtime.v1.Runtime.Status:output_type -> podhost.runtime.v1.StatusResponse
+	17, // 68: podhost.runtime.v1.Runtime.RunSandbox:output_type -> podhost.runtime.v1.RunSandboxResponse
+	19, // 69: podhost.runtime.v1.Runtime.StopSandbox:output_type -> podhost.runtime.v1.StopSandboxResponse
+	21, // 70: podhost.runtime.v1.Runtime.RemoveSandbox:output_type -> podhost.runtime.v1.RemoveSandboxResponse
+	23, // 71: podhost.runtime.v1.Runtime.SandboxStatus:output_type -> podhost.runtime.v1.SandboxStatusResponse
+	26, // 72: podhost.runtime.v1.Runtime.ListSandboxes:output_type -> podhost.runtime.v1.ListSandboxesResponse
+	34, // 73: podhost.runtime.v1.Runtime.CreateContainer:output_type -> podhost.runtime.v1.CreateContainerResponse
+	36, // 74: podhost.runtime.v1.Runtime.StartContainer:output_type -> podhost.runtime.v1.StartContainerResponse
+	38, // 75: podhost.runtime.v1.Runtime.StopContainer:output_type -> podhost.runtime.v1.StopContainerResponse
+	40, // 76: podhost.runtime.v1.Runtime.RemoveContainer:output_type -> podhost.runtime.v1.RemoveContainerResponse
+	43, // 77: podhost.runtime.v1.Runtime.ContainerStatus:output_type -> podhost.runtime.v1.ContainerStatusResponse
+	46, // 78: podhost.runtime.v1.Runtime.ListContainers:output_type -> podhost.runtime.v1.ListContainersResponse
+	48, // 79: podhost.runtime.v1.Runtime.ReopenContainerLog:output_type -> podhost.runtime.v1.ReopenContainerLogResponse
+	50, // 80: podhost.runtime.v1.Runtime.ExecSync:output_type -> podhost.runtime.v1.ExecSyncResponse
+	53, // 81: podhost.runtime.v1.Runtime.EnsureImage:output_type -> podhost.runtime.v1.EnsureImageResponse
+	55, // 82: podhost.runtime.v1.Runtime.ImageStatus:output_type -> podhost.runtime.v1.ImageStatusResponse
+	57, // 83: podhost.runtime.v1.Runtime.ListImages:output_type -> podhost.runtime.v1.ListImagesResponse
+	59, // 84: podhost.runtime.v1.Runtime.RemoveImage:output_type -> podhost.runtime.v1.RemoveImageResponse
+	61, // 85: podhost.runtime.v1.Runtime.Events:output_type -> podhost.runtime.v1.Event
+	63, // 86: podhost.runtime.v1.Runtime.Exec:output_type -> podhost.runtime.v1.ExecResponse
+	65, // 87: podhost.runtime.v1.Runtime.Attach:output_type -> podhost.runtime.v1.AttachResponse
+	67, // 88: podhost.runtime.v1.Runtime.PortForward:output_type -> podhost.runtime.v1.PortForwardResponse
+	66, // [66:89] is the sub-list for method output_type
+	43, // [43:66] is the sub-list for method input_type
 	43, // [43:43] is the sub-list for extension type_name
 	43, // [43:43] is the sub-list for extension extendee
 	0,  // [0:43] is the sub-list for field type_name
@@ -4134,7 +4523,7 @@ func file_runtime_v1_runtime_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_runtime_v1_runtime_proto_rawDesc), len(file_runtime_v1_runtime_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   69,
+			NumMessages:   75,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

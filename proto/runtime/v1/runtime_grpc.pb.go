@@ -64,6 +64,9 @@ const (
 	Runtime_ListImages_FullMethodName         = "/podhost.runtime.v1.Runtime/ListImages"
 	Runtime_RemoveImage_FullMethodName        = "/podhost.runtime.v1.Runtime/RemoveImage"
 	Runtime_Events_FullMethodName             = "/podhost.runtime.v1.Runtime/Events"
+	Runtime_Exec_FullMethodName               = "/podhost.runtime.v1.Runtime/Exec"
+	Runtime_Attach_FullMethodName             = "/podhost.runtime.v1.Runtime/Attach"
+	Runtime_PortForward_FullMethodName        = "/podhost.runtime.v1.Runtime/PortForward"
 )
 
 // RuntimeClient is the client API for Runtime service.
@@ -155,6 +158,27 @@ type RuntimeClient interface {
 	// subscribed to its backend, so that a caller that waits for the header
 	// misses no change made after it.
 	Events(ctx context.Context, in *EventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[Event], error)
+	// Exec prepares a streaming exec of cmd in a running container and
+	// answers with the URL of the runtime's own streaming server where the
+	// client (the host's node server, proxying the kubelet's /exec) runs it
+	// with the kubelet's streaming protocols (SPDY remotecommand; the exit
+	// code travels in the error stream's status). The URL is single-use and
+	// expires if nobody connects to it soon (containerd: one minute). It
+	// must be reachable from the host. NOT_FOUND when the container is
+	// unknown; FAILED_PRECONDITION when it is not running; INVALID_ARGUMENT
+	// for an empty cmd, tty together with stderr, or no stream at all.
+	// Plugins without streaming answer UNIMPLEMENTED.
+	Exec(ctx context.Context, in *ExecRequest, opts ...grpc.CallOption) (*ExecResponse, error)
+	// Attach prepares a streaming attach to a running container's main
+	// process (its stdin, stdout and stderr) and answers with a URL as Exec
+	// does, with the same codes.
+	Attach(ctx context.Context, in *AttachRequest, opts ...grpc.CallOption) (*AttachResponse, error)
+	// PortForward prepares forwarding of connections into a sandbox's
+	// network namespace and answers with a URL as Exec does, where the
+	// client speaks the kubelet's port-forward protocol (SPDY, one stream
+	// pair per connection, the port in each stream's header). NOT_FOUND
+	// when the sandbox is unknown; FAILED_PRECONDITION when it is not ready.
+	PortForward(ctx context.Context, in *PortForwardRequest, opts ...grpc.CallOption) (*PortForwardResponse, error)
 }
 
 type runtimeClient struct {
@@ -374,6 +398,36 @@ func (c *runtimeClient) Events(ctx context.Context, in *EventsRequest, opts ...g
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Runtime_EventsClient = grpc.ServerStreamingClient[Event]
 
+func (c *runtimeClient) Exec(ctx context.Context, in *ExecRequest, opts ...grpc.CallOption) (*ExecResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ExecResponse)
+	err := c.cc.Invoke(ctx, Runtime_Exec_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *runtimeClient) Attach(ctx context.Context, in *AttachRequest, opts ...grpc.CallOption) (*AttachResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AttachResponse)
+	err := c.cc.Invoke(ctx, Runtime_Attach_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *runtimeClient) PortForward(ctx context.Context, in *PortForwardRequest, opts ...grpc.CallOption) (*PortForwardResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PortForwardResponse)
+	err := c.cc.Invoke(ctx, Runtime_PortForward_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // RuntimeServer is the server API for Runtime service.
 // All implementations must embed UnimplementedRuntimeServer
 // for forward compatibility.
@@ -463,6 +517,27 @@ type RuntimeServer interface {
 	// subscribed to its backend, so that a caller that waits for the header
 	// misses no change made after it.
 	Events(*EventsRequest, grpc.ServerStreamingServer[Event]) error
+	// Exec prepares a streaming exec of cmd in a running container and
+	// answers with the URL of the runtime's own streaming server where the
+	// client (the host's node server, proxying the kubelet's /exec) runs it
+	// with the kubelet's streaming protocols (SPDY remotecommand; the exit
+	// code travels in the error stream's status). The URL is single-use and
+	// expires if nobody connects to it soon (containerd: one minute). It
+	// must be reachable from the host. NOT_FOUND when the container is
+	// unknown; FAILED_PRECONDITION when it is not running; INVALID_ARGUMENT
+	// for an empty cmd, tty together with stderr, or no stream at all.
+	// Plugins without streaming answer UNIMPLEMENTED.
+	Exec(context.Context, *ExecRequest) (*ExecResponse, error)
+	// Attach prepares a streaming attach to a running container's main
+	// process (its stdin, stdout and stderr) and answers with a URL as Exec
+	// does, with the same codes.
+	Attach(context.Context, *AttachRequest) (*AttachResponse, error)
+	// PortForward prepares forwarding of connections into a sandbox's
+	// network namespace and answers with a URL as Exec does, where the
+	// client speaks the kubelet's port-forward protocol (SPDY, one stream
+	// pair per connection, the port in each stream's header). NOT_FOUND
+	// when the sandbox is unknown; FAILED_PRECONDITION when it is not ready.
+	PortForward(context.Context, *PortForwardRequest) (*PortForwardResponse, error)
 	mustEmbedUnimplementedRuntimeServer()
 }
 
@@ -532,6 +607,15 @@ func (UnimplementedRuntimeServer) RemoveImage(context.Context, *RemoveImageReque
 }
 func (UnimplementedRuntimeServer) Events(*EventsRequest, grpc.ServerStreamingServer[Event]) error {
 	return status.Error(codes.Unimplemented, "method Events not implemented")
+}
+func (UnimplementedRuntimeServer) Exec(context.Context, *ExecRequest) (*ExecResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Exec not implemented")
+}
+func (UnimplementedRuntimeServer) Attach(context.Context, *AttachRequest) (*AttachResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Attach not implemented")
+}
+func (UnimplementedRuntimeServer) PortForward(context.Context, *PortForwardRequest) (*PortForwardResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PortForward not implemented")
 }
 func (UnimplementedRuntimeServer) mustEmbedUnimplementedRuntimeServer() {}
 func (UnimplementedRuntimeServer) testEmbeddedByValue()                 {}
@@ -907,6 +991,60 @@ func _Runtime_Events_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Runtime_EventsServer = grpc.ServerStreamingServer[Event]
 
+func _Runtime_Exec_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ExecRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RuntimeServer).Exec(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Runtime_Exec_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RuntimeServer).Exec(ctx, req.(*ExecRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Runtime_Attach_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AttachRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RuntimeServer).Attach(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Runtime_Attach_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RuntimeServer).Attach(ctx, req.(*AttachRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Runtime_PortForward_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PortForwardRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RuntimeServer).PortForward(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Runtime_PortForward_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RuntimeServer).PortForward(ctx, req.(*PortForwardRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Runtime_ServiceDesc is the grpc.ServiceDesc for Runtime service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -989,6 +1127,18 @@ var Runtime_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RemoveImage",
 			Handler:    _Runtime_RemoveImage_Handler,
+		},
+		{
+			MethodName: "Exec",
+			Handler:    _Runtime_Exec_Handler,
+		},
+		{
+			MethodName: "Attach",
+			Handler:    _Runtime_Attach_Handler,
+		},
+		{
+			MethodName: "PortForward",
+			Handler:    _Runtime_PortForward_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
