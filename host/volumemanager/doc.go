@@ -52,8 +52,9 @@
 // volume (anchor 2.8). A CSI placeholder is unpublished once its pod is
 // gone, as the kubelet does.
 //
-// Who may import it: host/node (and cmd/ through it). It imports only the
-// standard library, k8s.io/api and k8s.io/apimachinery; never gRPC,
-// go-plugin, proto/ or pluginapi/: the plugin adapters implement Plugins
-// and Classifier outside this package.
+// Who may import it: host/node (and cmd/ through it), host/volumeplugins
+// and host/state. It imports only the standard library, k8s.io/api and
+// k8s.io/apimachinery; never gRPC, go-plugin, proto/ or pluginapi/: the
+// plugin adapters (host/volumeplugins) implement Plugins and Classifier
+// outside this package.
 package volumemanager

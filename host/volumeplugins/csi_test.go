@@ -1,4 +1,4 @@
-package node
+package volumeplugins
 
 import (
 	"context"
@@ -70,7 +70,7 @@ func TestEdgeErrorClasses(t *testing.T) {
 			if tt.name != "host's own error" {
 				err = fmt.Errorf("wrapped by the manager: %w", edgeError("csi", "Stage", tt.err))
 			}
-			if got := classifyVolumeError(err); got != tt.want {
+			if got := Classify(err); got != tt.want {
 				t.Errorf("class %v, want %v", got, tt.want)
 			}
 		})
@@ -111,7 +111,7 @@ func TestCSIVolumesRouteByDriver(t *testing.T) {
 	root := t.TempDir()
 	fc := &fakeVolumeClient{}
 	c := &csiVolumes{root: root, host: hostvolumes.New(root, nil), clients: fakeClients{"csi": fc}, routes: map[string]string{"loop": "csi"}}
-	p := volumePlugins{host: hostvolumes.New(root, nil), csi: c}
+	p := &Plugins{host: hostvolumes.New(root, nil), csi: c}
 	shared := volumemanager.Volume{ID: "kubernetes.io/csi/loop^h1", Plugin: volumemanager.PluginCSI, Shared: true, PV: "pv1",
 		CSI: &v1.CSIPersistentVolumeSource{Driver: "loop", VolumeHandle: "h1"}}
 	inline := volumemanager.Volume{ID: "kubernetes.io/csi/u1-scratch", Plugin: volumemanager.PluginCSI,
@@ -140,7 +140,7 @@ func TestCSIVolumesRouteByDriver(t *testing.T) {
 	if !errors.Is(err, ErrNoVolumePlugin) || !strings.Contains(err.Error(), `csi driver "nfs.example.com"`) {
 		t.Errorf("unserved driver: %v", err)
 	}
-	if classifyVolumeError(err) != volumemanager.Final {
-		t.Errorf("unserved driver is %v, want final", classifyVolumeError(err))
+	if Classify(err) != volumemanager.Final {
+		t.Errorf("unserved driver is %v, want final", Classify(err))
 	}
 }
