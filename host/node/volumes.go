@@ -107,6 +107,8 @@ func (n *Node) newVolumeManager() error {
 		Resolver:   n.claimResolver(),
 		Events:     volumeEvents{desired: n.desired, ring: n.events, node: n.cfg.NodeName},
 		Metrics:    reconstruction,
+		Mounts:     plugins,
+		BootID:     readBootID(),
 	})
 	if err := reconstruction.watch(n.cfg.Registry, n.volumes); err != nil {
 		return err
