@@ -154,6 +154,9 @@ func (c *csiVolumes) Publish(ctx context.Context, pv volumemanager.PodVolume) er
 	if err := os.MkdirAll(filepath.Dir(target), 0o750); err != nil {
 		return fmt.Errorf("creating the target's directory: %w", err)
 	}
+	if err := writeCSIData(c.root, pv); err != nil {
+		return err
+	}
 	_, err = cl.Publish(ctx, &volumev1.PublishRequest{
 		VolumeId: pv.Volume.CSI.VolumeHandle, StagingPath: c.stagingPath(pv.Volume), TargetPath: target,
 		Capability: capability(pv.Volume), Readonly: pv.Volume.ReadOnly, VolumeContext: volumeContext(pv), Driver: pv.Volume.CSI.Driver,
@@ -169,6 +172,9 @@ func (c *csiVolumes) Unpublish(ctx context.Context, pv volumemanager.PodVolume) 
 	target := c.host.TargetPath(pv)
 	_, err = cl.Unpublish(ctx, &volumev1.UnpublishRequest{VolumeId: pv.Volume.CSI.VolumeHandle, TargetPath: target, Driver: pv.Volume.CSI.Driver})
 	if err = edgeError(name, "Unpublish", err); err != nil {
+		return err
+	}
+	if err := removeCSIData(c.root, pv.Pod, pv.Name); err != nil {
 		return err
 	}
 	return hostvolumes.RemovePodVolumeDir(c.root, pv.Pod, pv.Volume.Plugin, pv.Name)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -95,6 +97,11 @@ func (f *fakeVolumeClient) Publish(_ context.Context, r *volumev1.PublishRequest
 	return &volumev1.PublishResponse{}, f.err
 }
 
+func (f *fakeVolumeClient) Unpublish(_ context.Context, r *volumev1.UnpublishRequest, _ ...grpc.CallOption) (*volumev1.UnpublishResponse, error) {
+	f.calls = append(f.calls, fmt.Sprintf("unpublish %s %s", r.GetDriver(), r.GetVolumeId()))
+	return &volumev1.UnpublishResponse{}, f.err
+}
+
 type fakeClients map[string]volumev1.VolumeClient
 
 func (f fakeClients) Volume(name string) (volumev1.VolumeClient, error) {
@@ -134,9 +141,21 @@ func TestCSIVolumesRouteByDriver(t *testing.T) {
 	if strings.Join(fc.calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("calls\n%s\nwant\n%s", strings.Join(fc.calls, "\n"), strings.Join(want, "\n"))
 	}
+	data, err := os.ReadFile(filepath.Join(root, "pods/u1/volumes/kubernetes.io~csi/data/vol_data.json"))
+	if want := `{"driverName":"loop","volumeHandle":"h1","specVolID":"data","volumeLifecycleMode":"Persistent","persistentVolume":"pv1"}`; string(data) != want {
+		t.Errorf("vol_data.json %s (%v), want %s", data, err, want)
+	}
+	for _, name := range []string{"data", "scratch"} {
+		if err := p.Unpublish(ctx, volumemanager.PodVolume{Pod: "u1", Name: name, Volume: map[string]volumemanager.Volume{"data": shared, "scratch": inline}[name]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "pods", "u1")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the pod's directory after unpublish: %v", err)
+	}
 	other := shared
 	other.CSI = &v1.CSIPersistentVolumeSource{Driver: "nfs.example.com", VolumeHandle: "h"}
-	err := p.Stage(ctx, other)
+	err = p.Stage(ctx, other)
 	if !errors.Is(err, ErrNoVolumePlugin) || !strings.Contains(err.Error(), `csi driver "nfs.example.com"`) {
 		t.Errorf("unserved driver: %v", err)
 	}

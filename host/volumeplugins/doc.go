@@ -19,7 +19,10 @@
 // Every plugin call's error is classified once, here at the gRPC edge, by
 // the contract's rule (pluginapi/volumeerr): a call the supervisor did not
 // send is transient. Reconstruct rebuilds the pod volume directories a
-// restart finds (reconstruct.go); metrics.go asks plugins for the usage of
+// restart finds (reconstruct.go, csireconstruct.go: a CSI directory from
+// its plugin's record or from its own vol_data.json, csidata.go, which
+// Publish writes); InPlace tells whether a publish is still a mount
+// (mounttable.go); metrics.go asks plugins for the usage of
 // claims, only when they declare metrics twice (GetInfo and
 // GetCapabilities).
 //

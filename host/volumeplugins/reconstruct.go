@@ -14,12 +14,15 @@ import (
 	volumev1 "github.com/podhost/podhost/proto/volume/v1"
 )
 
-// Reconstruct rebuilds a pod volume directory found after a restart: FC
-// and iSCSI ones through their plugin's Reconstruct, the host's own
+// Reconstruct rebuilds a pod volume directory found after a restart: CSI,
+// FC and iSCSI ones through their plugin's Reconstruct, the host's own
 // (emptyDir) itself, and those of the API server's volumes as uncertain.
 func (p *Plugins) Reconstruct(ctx context.Context, dir volumemanager.PodVolumeDir) (volumemanager.Reconstructed, error) {
 	if _, ok := scsiKinds[dir.Plugin]; ok && p.scsi != nil {
 		return p.scsi.Reconstruct(ctx, dir)
+	}
+	if dir.Plugin == volumemanager.PluginCSI && p.csi != nil {
+		return p.csi.Reconstruct(ctx, dir)
 	}
 	if apivolumes.Serves(dir.Plugin) {
 		return reconstructAPIVolume(dir), nil
