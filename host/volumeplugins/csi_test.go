@@ -18,6 +18,7 @@ import (
 	"github.com/podhost/podhost/host/volumemanager"
 	"github.com/podhost/podhost/host/volumemanager/hostvolumes"
 	"github.com/podhost/podhost/pluginapi"
+	"github.com/podhost/podhost/pluginapi/volumeerr"
 	volumev1 "github.com/podhost/podhost/proto/volume/v1"
 )
 
@@ -64,6 +65,7 @@ func TestEdgeErrorClasses(t *testing.T) {
 		{"no status", errors.New("connection reset"), volumemanager.UncertainError},
 		{"died mid-call", fmt.Errorf("plugin %q: %w", "csi", supervisor.ErrPluginExited), volumemanager.UncertainError},
 		{"not sent", fmt.Errorf("plugin %q: %w (%w)", "csi", supervisor.ErrPluginExited, supervisor.ErrNotSent), volumemanager.Transient},
+		{"not attempted by the plugin", volumeerr.NotAttempted(codes.Internal, "NodeGetCapabilities: driver restarting"), volumemanager.Transient},
 		{"host's own error", errors.New("hostPath.type: File: /x is not a file"), volumemanager.Final},
 	}
 	for _, tt := range tests {

@@ -59,7 +59,7 @@ func fit(c *csi.VolumeCapability, f *driverFacts) *csi.VolumeCapability {
 }
 
 // driverWithFacts returns the connection to the driver a volume names and
-// what the driver says it can do.
+// what the driver says it can do; a failure to ask is errNotAttempted.
 func (p *csiPlugin) driverWithFacts(ctx context.Context, name string) (*driverConn, *driverFacts, error) {
 	dc, err := p.driverFor(name)
 	if err != nil {
@@ -67,7 +67,7 @@ func (p *csiPlugin) driverWithFacts(ctx context.Context, name string) (*driverCo
 	}
 	f, err := dc.getFacts(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%w: %w", errNotAttempted, err)
 	}
 	return dc, f, nil
 }
@@ -87,7 +87,7 @@ func (p *csiPlugin) stage(ctx context.Context, v volume, stagingPath string) err
 	}
 	secrets, err := nodeSecrets(v.Secrets, v.SecretsDir)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", errNotAttempted, err)
 	}
 	return dc.call(ctx, "NodeStageVolume", func(ctx context.Context) error {
 		_, err := dc.node.NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{
@@ -135,7 +135,7 @@ func (p *csiPlugin) publish(ctx context.Context, v volume, stagingPath, targetPa
 	}
 	secrets, err := nodeSecrets(v.Secrets, v.SecretsDir)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", errNotAttempted, err)
 	}
 	dir, err := p.stateDir()
 	if err != nil {
