@@ -117,8 +117,12 @@ func (p *csiPlugin) unstage(ctx context.Context, driverName, volumeID, stagingPa
 	})
 }
 
+// ephemeralKey is the volume context key that marks an inline ephemeral
+// volume (the kubelet's), which is published without staging.
+const ephemeralKey = "csi.storage.k8s.io/ephemeral"
+
 // publish calls NodePublishVolume, with the staging path only for a driver
-// that stages. The record for Reconstruct is written before the call and
+// that stages and a volume that is not inline ephemeral. The record for Reconstruct is written before the call and
 // removed again when the call failed finally.
 func (p *csiPlugin) publish(ctx context.Context, v volume, stagingPath, targetPath string) error {
 	if err := required("volume_id", v.ID, "target_path", targetPath); err != nil {
@@ -128,10 +132,13 @@ func (p *csiPlugin) publish(ctx context.Context, v volume, stagingPath, targetPa
 	if err != nil {
 		return err
 	}
-	if !f.has(csi.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME) {
+	switch {
+	case !f.has(csi.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME):
 		stagingPath = ""
-	} else if stagingPath == "" {
-		return fmt.Errorf("%w: staging_path is required: csi driver %q stages volumes", errInvalid, dc.cfg.Name)
+	case stagingPath == "" && v.Context[ephemeralKey] == "true":
+		// An inline ephemeral volume is never staged, as with a kubelet.
+	case stagingPath == "":
+		return fmt.Errorf("%w: staging_path is required: csi driver %q stages volumes (and volume_context has no %s: \"true\")", errInvalid, dc.cfg.Name, ephemeralKey)
 	}
 	secrets, err := nodeSecrets(v.Secrets, v.SecretsDir)
 	if err != nil {
