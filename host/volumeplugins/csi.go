@@ -141,7 +141,13 @@ func (c *csiVolumes) Unstage(ctx context.Context, v volumemanager.Volume) error 
 	if err = edgeError(name, "Unstage", err); err != nil {
 		return err
 	}
-	_ = os.Remove(filepath.Dir(path)) // <sha>/ once its globalmount is gone
+	// The empty globalmount, then <sha>/ and <driver>/ once empty; a
+	// directory that is not empty (a mount left, another volume) stays.
+	for d := path; d != filepath.Join(c.root, "plugins", "kubernetes.io~csi"); d = filepath.Dir(d) {
+		if os.Remove(d) != nil {
+			break
+		}
+	}
 	return nil
 }
 

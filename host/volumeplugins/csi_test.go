@@ -165,3 +165,30 @@ func TestCSIVolumesRouteByDriver(t *testing.T) {
 		t.Errorf("unserved driver is %v, want final", Classify(err))
 	}
 }
+
+func (f *fakeVolumeClient) Unstage(_ context.Context, r *volumev1.UnstageRequest, _ ...grpc.CallOption) (*volumev1.UnstageResponse, error) {
+	f.calls = append(f.calls, fmt.Sprintf("unstage %s %s", r.GetDriver(), r.GetVolumeId()))
+	return &volumev1.UnstageResponse{}, f.err
+}
+
+// TestCSIUnstageLeavesNoDirectory: after an unstage nothing of the
+// volume is left under the plugins directory, neither the empty
+// globalmount (the driver unmounts it and may keep it) nor its parents.
+func TestCSIUnstageLeavesNoDirectory(t *testing.T) {
+	root := t.TempDir()
+	fc := &fakeVolumeClient{}
+	c := &csiVolumes{root: root, host: hostvolumes.New(root, nil), clients: fakeClients{"csi": fc}, routes: map[string]string{"loop": "csi"}}
+	v := volumemanager.Volume{ID: "kubernetes.io/csi/loop^h1", Plugin: volumemanager.PluginCSI, Shared: true,
+		CSI: &v1.CSIPersistentVolumeSource{Driver: "loop", VolumeHandle: "h1"}}
+	ctx := context.Background()
+	if err := c.Stage(ctx, v); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Unstage(ctx, v); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "plugins", "kubernetes.io~csi", "loop")); !errors.Is(err, os.ErrNotExist) {
+		left, _ := filepath.Glob(filepath.Join(root, "plugins", "kubernetes.io~csi", "*", "*", "*"))
+		t.Errorf("left after unstage: %v (%v)", left, err)
+	}
+}
