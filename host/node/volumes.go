@@ -25,14 +25,19 @@ import (
 const mountTimeout = 2*time.Minute + 3*time.Second
 
 // volumeEvents records the volume manager's events on the pod, or on the
-// node for pod "", in the node's event ring.
+// node for pod "", in the node's event ring, and logs the warnings (a
+// failed mount or unmount) at warn.
 type volumeEvents struct {
 	desired *desiredSet
 	ring    *events.Ring
 	node    string
+	log     hclog.Logger // warnings are logged too; nil logs none
 }
 
 func (e volumeEvents) Event(uid types.UID, eventType, reason, message string) {
+	if e.log != nil && eventType == events.Warning {
+		e.log.Warn("volume: "+message, "uid", uid, "reason", reason)
+	}
 	if uid == "" {
 		e.ring.Record(events.Object{Kind: events.KindNode, Name: e.node}, eventType, reason, message)
 		return
@@ -105,7 +110,7 @@ func (n *Node) newVolumeManager() error {
 		Store:      volumeStore{n.store, n.log.Named("volumes")},
 		Clock:      n.clock,
 		Resolver:   n.claimResolver(),
-		Events:     volumeEvents{desired: n.desired, ring: n.events, node: n.cfg.NodeName},
+		Events:     volumeEvents{desired: n.desired, ring: n.events, node: n.cfg.NodeName, log: n.log.Named("volumes")},
 		Metrics:    reconstruction,
 		Mounts:     plugins,
 		BootID:     readBootID(),
