@@ -81,7 +81,12 @@ func (c *csiVolumes) stagingPath(v volumemanager.Volume) string {
 	return filepath.Join(c.root, "plugins", "kubernetes.io~csi", v.CSI.Driver, hex.EncodeToString(sum[:]), "globalmount")
 }
 
+// capability is a CSI volume's capability for Stage and Publish alike:
+// the access mode of the volume itself (its PersistentVolume's, or the
+// inline source's readOnly), never of the pod that comes first, whose
+// read-only claim is Publish's readonly flag.
 func capability(v volumemanager.Volume) *volumev1.Capability {
+	v.ReadOnly = v.CSI.ReadOnly
 	return accessCapability(v, v.CSI.FSType)
 }
 

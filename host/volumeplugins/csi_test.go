@@ -192,3 +192,60 @@ func TestCSIUnstageLeavesNoDirectory(t *testing.T) {
 		t.Errorf("left after unstage: %v (%v)", left, err)
 	}
 }
+
+// modeClient records the access modes of Stage and Publish.
+type modeClient struct {
+	volumev1.VolumeClient
+	calls []string
+}
+
+func (f *modeClient) Stage(_ context.Context, r *volumev1.StageRequest, _ ...grpc.CallOption) (*volumev1.StageResponse, error) {
+	f.calls = append(f.calls, "stage "+r.GetCapability().GetAccessMode().String())
+	return &volumev1.StageResponse{}, nil
+}
+
+func (f *modeClient) Publish(_ context.Context, r *volumev1.PublishRequest, _ ...grpc.CallOption) (*volumev1.PublishResponse, error) {
+	f.calls = append(f.calls, fmt.Sprintf("publish %s readonly=%v", r.GetCapability().GetAccessMode(), r.GetReadonly()))
+	return &volumev1.PublishResponse{}, nil
+}
+
+// TestCSIStageWithTheVolumesAccessMode: a shared CSI volume is staged and
+// published with the access mode of the volume (its PersistentVolume),
+// not of the pod that happens to come first: a read-only claim is a
+// read-only publish of a writable stage, so a writable pod after it
+// publishes on a writable stage.
+func TestCSIStageWithTheVolumesAccessMode(t *testing.T) {
+	src := func(ro bool) *v1.CSIPersistentVolumeSource {
+		return &v1.CSIPersistentVolumeSource{Driver: "loop", VolumeHandle: "h1", ReadOnly: ro}
+	}
+	tests := []struct {
+		name string
+		vol  volumemanager.Volume
+		want string
+	}{
+		{"read-only claim of a writable volume", volumemanager.Volume{ReadOnly: true, CSI: src(false)},
+			"stage ACCESS_MODE_SINGLE_NODE_WRITER,publish ACCESS_MODE_SINGLE_NODE_WRITER readonly=true"},
+		{"writable claim", volumemanager.Volume{CSI: src(false)},
+			"stage ACCESS_MODE_SINGLE_NODE_WRITER,publish ACCESS_MODE_SINGLE_NODE_WRITER readonly=false"},
+		{"read-only volume", volumemanager.Volume{ReadOnly: true, CSI: src(true)},
+			"stage ACCESS_MODE_SINGLE_NODE_READER_ONLY,publish ACCESS_MODE_SINGLE_NODE_READER_ONLY readonly=true"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			cl := &modeClient{}
+			c := &csiVolumes{root: root, host: hostvolumes.New(root, nil), clients: fakeClients{"csi": cl}, routes: map[string]string{"loop": "csi"}}
+			v := tt.vol
+			v.ID, v.Plugin, v.Shared, v.PV = "kubernetes.io/csi/loop^h1", volumemanager.PluginCSI, true, "pv1"
+			if err := c.Stage(context.Background(), v); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Publish(context.Background(), volumemanager.PodVolume{Pod: "u1", Name: "data", Volume: v}); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(cl.calls, ","); got != tt.want {
+				t.Errorf("calls %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
