@@ -77,3 +77,11 @@ func volumeStatus(err error) error {
 	}
 	return status.Error(code, err.Error())
 }
+
+// NotAttemptedVolumeError is the status a plugin answers for a call that
+// failed before it attempted anything against its backend (a capability
+// probe, a secret read): the host classifies it VolumeTransient and
+// changes no state, whatever code.
+func NotAttemptedVolumeError(code codes.Code, msg string) error {
+	return volumeerr.NotAttempted(code, msg)
+}

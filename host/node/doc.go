@@ -3,8 +3,9 @@
 // the lifecycle core (pod workers, PLEG, status
 // manager, housekeeping, the probe manager with host/prober running the
 // probes and hooks), the runtime manager over the runtime plugin, the
-// volume manager (emptyDir and hostPath served by the host itself), the
-// local state store and the event ring, and exposes them to the local API.
+// volume manager over host/volumeplugins (the adapter of every volume
+// kind), the local state store and the event ring, and exposes them to
+// the local API.
 //
 // Only cmd/host imports it. It holds wiring and the glue between packages
 // (turning changes of the desired pod set into pod worker updates); the

@@ -24,6 +24,7 @@ import (
 	"github.com/podhost/podhost/host/volumemanager"
 	"github.com/podhost/podhost/host/volumemanager/apivolumes"
 	"github.com/podhost/podhost/host/volumemanager/hostvolumes"
+	"github.com/podhost/podhost/host/volumeplugins"
 	"github.com/podhost/podhost/lifecycle"
 	"github.com/podhost/podhost/sources"
 	"github.com/podhost/podhost/sources/apisource"
@@ -124,6 +125,7 @@ type Node struct {
 	volumes          *volumemanager.Manager
 	hostVolumes      *hostvolumes.Host
 	apiVolumes       *apivolumes.Volumes
+	volumePlugins    *volumeplugins.Plugins
 	volumesReady     chan struct{}
 	volumesPopulated bool
 	volumeStats      *volumemanager.StatsGatherer

@@ -3,18 +3,18 @@ package node
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/host/events"
 	"github.com/podhost/podhost/host/state"
 	"github.com/podhost/podhost/host/volumemanager"
-	"github.com/podhost/podhost/host/volumemanager/apivolumes"
 	"github.com/podhost/podhost/host/volumemanager/hostvolumes"
+	"github.com/podhost/podhost/host/volumeplugins"
 	"github.com/podhost/podhost/lifecycle"
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 )
@@ -24,123 +24,20 @@ import (
 // volume manager keeps trying in the background.
 const mountTimeout = 2*time.Minute + 3*time.Second
 
-// ErrNoVolumePlugin is wrapped by the error of an operation on a volume
-// that no plugin of this host serves.
-var ErrNoVolumePlugin = errors.New("no volume plugin serves the volume")
-
-// volumePlugins is the volume manager's Plugins: the host serves emptyDir
-// and hostPath itself, and projected, configMap and secret volumes from
-// the API server (host/volumemanager/apivolumes), CSI volumes go to the volume plugin serving their
-// driver, FC and iSCSI volumes to the plugin that declares it serves
-// them, and any other volume fails with ErrNoVolumePlugin.
-type volumePlugins struct {
-	host *hostvolumes.Host
-	api  *apivolumes.Volumes
-	csi  *csiVolumes
-	scsi *scsiVolumes
-}
-
-// deviceOps are the operations of a volume plugin's volumes.
-type deviceOps interface {
-	Stage(context.Context, volumemanager.Volume) error
-	Unstage(context.Context, volumemanager.Volume) error
-	Publish(context.Context, volumemanager.PodVolume) error
-	Unpublish(context.Context, volumemanager.PodVolume) error
-	Map(context.Context, volumemanager.PodVolume) error
-	Unmap(context.Context, volumemanager.PodVolume) error
-}
-
-// ops is what runs the operations of v's plugin.
-func (p volumePlugins) ops(v volumemanager.Volume) (deviceOps, error) {
-	switch v.Plugin {
-	case volumemanager.PluginCSI:
-		return p.csi, nil
-	case volumemanager.PluginFC, volumemanager.PluginISCSI:
-		return p.scsi, nil
-	}
-	return nil, noPlugin(v)
-}
-
-func (p volumePlugins) Stage(ctx context.Context, v volumemanager.Volume) error {
-	ops, err := p.ops(v)
-	if err != nil {
-		return err
-	}
-	return ops.Stage(ctx, v)
-}
-
-func (p volumePlugins) Unstage(ctx context.Context, v volumemanager.Volume) error {
-	ops, err := p.ops(v)
-	if err != nil {
-		return err
-	}
-	return ops.Unstage(ctx, v)
-}
-
-func (p volumePlugins) Publish(ctx context.Context, pv volumemanager.PodVolume) error {
-	if apivolumes.Serves(pv.Volume.Plugin) {
-		return p.api.Publish(ctx, pv)
-	}
-	if hostvolumes.Serves(pv.Volume.Plugin) {
-		return p.host.Publish(ctx, pv)
-	}
-	ops, err := p.ops(pv.Volume)
-	if err != nil {
-		return err
-	}
-	return ops.Publish(ctx, pv)
-}
-
-func (p volumePlugins) Unpublish(ctx context.Context, pv volumemanager.PodVolume) error {
-	if apivolumes.Serves(pv.Volume.Plugin) {
-		return p.api.Unpublish(ctx, pv)
-	}
-	if hostvolumes.Serves(pv.Volume.Plugin) {
-		return p.host.Unpublish(ctx, pv)
-	}
-	ops, err := p.ops(pv.Volume)
-	if err != nil {
-		return err
-	}
-	return ops.Unpublish(ctx, pv)
-}
-
-func (p volumePlugins) Map(ctx context.Context, pv volumemanager.PodVolume) error {
-	ops, err := p.ops(pv.Volume)
-	if err != nil {
-		return err
-	}
-	return ops.Map(ctx, pv)
-}
-
-func (p volumePlugins) Unmap(ctx context.Context, pv volumemanager.PodVolume) error {
-	ops, err := p.ops(pv.Volume)
-	if err != nil {
-		return err
-	}
-	return ops.Unmap(ctx, pv)
-}
-
-func noPlugin(v volumemanager.Volume) error {
-	what := v.Plugin
-	if v.CSI != nil {
-		what = fmt.Sprintf("csi driver %q", v.CSI.Driver)
-	}
-	if v.Block {
-		what += " (block)"
-	}
-	return fmt.Errorf("%w: %s", ErrNoVolumePlugin, what)
-}
-
 // volumeEvents records the volume manager's events on the pod, or on the
-// node for pod "", in the node's event ring.
+// node for pod "", in the node's event ring, and logs the warnings (a
+// failed mount or unmount) at warn.
 type volumeEvents struct {
 	desired *desiredSet
 	ring    *events.Ring
 	node    string
+	log     hclog.Logger // warnings are logged too; nil logs none
 }
 
 func (e volumeEvents) Event(uid types.UID, eventType, reason, message string) {
+	if e.log != nil && eventType == events.Warning {
+		e.log.Warn("volume: "+message, "uid", uid, "reason", reason)
+	}
 	if uid == "" {
 		e.ring.Record(events.Object{Kind: events.KindNode, Name: e.node}, eventType, reason, message)
 		return
@@ -191,36 +88,37 @@ func (v podVolumes) UnmountPod(ctx context.Context, pod *v1.Pod) error {
 var _ lifecycle.Volumes = podVolumes{}
 
 // newVolumeManager builds the volume manager over the host's volumes and
-// the volume plugins.
+// the volume plugins (host/volumeplugins).
 func (n *Node) newVolumeManager() error {
-	routes, err := csiDriverRoutes(n.cfg.PluginSpecs)
+	n.hostVolumes = hostvolumes.New(n.cfg.RootDir, hostvolumes.SystemMounter{})
+	n.apiVolumes = n.newAPIVolumes()
+	plugins, err := volumeplugins.New(volumeplugins.Config{
+		Root: n.cfg.RootDir, Node: n.cfg.NodeName, Host: n.hostVolumes, API: n.apiVolumes, Specs: n.cfg.PluginSpecs,
+		Clients: volumeplugins.SupervisorClients(n.cfg.Plugins), Capabilities: volumeplugins.SupervisorCapabilities(n.cfg.Plugins),
+	})
 	if err != nil {
 		return err
 	}
-	n.hostVolumes = hostvolumes.New(n.cfg.RootDir, hostvolumes.SystemMounter{})
-	n.apiVolumes = n.newAPIVolumes()
-	csi := &csiVolumes{root: n.cfg.RootDir, host: n.hostVolumes, clients: supervisorVolumes{n.cfg.Plugins}, routes: routes}
-	scsi := newSCSIVolumes(n, supervisorVolumes{n.cfg.Plugins})
-	if err := scsi.check(); err != nil {
-		return err
-	}
+	n.volumePlugins = plugins
 	reconstruction, err := newReconstructionMetrics(n.cfg.Registry)
 	if err != nil {
 		return err
 	}
 	n.volumes = volumemanager.NewManager(volumemanager.Config{
-		Plugins:    volumePlugins{host: n.hostVolumes, api: n.apiVolumes, csi: csi, scsi: scsi},
-		Classifier: volumemanager.ClassifierFunc(classifyVolumeError),
+		Plugins:    plugins,
+		Classifier: volumemanager.ClassifierFunc(volumeplugins.Classify),
 		Store:      volumeStore{n.store, n.log.Named("volumes")},
 		Clock:      n.clock,
 		Resolver:   n.claimResolver(),
-		Events:     volumeEvents{desired: n.desired, ring: n.events, node: n.cfg.NodeName},
+		Events:     volumeEvents{desired: n.desired, ring: n.events, node: n.cfg.NodeName, log: n.log.Named("volumes")},
 		Metrics:    reconstruction,
+		Mounts:     plugins,
+		BootID:     readBootID(),
 	})
 	if err := reconstruction.watch(n.cfg.Registry, n.volumes); err != nil {
 		return err
 	}
-	n.volumeStats, err = newVolumeStats(n.cfg.Registry, n.volumes, pluginMetrics{csi: csi, scsi: scsi, caps: supervisorCapabilities(n.cfg.Plugins)}, n.clock, n.log.Named("volumes"))
+	n.volumeStats, err = newVolumeStats(n.cfg.Registry, n.volumes, plugins, n.clock, n.log.Named("volumes"))
 	return err
 }
 
@@ -236,8 +134,7 @@ func (n *Node) claimResolver() podClaims {
 // runVolumes rebuilds the volume manager's state from what the last run
 // left, then reconciles until ctx is done.
 func (n *Node) runVolumes(ctx context.Context) {
-	recon := volumeReconstructor{host: n.hostVolumes, scsi: newSCSIVolumes(n, supervisorVolumes{n.cfg.Plugins})}
-	if err := n.volumes.Reconstruct(ctx, n.hostVolumes, recon); err != nil {
+	if err := n.volumes.Reconstruct(ctx, n.hostVolumes, n.volumePlugins); err != nil {
 		n.log.Warn("rebuilding the volume state; the volumes it names stay in use until their pods are gone", "err", err)
 	}
 	close(n.volumesReady)
@@ -286,4 +183,29 @@ func (n *Node) containerDevices(pod *v1.Pod, c *v1.Container) ([]*runtimev1.Devi
 	return n.hostVolumes.ContainerDevices(pod, c, func(name string) (volumemanager.PodVolume, bool) {
 		return n.volumes.DesiredVolume(pod.UID, name)
 	})
+}
+
+// reconstructionMetrics are podhost_volume_reconstruction_failures_total
+// {plugin} and podhost_volume_unresolved (the pod volume directories
+// standing as unresolved placeholders, in use until rebuilt).
+type reconstructionMetrics struct{ failures *prometheus.CounterVec }
+
+func newReconstructionMetrics(reg prometheus.Registerer) (reconstructionMetrics, error) {
+	m := reconstructionMetrics{failures: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "podhost_volume_reconstruction_failures_total",
+		Help: "Failed reconstructions (and retries) of pod volume directories after a host restart, by volume plugin.",
+	}, []string{"plugin"})}
+	return m, reg.Register(m.failures)
+}
+
+func (m reconstructionMetrics) ReconstructionFailed(plugin string) {
+	m.failures.WithLabelValues(plugin).Inc()
+}
+
+// watch registers the gauge of the unresolved placeholders of vm.
+func (m reconstructionMetrics) watch(reg prometheus.Registerer, vm *volumemanager.Manager) error {
+	return reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "podhost_volume_unresolved",
+		Help: "Pod volume directories whose reconstruction has not succeeded yet; their volumes stay in use.",
+	}, func() float64 { return float64(len(vm.Unresolved())) }))
 }

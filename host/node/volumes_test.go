@@ -59,7 +59,8 @@ func TestVolumeStoreLeavesOutCorruptRecords(t *testing.T) {
 }
 
 // TestVolumeEvents: the volume manager's events go on the pod (by name
-// while it is desired, by UID after), or on the node for pod "".
+// while it is desired, by UID after), or on the node for pod "", and a
+// warning is logged too.
 func TestVolumeEvents(t *testing.T) {
 	tests := []struct {
 		name string
@@ -72,10 +73,15 @@ func TestVolumeEvents(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ring := events.New(events.Options{})
-			volumeEvents{desired: newDesiredSet(), ring: ring, node: "node-1"}.Event(tt.uid, "Warning", "FailedUnmountDevice", "boom")
+			var logs bytes.Buffer
+			log := hclog.New(&hclog.LoggerOptions{Output: &logs})
+			volumeEvents{desired: newDesiredSet(), ring: ring, node: "node-1", log: log}.Event(tt.uid, "Warning", "FailedUnmountDevice", "boom")
 			got := ring.List(events.Filter{})
 			if len(got) != 1 || got[0].Object != tt.want || got[0].Reason != "FailedUnmountDevice" {
 				t.Errorf("events %+v; want one on %+v", got, tt.want)
+			}
+			if !strings.Contains(logs.String(), "[WARN]  volume: boom") {
+				t.Errorf("log %q; want the warning at warn", logs.String())
 			}
 		})
 	}

@@ -3,13 +3,11 @@ package node
 import (
 	"context"
 
+	"github.com/podhost/podhost/host/volumemanager/apivolumes"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-
-	"github.com/podhost/podhost/host/volumemanager"
-	"github.com/podhost/podhost/host/volumemanager/apivolumes"
 )
 
 // apiVolumeClient reads what projected, configMap and secret volumes need
@@ -39,14 +37,4 @@ func (n *Node) newAPIVolumes() *apivolumes.Volumes {
 		cfg.Client = apiVolumeClient{n.cfg.Kubernetes.Client}
 	}
 	return apivolumes.New(cfg)
-}
-
-// reconstructAPIVolume rebuilds such a volume's directory found after a
-// restart as uncertain: the pod's next sync writes it again, and it keeps
-// being refreshed; a pod that is gone has it removed.
-func reconstructAPIVolume(dir volumemanager.PodVolumeDir) volumemanager.Reconstructed {
-	return volumemanager.Reconstructed{Volume: volumemanager.Volume{
-		ID:     volumemanager.VolumeID(dir.Plugin + "/" + string(dir.Pod) + "-" + dir.Name),
-		Plugin: dir.Plugin, ReadOnly: true,
-	}}
 }

@@ -4,109 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
-	"github.com/podhost/podhost/host/supervisor"
 	"github.com/podhost/podhost/host/volumemanager"
-	"github.com/podhost/podhost/pluginapi"
-	volumev1 "github.com/podhost/podhost/proto/volume/v1"
 )
-
-// pluginCapabilities gives the capabilities a plugin declared in GetInfo.
-type pluginCapabilities func(name string) ([]string, error)
-
-func supervisorCapabilities(m *supervisor.Manager) pluginCapabilities {
-	return func(name string) ([]string, error) {
-		st, err := m.Status(name)
-		return st.Capabilities, err
-	}
-}
-
-// pluginMetrics is the stats gatherer's MetricsPlugins over the volume
-// plugins serving CSI drivers and FC and iSCSI volumes. A plugin declares
-// metrics twice, and both must say so: volume.metrics in GetInfo and
-// supports_metrics in GetCapabilities; it is never asked otherwise. The
-// host's own volumes have none.
-type pluginMetrics struct {
-	csi  *csiVolumes
-	scsi *scsiVolumes
-	caps pluginCapabilities
-}
-
-// metricsRequest is the plugin serving pv and the request about it.
-func (c pluginMetrics) metricsRequest(pv volumemanager.PodVolume) (string, volumev1.VolumeClient, *volumev1.GetMetricsRequest, error) {
-	v := pv.Volume
-	switch v.Plugin {
-	case volumemanager.PluginCSI:
-		name, cl, err := c.csi.client(v)
-		if err != nil {
-			return "", nil, nil, err
-		}
-		return name, cl, &volumev1.GetMetricsRequest{
-			VolumeId: v.CSI.VolumeHandle, VolumePath: c.csi.host.VolumePath(pv), StagingPath: c.csi.stagingPath(v), Driver: v.CSI.Driver,
-		}, nil
-	case volumemanager.PluginFC, volumemanager.PluginISCSI:
-		name, err := c.scsi.route(v.Plugin)
-		if err != nil {
-			return "", nil, nil, err
-		}
-		cl, err := c.scsi.clients.Volume(name)
-		if err != nil {
-			return "", nil, nil, fmt.Errorf("%w: plugin %s: %w", ErrNoVolumePlugin, name, err)
-		}
-		staging, err := c.scsi.stagingPath(v)
-		if err != nil {
-			return "", nil, nil, err
-		}
-		return name, cl, &volumev1.GetMetricsRequest{VolumeId: string(v.ID), VolumePath: c.scsi.host.VolumePath(pv), StagingPath: staging}, nil
-	}
-	return "", nil, nil, nil
-}
-
-func (c pluginMetrics) SupportsMetrics(ctx context.Context, v volumemanager.Volume) (bool, error) {
-	name, cl, req, err := c.metricsRequest(volumemanager.PodVolume{Volume: v})
-	if err != nil || req == nil {
-		return false, err
-	}
-	declared, err := c.caps(name)
-	if err != nil {
-		return false, fmt.Errorf("plugin %s: %w", name, err)
-	}
-	if !slices.Contains(declared, pluginapi.CapVolumeMetrics) {
-		return false, nil
-	}
-	resp, err := cl.GetCapabilities(ctx, &volumev1.GetCapabilitiesRequest{})
-	if err != nil {
-		return false, fmt.Errorf("plugin %s: GetCapabilities: %w", name, err)
-	}
-	return resp.GetSupportsMetrics(), nil
-}
-
-func (c pluginMetrics) GetMetrics(ctx context.Context, pv volumemanager.PodVolume) (volumemanager.VolumeUsage, error) {
-	name, cl, req, err := c.metricsRequest(pv)
-	if err != nil {
-		return volumemanager.VolumeUsage{}, err
-	}
-	if req == nil {
-		return volumemanager.VolumeUsage{}, fmt.Errorf("%w: plugin %s", volumemanager.ErrMetricsNotSupported, pv.Volume.Plugin)
-	}
-	resp, err := cl.GetMetrics(ctx, req)
-	switch {
-	case status.Code(err) == codes.Unimplemented:
-		return volumemanager.VolumeUsage{}, fmt.Errorf("plugin %s: %w: %w", name, volumemanager.ErrMetricsNotSupported, err)
-	case err != nil:
-		return volumemanager.VolumeUsage{}, fmt.Errorf("plugin %s: GetMetrics: %w", name, err)
-	}
-	return volumemanager.VolumeUsage{
-		CapacityBytes: resp.GetTotalBytes(), AvailableBytes: resp.GetAvailableBytes(), UsedBytes: resp.GetUsedBytes(),
-		Inodes: resp.GetTotalInodes(), InodesFree: resp.GetAvailableInodes(), InodesUsed: resp.GetUsedInodes(),
-	}, nil
-}
 
 // volumeStatsLabels are the kubelet's labels of its volume stats.
 var volumeStatsLabels = []string{"namespace", "persistentvolumeclaim"}

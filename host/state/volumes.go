@@ -18,6 +18,8 @@ type volumeRecord struct {
 	Volume volumemanager.Volume      `json:"volume"`
 	Device volumemanager.MountState  `json:"device"`
 	Pods   []volumemanager.PodRecord `json:"pods,omitempty"`
+	// Boot is the boot ID the record was saved in.
+	Boot string `json:"boot,omitempty"`
 }
 
 // SaveVolumes replaces the volume manager's saved actual state (the bbolt
@@ -38,7 +40,7 @@ func (s *Store) SaveVolumes(ctx context.Context, recs []volumemanager.Record) er
 			if r.Volume.ID == "" {
 				return errors.New("a volume record without a volume ID")
 			}
-			if err := putJSON(b, []byte(r.Volume.ID), volumeRecord{r.Volume, r.Device, r.Pods}); err != nil {
+			if err := putJSON(b, []byte(r.Volume.ID), volumeRecord{r.Volume, r.Device, r.Pods, r.Boot}); err != nil {
 				return err
 			}
 		}
@@ -100,5 +102,5 @@ func decodeVolumeRecord(k, v []byte) (volumemanager.Record, error) {
 			return volumemanager.Record{}, fmt.Errorf("pod record %+v", p)
 		}
 	}
-	return volumemanager.Record{Volume: r.Volume, Device: r.Device, Pods: r.Pods}, nil
+	return volumemanager.Record{Volume: r.Volume, Device: r.Device, Pods: r.Pods, Boot: r.Boot}, nil
 }

@@ -12,9 +12,10 @@
 // (Client for any other service), Subscribe for lifecycle events and Stop for
 // shutdown.
 //
-// Only the host imports it: cmd/host, host/node (the running agent) and
+// Only the host imports it: cmd/host, host/node (the running agent),
 // host/runtimemanager (which turns a runtime plugin's client into the
-// lifecycle's Runtime); package lifecycle never does. Containers are not
+// lifecycle's Runtime) and host/volumeplugins (the volume plugins'
+// clients); package lifecycle never does. Containers are not
 // the supervisor's concern: stopping a plugin never touches the workloads
 // it started.
 package supervisor

@@ -31,6 +31,8 @@ type Record struct {
 	Volume Volume
 	Device MountState
 	Pods   []PodRecord
+	// Boot is the boot ID the record was saved in (Config.BootID).
+	Boot string
 }
 
 // PodRecord is the saved form of one pod's publish of a volume.

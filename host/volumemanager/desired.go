@@ -2,6 +2,8 @@ package volumemanager
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"reflect"
@@ -62,7 +64,7 @@ func desiredVolume(ctx context.Context, pod *v1.Pod, sv *v1.Volume, field string
 			return Volume{}, &FieldError{field + ".csi.driver", "required"}
 		}
 		ro := sv.CSI.ReadOnly != nil && *sv.CSI.ReadOnly
-		src := &v1.CSIPersistentVolumeSource{Driver: sv.CSI.Driver, VolumeHandle: string(pod.UID) + "-" + sv.Name, ReadOnly: ro, VolumeAttributes: sv.CSI.VolumeAttributes}
+		src := &v1.CSIPersistentVolumeSource{Driver: sv.CSI.Driver, VolumeHandle: inlineHandle(pod.UID, sv.Name), ReadOnly: ro, VolumeAttributes: sv.CSI.VolumeAttributes}
 		if sv.CSI.FSType != nil {
 			src.FSType = *sv.CSI.FSType
 		}
@@ -182,4 +184,12 @@ func claimVolume(ctx context.Context, pod *v1.Pod, sv *v1.Volume, field string, 
 		return Volume{}, &FieldError{pvField, "no volume source"}
 	}
 	return vol, nil
+}
+
+// inlineHandle is the volume handle of an inline CSI volume, generated as
+// the kubelet generates it: "csi-" and the hex sha256 of the pod's UID and
+// the volume's name.
+func inlineHandle(uid types.UID, name string) string {
+	sum := sha256.Sum256([]byte(string(uid) + name))
+	return "csi-" + hex.EncodeToString(sum[:])
 }

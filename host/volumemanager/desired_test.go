@@ -2,6 +2,8 @@ package volumemanager
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"slices"
 	"strings"
@@ -112,5 +114,21 @@ func TestDesiredVolumesResolverError(t *testing.T) {
 	}
 	if _, err := DesiredVolumes(context.Background(), pod, nil); err == nil || !strings.Contains(err.Error(), "no claim resolver") {
 		t.Fatalf("nil resolver: err %v", err)
+	}
+}
+
+// TestInlineCSIHandle: an inline CSI volume's handle is the kubelet's,
+// "csi-" and the sha256 of the pod UID and the volume's name, and its
+// context says it is ephemeral only through the adapter, not here.
+func TestInlineCSIHandle(t *testing.T) {
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u1", Namespace: "ns"}}
+	pod.Spec.Volumes = []v1.Volume{{Name: "v", VolumeSource: v1.VolumeSource{CSI: &v1.CSIVolumeSource{Driver: "d", VolumeAttributes: map[string]string{"size": "1Mi"}}}}}
+	got, err := DesiredVolumes(context.Background(), pod, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte("u1v"))
+	if want := "csi-" + hex.EncodeToString(sum[:]); got[0].Volume.CSI.VolumeHandle != want || got[0].Volume.CSI.VolumeAttributes["size"] != "1Mi" {
+		t.Errorf("inline csi source %+v; want handle %s and the attributes", got[0].Volume.CSI, want)
 	}
 }

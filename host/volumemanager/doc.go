@@ -32,6 +32,13 @@
 //     leaves the device uncertain, so the next pod stages it again.
 //  5. The state saved before an operation starts counts that operation as
 //     uncertain, so a restart cleans up what was in flight.
+//  6. The state is what was done, the mount table what is (MountTable,
+//     mounttable.go): a publish the state holds that the table does not
+//     show, found at a restart or before WaitForAttachAndMount lets a
+//     pod's containers start, is uncertain, and so is its device's stage;
+//     the pod's volume is staged and published again. Records carry the
+//     boot ID they were saved in; those of another boot (a reboot) have
+//     lost every mount.
 //
 // Persistence: Store is an interface; MemoryStore serves the tests. The
 // host wires Manager into host/node as the lifecycle's Volumes (AddPod
@@ -52,8 +59,9 @@
 // volume (anchor 2.8). A CSI placeholder is unpublished once its pod is
 // gone, as the kubelet does.
 //
-// Who may import it: host/node (and cmd/ through it). It imports only the
-// standard library, k8s.io/api and k8s.io/apimachinery; never gRPC,
-// go-plugin, proto/ or pluginapi/: the plugin adapters implement Plugins
-// and Classifier outside this package.
+// Who may import it: host/node (and cmd/ through it), host/volumeplugins
+// and host/state. It imports only the standard library, k8s.io/api and
+// k8s.io/apimachinery; never gRPC, go-plugin, proto/ or pluginapi/: the
+// plugin adapters (host/volumeplugins) implement Plugins and Classifier
+// outside this package.
 package volumemanager

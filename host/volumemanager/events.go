@@ -20,21 +20,28 @@ const (
 	// device any more).
 	ReasonFailedUnmountDevice = "FailedUnmountDevice"
 	ReasonFailedUnmapDevice   = "FailedUnmapDevice"
+	// ReasonFailedUnmount: a pod's unpublish or unmap failed; the pod
+	// stays Terminating until it succeeds.
+	ReasonFailedUnmount = "FailedUnmount"
 )
 
 // Events receives the user-facing events of the volume manager, for the
 // pod they concern, or for the node when pod is "" (a failed unstage).
-// It must not block. Pod unmount failures give no event.
+// It must not block.
 type Events interface {
 	Event(pod types.UID, eventType, reason, message string)
 }
 
 // opEvent is the event for the result of a mount operation of pod uid, in
-// the kubelet's wording, or of a failed unstage; ok is false when there
-// is none.
+// the kubelet's wording, or of a failed unpublish, unmap or unstage; ok
+// is false when there is none.
 func opEvent(op Op, err error) (eventType, reason, message string, ok bool) {
 	if op.Kind == OpUnstage {
 		return unstageEvent(op, err)
+	}
+	if (op.Kind == OpUnpublish || op.Kind == OpUnmap) && err != nil {
+		step := map[OpKind]string{OpUnpublish: "UnmountVolume.TearDown", OpUnmap: "UnmapVolume.UnmapPodDevice"}[op.Kind]
+		return "Warning", ReasonFailedUnmount, fmt.Sprintf("%s failed for volume %q : %v", step, eventName(op), err), true
 	}
 	step := map[OpKind]string{
 		OpStage:   "MountVolume.MountDevice",

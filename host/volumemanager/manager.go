@@ -20,6 +20,13 @@ type Config struct {
 	Resolver   Resolver
 	Events     Events
 	Metrics    Metrics
+	// Mounts, when set, is asked whether a publish the actual state holds
+	// is still in place: at Reconstruct, and before WaitForAttachAndMount
+	// says a pod's volumes are mounted (mounttable.go).
+	Mounts MountTable
+	// BootID is the kernel's ID of this boot; the records saved carry it,
+	// and those of another boot have lost every mount.
+	BootID string
 }
 
 // Metrics counts what operators watch. It must not block.
@@ -66,7 +73,7 @@ func (m *Manager) Reconstruct(ctx context.Context, dirs DirLister, plugins Recon
 	if err != nil {
 		return fmt.Errorf("listing pod volume directories: %w", err)
 	}
-	out, rerr := Reconstruct(ctx, recs, found, plugins)
+	out, rerr := Reconstruct(ctx, m.checkRecords(ctx, recs), found, plugins)
 	m.mu.Lock()
 	m.recon = plugins
 	m.r.Restore(m.cfg.Clock.Now(), out)
@@ -154,6 +161,9 @@ func (m *Manager) Run(ctx context.Context) error {
 		dirty := m.r.Dirty()
 		if dirty {
 			recs = m.r.Records()
+			for i := range recs {
+				recs[i].Boot = m.cfg.BootID
+			}
 		}
 		next, waits := m.r.NextRetry(now)
 		m.mu.Unlock()
@@ -266,13 +276,25 @@ func (m *Manager) WaitForAttachAndMount(ctx context.Context, pod *v1.Pod) error 
 		}
 		return err
 	}
-	return m.waitFor(ctx, func() bool { return m.r.PodMounted(pod.UID) }, func() error {
-		err := fmt.Errorf("unmounted volumes=%v of pod %s/%s: %w", m.r.UnmountedVolumes(pod.UID), pod.Namespace, pod.Name, ctx.Err())
-		if last := m.r.LastError(pod.UID); last != nil {
-			err = fmt.Errorf("%w (last error: %v)", err, last)
+	for {
+		err := m.waitFor(ctx, func() bool { return m.r.PodMounted(pod.UID) }, func() error {
+			err := fmt.Errorf("unmounted volumes=%v of pod %s/%s: %w", m.r.UnmountedVolumes(pod.UID), pod.Namespace, pod.Name, ctx.Err())
+			if last := m.r.LastError(pod.UID); last != nil {
+				err = fmt.Errorf("%w (last error: %v)", err, last)
+			}
+			return err
+		})
+		if err != nil {
+			return err
 		}
-		return err
-	})
+		// Mounted in the state; a container starts on them only if the
+		// mount table agrees (mounttable.go).
+		lost := m.lostMounts(ctx, pod.UID)
+		if len(lost) == 0 {
+			return nil
+		}
+		m.remount(pod.UID, lost)
+	}
 }
 
 // UnmountVolumes removes pod from the desired state and waits, until ctx

@@ -7,6 +7,7 @@ import (
 	"io"
 	"testing"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -37,6 +38,9 @@ func TestClassify(t *testing.T) {
 		{"wrapped final status", fmt.Errorf("stage: %w", status.Error(codes.InvalidArgument, "x")), Final},
 		{"wrapped uncertain status", fmt.Errorf("stage: %w", status.Error(codes.Aborted, "x")), Uncertain},
 		{"no status", errors.New("connection reset"), Uncertain},
+		{"not attempted, final code", NotAttempted(codes.Internal, "probe failed"), Transient},
+		{"not attempted, uncertain code", fmt.Errorf("stage: %w", NotAttempted(codes.Unavailable, "probe failed")), Transient},
+		{"a detail of another domain", otherDetail(), Final},
 		{"bare context deadline", context.DeadlineExceeded, Uncertain},
 		{"EOF", io.EOF, Uncertain},
 		{"not sent", fmt.Errorf("plugin %q: %w", "volume-csi", ErrNotSent), Transient},
@@ -55,4 +59,9 @@ func TestClassString(t *testing.T) {
 			t.Errorf("Class(%d).String() = %q; want %q", int(c), got, want)
 		}
 	}
+}
+
+func otherDetail() error {
+	st, _ := status.New(codes.Internal, "x").WithDetails(&errdetails.ErrorInfo{Reason: ReasonNotAttempted, Domain: "example.com"})
+	return st.Err()
 }

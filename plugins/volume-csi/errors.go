@@ -7,6 +7,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/podhost/podhost/sdk"
 )
 
 // Sentinels of the plugin's own failures; toStatus gives each its code.
@@ -23,6 +25,9 @@ var (
 	errBadAnswer = errors.New("unusable answer from CSI driver")
 	// errNotConfigured: a call came before Configure.
 	errNotConfigured = errors.New("plugin not configured")
+	// errNotAttempted wraps a failure before the call was attempted
+	// against the driver (its facts, the secrets): transient for the host.
+	errNotAttempted = errors.New("not attempted")
 )
 
 // driverError is a failed CSI call, with the contract code it maps to.
@@ -78,7 +83,8 @@ func fromCSI(name, rpc string, err error) error {
 }
 
 // toStatus is the one translation of the plugin's errors to the contract's
-// codes. An error of unknown origin is ABORTED: the plugin cannot tell
+// codes; a failure before the call was attempted carries the contract's
+// NOT_ATTEMPTED detail (transient) besides its code. An error of unknown origin is ABORTED: the plugin cannot tell
 // whether the call took effect, and the host must treat it as uncertain.
 func toStatus(err error) error {
 	var de *driverError
@@ -96,6 +102,9 @@ func toStatus(err error) error {
 		code = codes.DeadlineExceeded
 	case errors.Is(err, context.Canceled):
 		code = codes.Canceled
+	}
+	if errors.Is(err, errNotAttempted) {
+		return sdk.NotAttemptedVolumeError(code, err.Error())
 	}
 	return status.Error(code, err.Error())
 }

@@ -224,7 +224,8 @@ func (f *fakeDriver) NodePublishVolume(ctx context.Context, req *csi.NodePublish
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.hasCap(stageCap) && f.staged[req.GetStagingTargetPath()] != req.GetVolumeId() {
+	ephemeral := req.GetVolumeContext()[ephemeralKey] == "true" // never staged
+	if f.hasCap(stageCap) && !ephemeral && f.staged[req.GetStagingTargetPath()] != req.GetVolumeId() {
 		return nil, status.Errorf(codes.FailedPrecondition, "volume %s is not staged at %q", req.GetVolumeId(), req.GetStagingTargetPath())
 	}
 	if err := f.publish(req.GetVolumeId(), req.GetTargetPath(), req.GetReadonly()); err != nil {

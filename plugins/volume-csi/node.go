@@ -59,7 +59,7 @@ func fit(c *csi.VolumeCapability, f *driverFacts) *csi.VolumeCapability {
 }
 
 // driverWithFacts returns the connection to the driver a volume names and
-// what the driver says it can do.
+// what the driver says it can do; a failure to ask is errNotAttempted.
 func (p *csiPlugin) driverWithFacts(ctx context.Context, name string) (*driverConn, *driverFacts, error) {
 	dc, err := p.driverFor(name)
 	if err != nil {
@@ -67,7 +67,7 @@ func (p *csiPlugin) driverWithFacts(ctx context.Context, name string) (*driverCo
 	}
 	f, err := dc.getFacts(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%w: %w", errNotAttempted, err)
 	}
 	return dc, f, nil
 }
@@ -87,7 +87,7 @@ func (p *csiPlugin) stage(ctx context.Context, v volume, stagingPath string) err
 	}
 	secrets, err := nodeSecrets(v.Secrets, v.SecretsDir)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", errNotAttempted, err)
 	}
 	return dc.call(ctx, "NodeStageVolume", func(ctx context.Context) error {
 		_, err := dc.node.NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{
@@ -117,8 +117,12 @@ func (p *csiPlugin) unstage(ctx context.Context, driverName, volumeID, stagingPa
 	})
 }
 
+// ephemeralKey is the volume context key that marks an inline ephemeral
+// volume (the kubelet's), which is published without staging.
+const ephemeralKey = "csi.storage.k8s.io/ephemeral"
+
 // publish calls NodePublishVolume, with the staging path only for a driver
-// that stages. The record for Reconstruct is written before the call and
+// that stages and a volume that is not inline ephemeral. The record for Reconstruct is written before the call and
 // removed again when the call failed finally.
 func (p *csiPlugin) publish(ctx context.Context, v volume, stagingPath, targetPath string) error {
 	if err := required("volume_id", v.ID, "target_path", targetPath); err != nil {
@@ -128,14 +132,17 @@ func (p *csiPlugin) publish(ctx context.Context, v volume, stagingPath, targetPa
 	if err != nil {
 		return err
 	}
-	if !f.has(csi.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME) {
+	switch {
+	case !f.has(csi.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME):
 		stagingPath = ""
-	} else if stagingPath == "" {
-		return fmt.Errorf("%w: staging_path is required: csi driver %q stages volumes", errInvalid, dc.cfg.Name)
+	case stagingPath == "" && v.Context[ephemeralKey] == "true":
+		// An inline ephemeral volume is never staged, as with a kubelet.
+	case stagingPath == "":
+		return fmt.Errorf("%w: staging_path is required: csi driver %q stages volumes (and volume_context has no %s: \"true\")", errInvalid, dc.cfg.Name, ephemeralKey)
 	}
 	secrets, err := nodeSecrets(v.Secrets, v.SecretsDir)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", errNotAttempted, err)
 	}
 	dir, err := p.stateDir()
 	if err != nil {

@@ -249,6 +249,33 @@ spec:
 			func() string { return fmt.Sprintf("driver calls %q; want %s", d.calls(t)[seen:], want) })
 	})
 
+	// Issue 23 item 2: the pod went with state.db, so the host stops it as
+	// an orphan; its volume, which the plugin recorded and vol_data.json
+	// names, is unpublished and unstaged through the driver.
+	t.Run("state.db lost under a pod with a CSI volume", func(t *testing.T) {
+		seen := len(d.calls(t))
+		h.apply(claimPod("csi-lost", `echo alive; exec sleep 3600`))
+		p := h.waitPod("csi-lost", 90*time.Second, "running", running)
+		target := filepath.Join(h.root, "pods", string(p.UID), "volumes", "kubernetes.io~csi", "data", "mount")
+		h.kill()
+		if err := os.Remove(filepath.Join(h.root, "state.db")); err != nil {
+			t.Fatal(err)
+		}
+		h.start()
+		want := "NodeStageVolume OK,NodePublishVolume OK,NodeUnpublishVolume OK,NodeUnstageVolume OK"
+		poll(t, 90*time.Second, func() bool { return strings.Join(d.calls(t)[seen:], ",") == want },
+			func() string {
+				return fmt.Sprintf("driver calls %q; want %s\n%s", d.calls(t)[seen:], want, h.logTail())
+			})
+		if mountInfo(t, target) != nil || mountsBelow(t, h.root) != 0 {
+			t.Errorf("mounts left below the root: %d", mountsBelow(t, h.root))
+		}
+		poll(t, 30*time.Second, func() bool {
+			_, err := os.Stat(filepath.Join(h.root, "pods", string(p.UID)))
+			return os.IsNotExist(err)
+		}, func() string { return "the orphan's pod directory is still there\n" + h.logTail() })
+	})
+
 	t.Run("a driver no plugin serves", func(t *testing.T) {
 		pod := busyPod("csi-nodriver", v1.RestartPolicyAlways, sh("main", "exec sleep 3600"))
 		pod.Spec.Volumes = []v1.Volume{volume("scratch", v1.VolumeSource{CSI: &v1.CSIVolumeSource{Driver: "nfs.example.com"}})}

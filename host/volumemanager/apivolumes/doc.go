@@ -18,6 +18,6 @@
 // secrets, and it asks for a new service-account token (TokenRequest,
 // bound to the pod) once 80 % of the token's lifetime has passed or 24
 // hours after it was issued, whichever comes first, as the kubelet does.
-// Time is an injected clock. Only the host (host/node) imports this
-// package.
+// Time is an injected clock. Only the host (host/node, and host/volumeplugins,
+// which routes volumes to it) imports this package.
 package apivolumes

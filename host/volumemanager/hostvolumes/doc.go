@@ -12,5 +12,5 @@
 // Mounting is behind the small Mounter interface; the Linux one uses
 // mount(2) and the mount table (moby/sys/mountinfo).
 //
-// Who may import it: host/node.
+// Who may import it: host/node and host/volumeplugins.
 package hostvolumes

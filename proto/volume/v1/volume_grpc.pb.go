@@ -28,7 +28,11 @@
 //              nothing behind. It clears an uncertain state, unless the host
 //              found that state by reconstruction after a restart.
 //   transient  a call that never reached the plugin (the plugin was not
-//              running, or the host refused the call before sending it). It
+//              running, or the host refused the call before sending it), and
+//              a status of any code with the google.rpc.ErrorInfo detail of
+//              reason NOT_ATTEMPTED in domain volume.podhost.io: the plugin
+//              failed before it attempted the call against its backend
+//              (asking the backend what it can do, reading secrets). It
 //              changes no state; the host retries it.
 // A plugin that dies during a call leaves the operation uncertain. A device
 // or mount that is set up or uncertain is torn down with Unpublish (or

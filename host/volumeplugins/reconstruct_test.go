@@ -1,4 +1,4 @@
-package node
+package volumeplugins
 
 import (
 	"context"
@@ -101,7 +101,7 @@ func TestSCSIReconstruct(t *testing.T) {
 			}
 			host := hostvolumes.New(root, hostvolumes.SystemMounter{})
 			s := &scsiVolumes{root: root, node: "node-1", host: host, clients: fakeClients{"p": cl}, plugins: []string{"p"}, caps: declaring(map[string][]string{"p": {kind}})}
-			ans, err := volumeReconstructor{host: host, scsi: s}.Reconstruct(context.Background(), tt.dir)
+			ans, err := (&Plugins{host: host, scsi: s}).Reconstruct(context.Background(), tt.dir)
 			var got string
 			switch {
 			case errors.Is(err, volumemanager.ErrNotMounted):

@@ -1,9 +1,11 @@
-package node
+package volumeplugins
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/podhost/podhost/host/volumemanager"
 	"github.com/podhost/podhost/host/volumemanager/hostvolumes"
 	"github.com/podhost/podhost/pluginapi"
+	"github.com/podhost/podhost/pluginapi/volumeerr"
 	volumev1 "github.com/podhost/podhost/proto/volume/v1"
 )
 
@@ -62,6 +65,7 @@ func TestEdgeErrorClasses(t *testing.T) {
 		{"no status", errors.New("connection reset"), volumemanager.UncertainError},
 		{"died mid-call", fmt.Errorf("plugin %q: %w", "csi", supervisor.ErrPluginExited), volumemanager.UncertainError},
 		{"not sent", fmt.Errorf("plugin %q: %w (%w)", "csi", supervisor.ErrPluginExited, supervisor.ErrNotSent), volumemanager.Transient},
+		{"not attempted by the plugin", volumeerr.NotAttempted(codes.Internal, "NodeGetCapabilities: driver restarting"), volumemanager.Transient},
 		{"host's own error", errors.New("hostPath.type: File: /x is not a file"), volumemanager.Final},
 	}
 	for _, tt := range tests {
@@ -70,7 +74,7 @@ func TestEdgeErrorClasses(t *testing.T) {
 			if tt.name != "host's own error" {
 				err = fmt.Errorf("wrapped by the manager: %w", edgeError("csi", "Stage", tt.err))
 			}
-			if got := classifyVolumeError(err); got != tt.want {
+			if got := Classify(err); got != tt.want {
 				t.Errorf("class %v, want %v", got, tt.want)
 			}
 		})
@@ -95,6 +99,11 @@ func (f *fakeVolumeClient) Publish(_ context.Context, r *volumev1.PublishRequest
 	return &volumev1.PublishResponse{}, f.err
 }
 
+func (f *fakeVolumeClient) Unpublish(_ context.Context, r *volumev1.UnpublishRequest, _ ...grpc.CallOption) (*volumev1.UnpublishResponse, error) {
+	f.calls = append(f.calls, fmt.Sprintf("unpublish %s %s", r.GetDriver(), r.GetVolumeId()))
+	return &volumev1.UnpublishResponse{}, f.err
+}
+
 type fakeClients map[string]volumev1.VolumeClient
 
 func (f fakeClients) Volume(name string) (volumev1.VolumeClient, error) {
@@ -111,7 +120,7 @@ func TestCSIVolumesRouteByDriver(t *testing.T) {
 	root := t.TempDir()
 	fc := &fakeVolumeClient{}
 	c := &csiVolumes{root: root, host: hostvolumes.New(root, nil), clients: fakeClients{"csi": fc}, routes: map[string]string{"loop": "csi"}}
-	p := volumePlugins{host: hostvolumes.New(root, nil), csi: c}
+	p := &Plugins{host: hostvolumes.New(root, nil), csi: c}
 	shared := volumemanager.Volume{ID: "kubernetes.io/csi/loop^h1", Plugin: volumemanager.PluginCSI, Shared: true, PV: "pv1",
 		CSI: &v1.CSIPersistentVolumeSource{Driver: "loop", VolumeHandle: "h1"}}
 	inline := volumemanager.Volume{ID: "kubernetes.io/csi/u1-scratch", Plugin: volumemanager.PluginCSI,
@@ -134,13 +143,109 @@ func TestCSIVolumesRouteByDriver(t *testing.T) {
 	if strings.Join(fc.calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("calls\n%s\nwant\n%s", strings.Join(fc.calls, "\n"), strings.Join(want, "\n"))
 	}
+	data, err := os.ReadFile(filepath.Join(root, "pods/u1/volumes/kubernetes.io~csi/data/vol_data.json"))
+	if want := `{"driverName":"loop","volumeHandle":"h1","specVolID":"data","volumeLifecycleMode":"Persistent","persistentVolume":"pv1"}`; string(data) != want {
+		t.Errorf("vol_data.json %s (%v), want %s", data, err, want)
+	}
+	for _, name := range []string{"data", "scratch"} {
+		if err := p.Unpublish(ctx, volumemanager.PodVolume{Pod: "u1", Name: name, Volume: map[string]volumemanager.Volume{"data": shared, "scratch": inline}[name]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "pods", "u1")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the pod's directory after unpublish: %v", err)
+	}
 	other := shared
 	other.CSI = &v1.CSIPersistentVolumeSource{Driver: "nfs.example.com", VolumeHandle: "h"}
-	err := p.Stage(ctx, other)
+	err = p.Stage(ctx, other)
 	if !errors.Is(err, ErrNoVolumePlugin) || !strings.Contains(err.Error(), `csi driver "nfs.example.com"`) {
 		t.Errorf("unserved driver: %v", err)
 	}
-	if classifyVolumeError(err) != volumemanager.Final {
-		t.Errorf("unserved driver is %v, want final", classifyVolumeError(err))
+	if Classify(err) != volumemanager.Final {
+		t.Errorf("unserved driver is %v, want final", Classify(err))
+	}
+}
+
+func (f *fakeVolumeClient) Unstage(_ context.Context, r *volumev1.UnstageRequest, _ ...grpc.CallOption) (*volumev1.UnstageResponse, error) {
+	f.calls = append(f.calls, fmt.Sprintf("unstage %s %s", r.GetDriver(), r.GetVolumeId()))
+	return &volumev1.UnstageResponse{}, f.err
+}
+
+// TestCSIUnstageLeavesNoDirectory: after an unstage nothing of the
+// volume is left under the plugins directory, neither the empty
+// globalmount (the driver unmounts it and may keep it) nor its parents.
+func TestCSIUnstageLeavesNoDirectory(t *testing.T) {
+	root := t.TempDir()
+	fc := &fakeVolumeClient{}
+	c := &csiVolumes{root: root, host: hostvolumes.New(root, nil), clients: fakeClients{"csi": fc}, routes: map[string]string{"loop": "csi"}}
+	v := volumemanager.Volume{ID: "kubernetes.io/csi/loop^h1", Plugin: volumemanager.PluginCSI, Shared: true,
+		CSI: &v1.CSIPersistentVolumeSource{Driver: "loop", VolumeHandle: "h1"}}
+	ctx := context.Background()
+	if err := c.Stage(ctx, v); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Unstage(ctx, v); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "plugins", "kubernetes.io~csi", "loop")); !errors.Is(err, os.ErrNotExist) {
+		left, _ := filepath.Glob(filepath.Join(root, "plugins", "kubernetes.io~csi", "*", "*", "*"))
+		t.Errorf("left after unstage: %v (%v)", left, err)
+	}
+}
+
+// modeClient records the access modes of Stage and Publish.
+type modeClient struct {
+	volumev1.VolumeClient
+	calls []string
+}
+
+func (f *modeClient) Stage(_ context.Context, r *volumev1.StageRequest, _ ...grpc.CallOption) (*volumev1.StageResponse, error) {
+	f.calls = append(f.calls, "stage "+r.GetCapability().GetAccessMode().String())
+	return &volumev1.StageResponse{}, nil
+}
+
+func (f *modeClient) Publish(_ context.Context, r *volumev1.PublishRequest, _ ...grpc.CallOption) (*volumev1.PublishResponse, error) {
+	f.calls = append(f.calls, fmt.Sprintf("publish %s readonly=%v", r.GetCapability().GetAccessMode(), r.GetReadonly()))
+	return &volumev1.PublishResponse{}, nil
+}
+
+// TestCSIStageWithTheVolumesAccessMode: a shared CSI volume is staged and
+// published with the access mode of the volume (its PersistentVolume),
+// not of the pod that happens to come first: a read-only claim is a
+// read-only publish of a writable stage, so a writable pod after it
+// publishes on a writable stage.
+func TestCSIStageWithTheVolumesAccessMode(t *testing.T) {
+	src := func(ro bool) *v1.CSIPersistentVolumeSource {
+		return &v1.CSIPersistentVolumeSource{Driver: "loop", VolumeHandle: "h1", ReadOnly: ro}
+	}
+	tests := []struct {
+		name string
+		vol  volumemanager.Volume
+		want string
+	}{
+		{"read-only claim of a writable volume", volumemanager.Volume{ReadOnly: true, CSI: src(false)},
+			"stage ACCESS_MODE_SINGLE_NODE_WRITER,publish ACCESS_MODE_SINGLE_NODE_WRITER readonly=true"},
+		{"writable claim", volumemanager.Volume{CSI: src(false)},
+			"stage ACCESS_MODE_SINGLE_NODE_WRITER,publish ACCESS_MODE_SINGLE_NODE_WRITER readonly=false"},
+		{"read-only volume", volumemanager.Volume{ReadOnly: true, CSI: src(true)},
+			"stage ACCESS_MODE_SINGLE_NODE_READER_ONLY,publish ACCESS_MODE_SINGLE_NODE_READER_ONLY readonly=true"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			cl := &modeClient{}
+			c := &csiVolumes{root: root, host: hostvolumes.New(root, nil), clients: fakeClients{"csi": cl}, routes: map[string]string{"loop": "csi"}}
+			v := tt.vol
+			v.ID, v.Plugin, v.Shared, v.PV = "kubernetes.io/csi/loop^h1", volumemanager.PluginCSI, true, "pv1"
+			if err := c.Stage(context.Background(), v); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Publish(context.Background(), volumemanager.PodVolume{Pod: "u1", Name: "data", Volume: v}); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(cl.calls, ","); got != tt.want {
+				t.Errorf("calls %s, want %s", got, tt.want)
+			}
+		})
 	}
 }

@@ -1,4 +1,4 @@
-package node
+package volumeplugins
 
 import (
 	"context"
@@ -36,19 +36,9 @@ type scsiVolumes struct {
 	root    string
 	node    string
 	host    *hostvolumes.Host
-	clients volumeClients
+	clients Clients
 	plugins []string // the volume plugins of the host
-	caps    pluginCapabilities
-}
-
-func newSCSIVolumes(n *Node, clients volumeClients) *scsiVolumes {
-	s := &scsiVolumes{root: n.cfg.RootDir, node: n.cfg.NodeName, host: n.hostVolumes, clients: clients, caps: supervisorCapabilities(n.cfg.Plugins)}
-	for _, spec := range n.cfg.PluginSpecs {
-		if spec.Kind == pluginapi.KindVolume {
-			s.plugins = append(s.plugins, spec.Name)
-		}
-	}
-	return s
+	caps    Capabilities
 }
 
 // check fails when two running plugins declare the same kind; a plugin
@@ -98,12 +88,6 @@ func (s *scsiVolumes) client(ctx context.Context, v volumemanager.Volume) (strin
 		return "", nil, nil, fmt.Errorf("%w: plugin %s maps no raw block volumes", ErrNoVolumePlugin, name)
 	}
 	return name, cl, caps, nil
-}
-
-// transientError is a plugin's error on a query made before the
-// operation's call: nothing was attempted, so no state changes.
-func transientError(plugin, call string, err error) error {
-	return &classifiedError{class: volumemanager.Transient, err: fmt.Errorf("plugin %s: %s: %w", plugin, call, err)}
 }
 
 func (s *scsiVolumes) Stage(ctx context.Context, v volumemanager.Volume) error {

@@ -1,4 +1,4 @@
-package node
+package volumeplugins
 
 import (
 	"context"
@@ -6,32 +6,38 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podhost/podhost/host/volumemanager"
 	"github.com/podhost/podhost/host/volumemanager/apivolumes"
-	"github.com/podhost/podhost/host/volumemanager/hostvolumes"
 	volumev1 "github.com/podhost/podhost/proto/volume/v1"
 )
 
-// volumeReconstructor rebuilds the pod volume directories found after a
-// restart: FC and iSCSI ones through their plugin's Reconstruct, the
-// host's own (emptyDir) itself.
-type volumeReconstructor struct {
-	host *hostvolumes.Host
-	scsi *scsiVolumes
-}
-
-func (r volumeReconstructor) Reconstruct(ctx context.Context, dir volumemanager.PodVolumeDir) (volumemanager.Reconstructed, error) {
-	if _, ok := scsiKinds[dir.Plugin]; ok {
-		return r.scsi.Reconstruct(ctx, dir)
+// Reconstruct rebuilds a pod volume directory found after a restart: CSI,
+// FC and iSCSI ones through their plugin's Reconstruct, the host's own
+// (emptyDir) itself, and those of the API server's volumes as uncertain.
+func (p *Plugins) Reconstruct(ctx context.Context, dir volumemanager.PodVolumeDir) (volumemanager.Reconstructed, error) {
+	if _, ok := scsiKinds[dir.Plugin]; ok && p.scsi != nil {
+		return p.scsi.Reconstruct(ctx, dir)
+	}
+	if dir.Plugin == volumemanager.PluginCSI && p.csi != nil {
+		return p.csi.Reconstruct(ctx, dir)
 	}
 	if apivolumes.Serves(dir.Plugin) {
 		return reconstructAPIVolume(dir), nil
 	}
-	return r.host.Reconstruct(ctx, dir)
+	return p.host.Reconstruct(ctx, dir)
+}
+
+// reconstructAPIVolume rebuilds such a volume's directory found after a
+// restart as uncertain: the pod's next sync writes it again, and it keeps
+// being refreshed; a pod that is gone has it removed.
+func reconstructAPIVolume(dir volumemanager.PodVolumeDir) volumemanager.Reconstructed {
+	return volumemanager.Reconstructed{Volume: volumemanager.Volume{
+		ID:     volumemanager.VolumeID(dir.Plugin + "/" + string(dir.Pod) + "-" + dir.Name),
+		Plugin: dir.Plugin, ReadOnly: true,
+	}}
 }
 
 // Reconstruct asks the plugin serving dir's kind what is mounted at the
@@ -137,29 +143,4 @@ func splitList(s string) []string {
 		return nil
 	}
 	return strings.Split(s, ",")
-}
-
-// reconstructionMetrics are podhost_volume_reconstruction_failures_total
-// {plugin} and podhost_volume_unresolved (the pod volume directories
-// standing as unresolved placeholders, in use until rebuilt).
-type reconstructionMetrics struct{ failures *prometheus.CounterVec }
-
-func newReconstructionMetrics(reg prometheus.Registerer) (reconstructionMetrics, error) {
-	m := reconstructionMetrics{failures: prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "podhost_volume_reconstruction_failures_total",
-		Help: "Failed reconstructions (and retries) of pod volume directories after a host restart, by volume plugin.",
-	}, []string{"plugin"})}
-	return m, reg.Register(m.failures)
-}
-
-func (m reconstructionMetrics) ReconstructionFailed(plugin string) {
-	m.failures.WithLabelValues(plugin).Inc()
-}
-
-// watch registers the gauge of the unresolved placeholders of vm.
-func (m reconstructionMetrics) watch(reg prometheus.Registerer, vm *volumemanager.Manager) error {
-	return reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "podhost_volume_unresolved",
-		Help: "Pod volume directories whose reconstruction has not succeeded yet; their volumes stay in use.",
-	}, func() float64 { return float64(len(vm.Unresolved())) }))
 }

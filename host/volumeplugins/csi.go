@@ -1,11 +1,10 @@
-package node
+package volumeplugins
 
 import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,7 +13,6 @@ import (
 	"github.com/podhost/podhost/host/volumemanager"
 	"github.com/podhost/podhost/host/volumemanager/hostvolumes"
 	"github.com/podhost/podhost/pluginapi"
-	"github.com/podhost/podhost/pluginapi/volumeerr"
 	volumev1 "github.com/podhost/podhost/proto/volume/v1"
 )
 
@@ -48,64 +46,12 @@ func csiDriverRoutes(specs []supervisor.PluginSpec) (map[string]string, error) {
 	return routes, nil
 }
 
-// volumeClients gives the volume client of a plugin by name.
-type volumeClients interface {
-	Volume(name string) (volumev1.VolumeClient, error)
-}
-
-// supervisorVolumes adapts the supervisor to volumeClients.
-type supervisorVolumes struct{ m *supervisor.Manager }
-
-func (s supervisorVolumes) Volume(name string) (volumev1.VolumeClient, error) {
-	cc, err := s.m.Client(name)
-	if err != nil {
-		return nil, err
-	}
-	return volumev1.NewVolumeClient(cc), nil
-}
-
-// classifiedError is a volume plugin call's error with the class the
-// contract's rule gives it, decided once at the gRPC edge.
-type classifiedError struct {
-	class volumemanager.Class
-	err   error
-}
-
-func (e *classifiedError) Error() string { return e.err.Error() }
-func (e *classifiedError) Unwrap() error { return e.err }
-
-// edgeError classifies the error of a plugin call: a call the supervisor
-// did not send is transient, then the contract's rule (volumeerr).
-func edgeError(plugin, call string, err error) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, supervisor.ErrNotSent) {
-		err = fmt.Errorf("%w: %w", volumeerr.ErrNotSent, err)
-	}
-	class := map[volumeerr.Class]volumemanager.Class{
-		volumeerr.Final: volumemanager.Final, volumeerr.Uncertain: volumemanager.UncertainError, volumeerr.Transient: volumemanager.Transient,
-	}[volumeerr.Classify(err)]
-	return &classifiedError{class: class, err: fmt.Errorf("plugin %s: %s: %w", plugin, call, err)}
-}
-
-// classifyVolumeError is the volume manager's Classifier: a plugin call's
-// error has its class from the edge; the host's own volumes and a volume
-// no plugin serves fail finally (nothing was done).
-func classifyVolumeError(err error) volumemanager.Class {
-	var ce *classifiedError
-	if errors.As(err, &ce) {
-		return ce.class
-	}
-	return volumemanager.Final
-}
-
 // csiVolumes runs the operations of CSI volumes on the volume plugin that
 // serves each driver.
 type csiVolumes struct {
 	root    string
 	host    *hostvolumes.Host
-	clients volumeClients
+	clients Clients
 	routes  map[string]string // csi driver → plugin
 }
 
@@ -135,7 +81,12 @@ func (c *csiVolumes) stagingPath(v volumemanager.Volume) string {
 	return filepath.Join(c.root, "plugins", "kubernetes.io~csi", v.CSI.Driver, hex.EncodeToString(sum[:]), "globalmount")
 }
 
+// capability is a CSI volume's capability for Stage and Publish alike:
+// the access mode of the volume itself (its PersistentVolume's, or the
+// inline source's readOnly), never of the pod that comes first, whose
+// read-only claim is Publish's readonly flag.
 func capability(v volumemanager.Volume) *volumev1.Capability {
+	v.ReadOnly = v.CSI.ReadOnly
 	return accessCapability(v, v.CSI.FSType)
 }
 
@@ -195,7 +146,13 @@ func (c *csiVolumes) Unstage(ctx context.Context, v volumemanager.Volume) error 
 	if err = edgeError(name, "Unstage", err); err != nil {
 		return err
 	}
-	_ = os.Remove(filepath.Dir(path)) // <sha>/ once its globalmount is gone
+	// The empty globalmount, then <sha>/ and <driver>/ once empty; a
+	// directory that is not empty (a mount left, another volume) stays.
+	for d := path; d != filepath.Join(c.root, "plugins", "kubernetes.io~csi"); d = filepath.Dir(d) {
+		if os.Remove(d) != nil {
+			break
+		}
+	}
 	return nil
 }
 
@@ -207,6 +164,9 @@ func (c *csiVolumes) Publish(ctx context.Context, pv volumemanager.PodVolume) er
 	target := c.host.TargetPath(pv)
 	if err := os.MkdirAll(filepath.Dir(target), 0o750); err != nil {
 		return fmt.Errorf("creating the target's directory: %w", err)
+	}
+	if err := writeCSIData(c.root, pv); err != nil {
+		return err
 	}
 	_, err = cl.Publish(ctx, &volumev1.PublishRequest{
 		VolumeId: pv.Volume.CSI.VolumeHandle, StagingPath: c.stagingPath(pv.Volume), TargetPath: target,
@@ -223,6 +183,9 @@ func (c *csiVolumes) Unpublish(ctx context.Context, pv volumemanager.PodVolume) 
 	target := c.host.TargetPath(pv)
 	_, err = cl.Unpublish(ctx, &volumev1.UnpublishRequest{VolumeId: pv.Volume.CSI.VolumeHandle, TargetPath: target, Driver: pv.Volume.CSI.Driver})
 	if err = edgeError(name, "Unpublish", err); err != nil {
+		return err
+	}
+	if err := removeCSIData(c.root, pv.Pod, pv.Name); err != nil {
 		return err
 	}
 	return hostvolumes.RemovePodVolumeDir(c.root, pv.Pod, pv.Volume.Plugin, pv.Name)

@@ -1,4 +1,4 @@
-package node
+package volumeplugins
 
 import (
 	"context"
@@ -82,7 +82,7 @@ func (f *scsiClient) UnmapBlock(_ context.Context, r *volumev1.UnmapBlockRequest
 	return &volumev1.UnmapBlockResponse{}, nil
 }
 
-func declaring(m map[string][]string) pluginCapabilities {
+func declaring(m map[string][]string) Capabilities {
 	return func(name string) ([]string, error) {
 		if c, ok := m[name]; ok {
 			return c, nil
@@ -173,7 +173,7 @@ func TestSCSIVolumeCalls(t *testing.T) {
 			}
 			host := hostvolumes.New(root, nil)
 			s := &scsiVolumes{root: root, node: "node-1", host: host, clients: fakeClients{"p": cl}, plugins: []string{"p"}, caps: declaring(map[string][]string{"p": {kind}})}
-			p := volumePlugins{host: host, scsi: s}
+			p := &Plugins{host: host, scsi: s}
 			ctx := context.Background()
 			pv := volumemanager.PodVolume{Pod: types.UID("u1"), Name: "data", Volume: tt.vol}
 			publish, unpublish := p.Publish, p.Unpublish
@@ -215,8 +215,8 @@ func TestSCSIVolumeRefused(t *testing.T) {
 			s := &scsiVolumes{root: root, host: hostvolumes.New(root, nil), clients: fakeClients{"p": cl}, plugins: []string{"p"},
 				caps: declaring(map[string][]string{"p": {pluginapi.CapVolumeFC, pluginapi.CapVolumeISCSI}})}
 			err := s.Stage(context.Background(), tt.vol)
-			if err == nil || !strings.Contains(err.Error(), tt.want) || classifyVolumeError(err) != volumemanager.Final {
-				t.Errorf("err %v (%v), want a final error with %q", err, classifyVolumeError(err), tt.want)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || Classify(err) != volumemanager.Final {
+				t.Errorf("err %v (%v), want a final error with %q", err, Classify(err), tt.want)
 			}
 			if len(cl.calls) > 0 {
 				t.Errorf("calls %q, want none", cl.calls)
@@ -249,7 +249,7 @@ func TestSCSIBlockMetrics(t *testing.T) {
 			root := t.TempDir()
 			cl := &metricsClient{supports: tt.supports, resp: &volumev1.GetMetricsResponse{TotalBytes: 64 << 20}}
 			s := &scsiVolumes{root: root, host: hostvolumes.New(root, nil), clients: fakeClients{"fc": cl}, plugins: []string{"fc"}, caps: declaring(map[string][]string{"fc": tt.info})}
-			m := pluginMetrics{scsi: s, caps: s.caps}
+			m := &Plugins{scsi: s, caps: s.caps}
 			ok, err := m.SupportsMetrics(context.Background(), pv.Volume)
 			if err != nil {
 				t.Fatal(err)

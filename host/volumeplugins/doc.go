@@ -1,0 +1,32 @@
+// Package volumeplugins owns the host's one adapter of every volume kind
+// to the volume manager (Plugins): it implements volumemanager's Plugins,
+// Reconstructor, MetricsPlugins and, with Classify, its Classifier.
+//
+// The host serves emptyDir and hostPath itself (hostvolumes) and the
+// volumes whose files come from the API server (apivolumes); every other
+// kind goes to a volume plugin over the volume contract
+// (proto/volume/v1):
+//
+//   - a CSI volume to the plugin whose config lists its driver under
+//     drivers[].name (volume-csi's config; csi.go), staged at
+//     <root>/plugins/kubernetes.io~csi/<driver>/<sha256 of the handle>/globalmount
+//     when shared and published at its pod's target path;
+//   - an FC or iSCSI volume to the one plugin that declares volume.fc or
+//     volume.iscsi in GetInfo (scsi.go), with the volume context, paths
+//     and secrets directory the kubelet's in-tree plugins would use, Attach
+//     and Detach when the plugin's GetCapabilities asks for them.
+//
+// Every plugin call's error is classified once, here at the gRPC edge, by
+// the contract's rule (pluginapi/volumeerr): a call the supervisor did not
+// send is transient. Reconstruct rebuilds the pod volume directories a
+// restart finds (reconstruct.go, csireconstruct.go: a CSI directory from
+// its plugin's record or from its own vol_data.json, csidata.go, which
+// Publish writes); InPlace tells whether a publish is still a mount
+// (mounttable.go); metrics.go asks plugins for the usage of
+// claims, only when they declare metrics twice (GetInfo and
+// GetCapabilities).
+//
+// Who may import it: host/node, which wires it; it imports the volume
+// manager, its hostvolumes and apivolumes, the supervisor and the volume
+// contract, never host/node.
+package volumeplugins
