@@ -12,7 +12,7 @@ TOOL_PKGS   := github.com/bufbuild/buf/cmd/buf \
                golang.org/x/perf/cmd/benchstat
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all build host plugins tools proto check-proto lint test unit e2e deps kube-binaries cni-plugins images demo \
+.PHONY: all build host plugins tools proto check-proto lint test unit e2e deps kube-binaries e2e-binaries cni-plugins images demo \
         containerd-up containerd-down bench-floor bench-podstart bench-probes bench-volstart clean
 
 all: build
@@ -64,6 +64,12 @@ deps:
 # $$HOME/.cache/podhost (kept across clones); the Kubernetes-mode tests run them.
 kube-binaries:
 	sh hack/kube-binaries.sh
+
+# Builds what the upstream node conformance suite runs with: e2e.test, ginkgo,
+# kube-scheduler, kube-controller-manager, agnhost and nonewprivs, from the
+# module proxy into the same cache. Cold this is over an hour on 2 cores.
+e2e-binaries:
+	sh hack/e2e-binaries.sh
 
 # Builds the reference CNI plugins (bridge, host-local, loopback, portmap)
 # into $$HOME/.cache/podhost; the private containerd of the tests gives pods
