@@ -4,13 +4,14 @@
 # of hack/kube-module.sh, into the cache kube-binaries.sh fills:
 #
 #   ${PODHOST_KUBE_CACHE:-$HOME/.cache/podhost}/kube-$KUBE_VERSION/
-#     kube-scheduler, kube-controller-manager   (k8s.io/kubernetes/cmd/…)
 #     ginkgo      (github.com/onsi/ginkgo/v2/ginkgo at the version k8s.io/kubernetes requires)
 #     agnhost, nonewprivs                       (k8s.io/kubernetes/test/images/…)
 #     e2e.test    (go test -c k8s.io/kubernetes/test/e2e)
 #     agnhost-porter/localhost.{crt,key}        (from test/images/agnhost/porter)
 #
-# A binary already in the cache is kept; only missing ones are built. Cold on
+# kube-scheduler and kube-controller-manager, which the suite needs too, come
+# from hack/kube-binaries.sh. A binary already in the cache is kept; only
+# missing ones are built. Cold on
 # two busy cores this takes well over an hour (e2e.test is most of it), so
 # every build runs under `nice -n 19`. Prints the cache directory on its last
 # line.
@@ -19,7 +20,7 @@ set -eu
 . "$(dirname "$0")/kube-module.sh"
 
 missing=""
-for b in kube-scheduler kube-controller-manager ginkgo agnhost nonewprivs e2e.test; do
+for b in ginkgo agnhost nonewprivs e2e.test; do
 	[ -x "$kubedir/$b" ] || missing="$missing $b"
 done
 [ -f "$kubedir/agnhost-porter/localhost.key" ] || missing="$missing agnhost-porter"
@@ -54,7 +55,6 @@ if [ -n "$missing" ]; then
 	pkgs=""
 	for b in $missing; do
 		case $b in
-		kube-scheduler | kube-controller-manager) pkgs="$pkgs k8s.io/kubernetes/cmd/$b" ;;
 		ginkgo) pkgs="$pkgs github.com/onsi/ginkgo/v2/ginkgo" ;;
 		agnhost | nonewprivs) pkgs="$pkgs k8s.io/kubernetes/test/images/$b" ;;
 		esac

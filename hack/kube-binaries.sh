@@ -1,16 +1,19 @@
 #!/bin/sh
 # kube-binaries.sh builds the real Kubernetes parts that the Kubernetes-mode
-# tests run against: kube-apiserver and kubectl from k8s.io/kubernetes, and
-# etcd from go.etcd.io/etcd/server/v3, all from the Go module proxy. The
+# tests run against: kube-apiserver, kubectl, kube-controller-manager and
+# kube-scheduler from k8s.io/kubernetes, and etcd from
+# go.etcd.io/etcd/server/v3, all from the Go module proxy. The
 # binaries go to a cache outside the checkout, keyed by version, so that a
 # fresh clone (CI) builds them once per machine:
 #
-#   ${PODHOST_KUBE_CACHE:-$HOME/.cache/podhost}/kube-$KUBE_VERSION/{kube-apiserver,kubectl}
+#   ${PODHOST_KUBE_CACHE:-$HOME/.cache/podhost}/kube-$KUBE_VERSION/{kube-apiserver,kubectl,kube-controller-manager,kube-scheduler}
 #   ${PODHOST_KUBE_CACHE:-$HOME/.cache/podhost}/etcd-$ETCD_VERSION/etcd
 #
 # A binary already in the cache is kept. k8s.io/kubernetes is built in the
-# scratch module of hack/kube-module.sh. Cold, this takes about 6 minutes and
-# 2.3 GiB.
+# scratch module of hack/kube-module.sh. Cold, kube-apiserver and kubectl
+# take about 6 minutes and 2.3 GiB on a quiet machine; the controller manager
+# and the scheduler (test/kubecluster starts them when asked) share most of
+# their packages.
 # Prints the two cache directories on its last lines.
 set -eu
 
@@ -21,14 +24,23 @@ etcddir="$kube_cache/etcd-$ETCD_VERSION"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-if [ ! -x "$kubedir/kube-apiserver" ] || [ ! -x "$kubedir/kubectl" ]; then
-	echo "kube-binaries: building kube-apiserver and kubectl $KUBE_VERSION into $kubedir"
-	mkdir -p "$kubedir"
+missing=""
+for cmd in kube-apiserver kubectl kube-controller-manager kube-scheduler; do
+	[ -x "$kubedir/$cmd" ] || missing="$missing $cmd"
+done
+if [ -n "$missing" ]; then
+	echo "kube-binaries: building$missing $KUBE_VERSION into $kubedir"
+	mkdir -p "$kubedir" "$work/out"
 	kube_module "$work/kube"
 	cd "$work/kube"
-	for cmd in kube-apiserver kubectl; do
-		go build -trimpath -ldflags "$kube_ldflags" -o "$kubedir/$cmd.tmp" "k8s.io/kubernetes/cmd/$cmd"
-		mv "$kubedir/$cmd.tmp" "$kubedir/$cmd"
+	pkgs=""
+	for cmd in $missing; do
+		pkgs="$pkgs k8s.io/kubernetes/cmd/$cmd"
+	done
+	# shellcheck disable=SC2086 # pkgs is a list
+	go build -trimpath -ldflags "$kube_ldflags" -o "$work/out/" $pkgs
+	for cmd in $missing; do
+		mv "$work/out/$cmd" "$kubedir/$cmd"
 	done
 fi
 
