@@ -3,6 +3,7 @@ package conformance
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -200,5 +201,32 @@ func TestPlanBuildsTheSuitesImages(t *testing.T) {
 	}
 	if c := got[PauseImage].Config; c.User != "65535:65535" || !slices.Equal(c.Entrypoint, []string{"/pause"}) {
 		t.Errorf("pause config %+v", c)
+	}
+}
+
+func TestFastFocusSelectsTheListedSpecs(t *testing.T) {
+	saved := FastSpecs
+	t.Cleanup(func() { FastSpecs = saved })
+	FastSpecs = nil
+	if _, err := FastFocus(); err == nil {
+		t.Error("FastFocus with no specs listed; want an error")
+	}
+	FastSpecs = []string{"[sig-node] Pods should get a host IP [NodeConformance] [Conformance]", "[sig-storage] EmptyDir volumes"}
+	focus, err := FastFocus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(focus)
+	for spec, want := range map[string]bool{
+		"[sig-node] Pods should get a host IP [NodeConformance] [Conformance]":              true,
+		"[sig-storage] EmptyDir volumes should support (root,0644,tmpfs) [NodeConformance]": true,
+		"[sig-node] Pods should get a host IPv6 [NodeConformance]":                          false,
+	} {
+		if re.MatchString(spec) != want {
+			t.Errorf("focus %q matches %q: %v, want %v", focus, spec, !want, want)
+		}
+	}
+	if r := (Run{Fast: true, Focus: focus, Skip: BaseSkip}); r.Region() != "fast-run" {
+		t.Errorf("region %q for the fast subset", r.Region())
 	}
 }

@@ -22,7 +22,8 @@ type Run struct {
 	CPUs                  int
 	LoadBefore, LoadAfter string
 	// Focus, Skip and Procs are the run's selection and parallelism; Skip
-	// without the not-applicable specs.
+	// without the not-applicable specs. Fast says the focus is FastFocus.
+	Fast        bool
 	Focus, Skip string
 	Procs       int
 	// Selected are the specs focus and skip select (a dry run).
@@ -40,9 +41,13 @@ type Run struct {
 func (r Run) Partial() bool { return r.Focus != DefaultFocus || r.Skip != BaseSkip }
 
 // Region is the name of the part of CONFORMANCE.md the run writes: a
-// partial run never replaces the figures of a full one.
+// partial run never replaces the figures of a full one, nor of the last
+// run of the fast subset.
 func (r Run) Region() string {
-	if r.Partial() {
+	switch {
+	case r.Fast:
+		return "fast-run"
+	case r.Partial():
 		return "partial-run"
 	}
 	return "full-run"
@@ -76,7 +81,10 @@ func (r Run) Markdown() string {
 		na += len(specs)
 	}
 	var b strings.Builder
-	if r.Partial() {
+	if r.Fast {
+		fmt.Fprintf(&b, "## Fast subset (not the full suite)\n\n")
+		fmt.Fprintf(&b, "The fixed subset of test/conformance.FastSpecs: these figures do not cover the node conformance suite.\n\n")
+	} else if r.Partial() {
 		fmt.Fprintf(&b, "## Partial run (not the full suite)\n\n")
 		fmt.Fprintf(&b, "FOCUS or SKIP was overridden: these figures cover the specs selected below, not the node conformance suite.\n\n")
 	} else {
