@@ -22,7 +22,7 @@ func TestReadJUnit(t *testing.T) {
 		t.Fatalf("%d specs, want 6: %+v", len(specs), specs)
 	}
 	failed := specs[2]
-	if !failed.Failed() || failed.Failure != "Timed out after 300.000s." ||
+	if !failed.Failed() || failed.Failure != "Timed out after 300.000s. Expected <bool>: false to be true" ||
 		failed.Location != "k8s.io/kubernetes/test/e2e/common/node/downwardapi.go:107" {
 		t.Errorf("failed spec read as %+v", failed)
 	}
@@ -55,7 +55,7 @@ func TestRunMarkdownCountsAndMarksPartialRuns(t *testing.T) {
 	for _, want := range []string{
 		"## Partial run (not the full suite)",
 		"**5 selected: 1 passed, 1 failed, 1 not applicable, 1 skipped by the spec itself**",
-		"- `[sig-node] Downward API should provide pod UID as env vars [NodeConformance] [Conformance]` (failed, 300 s): Timed out after 300.000s. (k8s.io/kubernetes/test/e2e/common/node/downwardapi.go:107)",
+		"- `[sig-node] Downward API should provide pod UID as env vars [NodeConformance] [Conformance]` (failed, 300 s): Timed out after 300.000s. Expected <bool>: false to be true (k8s.io/kubernetes/test/e2e/common/node/downwardapi.go:107)",
 		"- `[sig-node] Pods nginx spec`: needs nginx",
 		"- `nginx:1`: not built",
 		"Only supported for node OS distro [gci ubuntu]",

@@ -12,7 +12,16 @@ import (
 // text as ginkgo's focus sees it, or enough of it to name one spec (no
 // "[It] " and no label list); only specs a recorded run saw pass belong
 // here (CONFORMANCE.md).
-var FastSpecs = []string{}
+var FastSpecs = []string{
+	// Passed in the partial run of 2026-12-03 (CONFORMANCE.md), 4–10 s each.
+	"[sig-node] InitContainer should invoke init containers on a RestartNever pod [Conformance] [NodeConformance]",
+	"[sig-node] Kubelet when scheduling a busybox command in a pod should print the output to logs [Conformance] [NodeConformance]",
+	"[sig-node] Pods should be submitted and removed [Conformance] [NodeConformance]",
+	"[sig-node] Pods should get a host IP [Conformance] [NodeConformance]",
+	"[sig-storage] ConfigMap should be consumable from pods in volume [Conformance] [NodeConformance]",
+	"[sig-storage] EmptyDir volumes should support (root,0644,default) [LinuxOnly] [Conformance] [NodeConformance]",
+	"[sig-storage] Secrets should be consumable from pods in volume [Conformance] [NodeConformance]",
+}
 
 // FastFocus is the focus that selects exactly FastSpecs.
 func FastFocus() (string, error) {

@@ -66,6 +66,9 @@ func ReadJUnit(path string) ([]Spec, error) {
 	return parseJUnit(data)
 }
 
+// maxCause bounds a failure's cause in the report.
+const maxCause = 240
+
 func parseJUnit(data []byte) ([]Spec, error) {
 	var doc junitSuites
 	if err := xml.Unmarshal(data, &doc); err != nil {
@@ -94,15 +97,13 @@ func parseJUnit(data []byte) ([]Spec, error) {
 	return specs, nil
 }
 
-// failureCause turns a failure into one line: the message's first
-// non-empty line, and the location ginkgo writes in the description
-// ("[FAILED] …\nIn [It] at: FILE:LINE @ …").
+// failureCause turns a failure into one line: the message's lines joined
+// (at most maxCause bytes), and the location ginkgo writes in the
+// description ("[FAILED] …\nIn [It] at: FILE:LINE @ …").
 func failureCause(message, text string) (cause, location string) {
-	for _, line := range strings.Split(message, "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			cause = line
-			break
-		}
+	cause = strings.Join(strings.Fields(message), " ")
+	if len(cause) > maxCause {
+		cause = cause[:maxCause] + " …"
 	}
 	for _, line := range strings.Split(text, "\n") {
 		if _, at, ok := strings.Cut(line, " at: "); ok && strings.HasPrefix(strings.TrimSpace(line), "In [") {
