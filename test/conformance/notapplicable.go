@@ -36,10 +36,6 @@ var NotApplicableSpecs = []NotApplicable{
 			`with hostname and hostnameOverride fields|with only hostnameOverride field|with subdomain and hostnameOverride fields)`,
 		Reason: "runs glibc-dns-testing (glibc's hostname -f), which is not built here; busybox resolves differently",
 	},
-	{
-		Spec:   regexp.QuoteMeta("Container Runtime blackbox test when running a container with a new image should be able to pull image"),
-		Reason: "pulls agnhost from registry.k8s.io with imagePullPolicy Always; no registry is reachable",
-	},
 }
 
 // SkipPattern is the --skip expression of a run: skip, then each
