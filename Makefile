@@ -12,7 +12,8 @@ TOOL_PKGS   := github.com/bufbuild/buf/cmd/buf \
                golang.org/x/perf/cmd/benchstat
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all build host plugins tools proto check-proto lint test unit e2e deps kube-binaries cni-plugins images demo \
+.PHONY: all build host plugins tools proto check-proto lint test unit e2e deps kube-binaries e2e-binaries cni-plugins images demo \
+        conformance conformance-fast \
         containerd-up containerd-down bench-floor bench-podstart bench-probes bench-volstart clean
 
 all: build
@@ -60,10 +61,33 @@ lint: tools
 deps:
 	bash hack/install-deps.sh
 
-# Builds kube-apiserver, kubectl and etcd from the module proxy into
-# $$HOME/.cache/podhost (kept across clones); the Kubernetes-mode tests run them.
+# Builds kube-apiserver, kubectl, kube-controller-manager, kube-scheduler and
+# etcd from the module proxy into $$HOME/.cache/podhost (kept across clones);
+# the Kubernetes-mode tests run them.
 kube-binaries:
 	sh hack/kube-binaries.sh
+
+# Builds what the upstream node conformance suite runs with besides the control
+# plane: e2e.test, ginkgo, agnhost and nonewprivs, from the module proxy into
+# the same cache. Cold this is over an hour on 2 busy cores.
+e2e-binaries:
+	sh hack/e2e-binaries.sh
+
+# The upstream Kubernetes node conformance suite against one podhost node
+# (root; hours for the whole suite, see CONFORMANCE.md). FOCUS and SKIP are
+# ginkgo regexps (default \[NodeConformance\] and \[Serial\]|\[Disruptive\]|\[Flaky\];
+# the not-applicable specs are always skipped), PROCS the ginkgo processes.
+# Writes the run's figures into CONFORMANCE.md. Not part of `make test`.
+FOCUS ?=
+SKIP  ?=
+PROCS ?= 4
+conformance: deps kube-binaries e2e-binaries cni-plugins build
+	$(GO) run ./hack/conformance -procs $(PROCS) $(if $(FOCUS),-focus '$(FOCUS)') $(if $(SKIP),-skip '$(SKIP)')
+
+# The fixed fast subset of the suite (test/conformance/fast.go), the one
+# meant for `make test` once it is measured under CI's limit.
+conformance-fast: deps kube-binaries e2e-binaries cni-plugins build
+	$(GO) run ./hack/conformance -fast -procs $(PROCS)
 
 # Builds the reference CNI plugins (bridge, host-local, loopback, portmap)
 # into $$HOME/.cache/podhost; the private containerd of the tests gives pods

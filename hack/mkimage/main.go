@@ -8,6 +8,14 @@
 // podhost.local/busybox:1) into DIR/pause.tar and DIR/busybox.tar. Run it
 // inside the module; it compiles images/pause.
 //
+//	mkimage -e2e DIR [-kube-bin KUBEDIR]
+//
+// writes the images the upstream e2e suite names that are built locally
+// (test/conformance: agnhost, busybox, nonewprivs, nonroot, pause) into
+// DIR, under the names `KUBEDIR/e2e.test --list-images` prints, from the
+// binaries hack/e2e-binaries.sh put in KUBEDIR (default: its cache). The
+// images not built are listed on standard error with the reason.
+//
 //	mkimage -o FILE -name NAME [-entrypoint JSON] [-cmd JSON] [-env K=V]... HOSTPATH=IMAGEPATH...
 //
 // writes an image of the given host files.
@@ -20,10 +28,13 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 
 	"github.com/podhost/podhost/images/localimages"
 	"github.com/podhost/podhost/images/ociarchive"
+	"github.com/podhost/podhost/test/conformance"
+	"github.com/podhost/podhost/test/kubecluster"
 )
 
 type listFlag []string
@@ -43,6 +54,8 @@ func main() {
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("mkimage", flag.ContinueOnError)
 	local := fs.String("local", "", "write podhost's pause and busybox archives into this `dir`")
+	e2e := fs.String("e2e", "", "write the upstream e2e suite's images built here into this `dir`")
+	kubeBin := fs.String("kube-bin", "", "`dir` of e2e.test, agnhost and nonewprivs (default: hack/e2e-binaries.sh's cache)")
 	out := fs.String("o", "", "archive `file` to write")
 	name := fs.String("name", "", "full image `name`, e.g. podhost.local/tool:1")
 	entrypoint := fs.String("entrypoint", "", "entrypoint as a JSON array")
@@ -68,8 +81,12 @@ func run(ctx context.Context, args []string) error {
 		return nil
 	}
 
+	if *e2e != "" {
+		return writeE2E(ctx, *e2e, *kubeBin)
+	}
+
 	if *out == "" || *name == "" || fs.NArg() == 0 {
-		return fmt.Errorf("need -local DIR, or -o FILE -name NAME and HOSTPATH=IMAGEPATH arguments")
+		return fmt.Errorf("need -local DIR, -e2e DIR, or -o FILE -name NAME and HOSTPATH=IMAGEPATH arguments")
 	}
 	img := ociarchive.Image{Name: *name, Uncompressed: *gzipOff}
 	img.Config.Env = env
@@ -106,5 +123,30 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Printf("%s\t%s\t%s\n", *out, w.Name, w.ManifestDigest)
+	return nil
+}
+
+func writeE2E(ctx context.Context, dir, kubeBin string) error {
+	if kubeBin == "" {
+		bins, err := kubecluster.FindBinaries()
+		if err != nil {
+			return err
+		}
+		kubeBin = filepath.Dir(bins.APIServer)
+	}
+	names, err := conformance.ListImages(ctx, filepath.Join(kubeBin, "e2e.test"))
+	if err != nil {
+		return err
+	}
+	archives, unavailable, err := conformance.WriteImages(ctx, dir, names, conformance.SourcesIn(kubeBin))
+	if err != nil {
+		return err
+	}
+	for _, a := range archives {
+		fmt.Printf("%s\t%s\n", a.Path, a.Name)
+	}
+	for _, u := range unavailable {
+		fmt.Fprintf(os.Stderr, "not built: %s: %s\n", u.Name, u.Reason)
+	}
 	return nil
 }

@@ -65,6 +65,9 @@ type RuntimeConfig struct {
 	Cmd        []string `json:"Cmd,omitempty"`
 	Env        []string `json:"Env,omitempty"`
 	WorkingDir string   `json:"WorkingDir,omitempty"`
+	// User is the user (and group) the process runs as, "UID[:GID]" or a
+	// name in the image's /etc/passwd; empty is root.
+	User string `json:"User,omitempty"`
 }
 
 type rootFS struct {

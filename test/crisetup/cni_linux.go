@@ -179,3 +179,12 @@ func lockFile(path string) (func(), error) {
 	}
 	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 }
+
+// PodGateway is the host's address on the pod network (WithPodNetwork):
+// the bridge's, which pods reach the host at. Zero without a pod network.
+func (c *Containerd) PodGateway() netip.Addr {
+	if !c.PodSubnet.IsValid() {
+		return netip.Addr{}
+	}
+	return gatewayOf(c.PodSubnet)
+}

@@ -252,6 +252,12 @@ func (c *Containerd) waitReady(ctx context.Context) error {
 	}
 }
 
+// Import imports an image archive (images/ociarchive) holding the image
+// name, as Start does with podhost's own images.
+func (c *Containerd) Import(ctx context.Context, archive, name string) error {
+	return c.importImage(ctx, archive, name)
+}
+
 // importImage imports an archive with ctr and waits until CRI lists the
 // image: CRI learns about images that ctr imports from containerd events.
 func (c *Containerd) importImage(ctx context.Context, archive, name string) error {

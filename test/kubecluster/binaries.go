@@ -13,9 +13,11 @@ const (
 	EtcdVersion = "v3.7.3"
 )
 
-// Binaries are the paths of the control plane's programs.
+// Binaries are the paths of the control plane's programs. The controller
+// manager and the scheduler are only needed when Options ask for them.
 type Binaries struct {
-	APIServer, Kubectl, Etcd string
+	APIServer, Kubectl, Etcd     string
+	ControllerManager, Scheduler string
 }
 
 // FindBinaries looks for the binaries where hack/kube-binaries.sh puts them:
@@ -34,15 +36,27 @@ func FindBinaries() (Binaries, error) {
 		APIServer: filepath.Join(cache, "kube-"+KubeVersion, "kube-apiserver"),
 		Kubectl:   filepath.Join(cache, "kube-"+KubeVersion, "kubectl"),
 		Etcd:      filepath.Join(cache, "etcd-"+EtcdVersion, "etcd"),
+		// Only needed when Options ask for them (checkComponents).
+		ControllerManager: filepath.Join(cache, "kube-"+KubeVersion, "kube-controller-manager"),
+		Scheduler:         filepath.Join(cache, "kube-"+KubeVersion, "kube-scheduler"),
 	}
+	if err := checkExecutables("sh hack/kube-binaries.sh (make kube-binaries)", b.APIServer, b.Kubectl, b.Etcd); err != nil {
+		return b, err
+	}
+	return b, nil
+}
+
+// checkExecutables returns an error naming every path that is not an
+// executable file, and the command that builds them.
+func checkExecutables(build string, paths ...string) error {
 	var missing []error
-	for _, p := range []string{b.APIServer, b.Kubectl, b.Etcd} {
+	for _, p := range paths {
 		if st, err := os.Stat(p); err != nil || st.Mode()&0o111 == 0 {
 			missing = append(missing, fmt.Errorf("%s is missing or not executable", p))
 		}
 	}
 	if len(missing) > 0 {
-		return b, fmt.Errorf("%w; build them with: sh hack/kube-binaries.sh (make kube-binaries)", errors.Join(missing...))
+		return fmt.Errorf("%w; build them with: %s", errors.Join(missing...), build)
 	}
-	return b, nil
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,6 +33,15 @@ type Options struct {
 	Nodes []string
 	// Binaries overrides FindBinaries.
 	Binaries *Binaries
+	// ControllerManager starts kube-controller-manager too: service
+	// accounts and their tokens, the root CA config map in every
+	// namespace, namespace deletion, garbage collection, the node lifecycle
+	// controller and the workload controllers. The upstream e2e suite
+	// relies on it.
+	ControllerManager bool
+	// Scheduler starts kube-scheduler too, so that pods without a nodeName
+	// are placed.
+	Scheduler bool
 }
 
 // Cluster is a running etcd and kube-apiserver.
@@ -62,6 +72,10 @@ type Cluster struct {
 	apiArgs    []string
 	adminToken string
 	nodes      map[string]string // node name → token
+	// components are the controller manager and the scheduler, when
+	// started (controlplane.go).
+	components      []*process
+	componentTokens map[string]string // user → token
 }
 
 // Start starts etcd and the API server with their files under dir and
@@ -75,7 +89,10 @@ func Start(ctx context.Context, dir string, opts Options) (c *Cluster, err error
 		}
 		bins = &b
 	}
-	c = &Cluster{Dir: dir, bins: *bins, nodes: map[string]string{}}
+	if err := bins.checkComponents(opts); err != nil {
+		return nil, err
+	}
+	c = &Cluster{Dir: dir, bins: *bins, nodes: map[string]string{}, componentTokens: map[string]string{}}
 	defer func() {
 		if err != nil {
 			_ = c.Stop(context.WithoutCancel(ctx))
@@ -96,6 +113,9 @@ func Start(ctx context.Context, dir string, opts Options) (c *Cluster, err error
 	if err := c.bootstrap(ctx); err != nil {
 		return nil, err
 	}
+	if err := c.startComponents(ctx, opts); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -107,6 +127,11 @@ func (c *Cluster) writeCredentials(nodes []string) error {
 	c.ca, c.CAFile = ca, ca.File
 	c.adminToken = token()
 	lines := []string{fmt.Sprintf("%s,admin,admin,system:masters", c.adminToken)}
+	for _, user := range componentUsers {
+		t := token()
+		c.componentTokens[user] = t
+		lines = append(lines, fmt.Sprintf("%s,%s,%s", t, user, user))
+	}
 	for _, n := range nodes {
 		t := token()
 		c.nodes[n] = t
@@ -358,10 +383,11 @@ func (c *Cluster) StartAPIServer(ctx context.Context) error {
 	return c.runAPIServer(ctx)
 }
 
-// Stop stops the API server and etcd.
+// Stop stops the scheduler and the controller manager when running, then
+// the API server and etcd.
 func (c *Cluster) Stop(ctx context.Context) error {
 	var errs []error
-	for _, p := range []*process{c.apiserver, c.etcd} {
+	for _, p := range append(slices.Clone(c.components), c.apiserver, c.etcd) {
 		if p != nil {
 			errs = append(errs, p.stop(ctx))
 		}
@@ -369,10 +395,10 @@ func (c *Cluster) Stop(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Logs returns the last n lines of both logs, for a failed test.
+// Logs returns the last n lines of each program's log, for a failed test.
 func (c *Cluster) Logs(n int) string {
 	var out []string
-	for _, p := range []*process{c.etcd, c.apiserver} {
+	for _, p := range append([]*process{c.etcd, c.apiserver}, c.components...) {
 		if p != nil {
 			out = append(out, p.tail(n))
 		}

@@ -1,0 +1,72 @@
+package conformance
+
+import (
+	"regexp"
+	"strings"
+)
+
+// NotApplicable is a spec that cannot pass on this kind of machine,
+// whatever the node does: it needs what the machine lacks (a registry, a
+// second node, an image that is not built here).
+type NotApplicable struct {
+	// Spec is a regular expression for the spec's full text, as ginkgo's
+	// --skip takes it.
+	Spec string
+	// Reason says what the spec needs that is not here.
+	Reason string
+}
+
+// BaseSkip leaves out what the node conformance run never includes.
+const BaseSkip = `\[Serial\]|\[Disruptive\]|\[Flaky\]`
+
+// DefaultFocus selects the node conformance specs.
+const DefaultFocus = `\[NodeConformance\]`
+
+// NotApplicableSpecs are the node conformance specs of k8s.io/kubernetes
+// v1.37.2 that this machine cannot run. hack/conformance checks that each
+// matches a spec of the suite, so that a renamed spec does not silently
+// come back as a failure nor stay skipped under a stale name.
+var NotApplicableSpecs = []NotApplicable{
+	{
+		Spec:   regexp.QuoteMeta("Pods should have their auto-restart back-off timer reset on image update"),
+		Reason: "updates the image to nginx (registry.k8s.io/e2e-test-images/nginx), which is not built here",
+	},
+	{
+		Spec: `Override hostname of Pod a pod (has hostnameOverride field with value that is a valid DNS subdomain|` +
+			`with hostname and hostnameOverride fields|with only hostnameOverride field|with subdomain and hostnameOverride fields)`,
+		Reason: "runs glibc-dns-testing (glibc's hostname -f), which is not built here; busybox resolves differently",
+	},
+}
+
+// SkipPattern is the --skip expression of a run: skip, then each
+// not-applicable spec.
+func SkipPattern(skip string, na []NotApplicable) string {
+	parts := []string{}
+	if skip != "" {
+		parts = append(parts, skip)
+	}
+	for _, n := range na {
+		parts = append(parts, n.Spec)
+	}
+	return strings.Join(parts, "|")
+}
+
+// Classify returns, for each not-applicable entry, the names among specs
+// that its pattern matches. An entry that matches none comes back with no
+// names: the caller reports it as stale.
+func Classify(specs []string, na []NotApplicable) (map[NotApplicable][]string, error) {
+	out := map[NotApplicable][]string{}
+	for _, n := range na {
+		re, err := regexp.Compile(n.Spec)
+		if err != nil {
+			return nil, err
+		}
+		out[n] = nil
+		for _, s := range specs {
+			if re.MatchString(s) {
+				out[n] = append(out[n], s)
+			}
+		}
+	}
+	return out, nil
+}
