@@ -26,6 +26,7 @@ import (
 	"github.com/podhost/podhost/host/localapi"
 	"github.com/podhost/podhost/host/runtimemanager"
 	"github.com/podhost/podhost/images/localimages"
+	"github.com/podhost/podhost/test/criproxy"
 	"github.com/podhost/podhost/test/crisetup"
 )
 
@@ -138,6 +139,22 @@ plugins:
 	t.Cleanup(h.cleanup)
 	h.start()
 	return h
+}
+
+// viaProxy is a via of startPodHostVia and startKubeHostVia: a
+// test/criproxy in front of the instance's socket, which it stores in
+// *proxy.
+func viaProxy(t *testing.T, proxy **criproxy.Proxy) func(*crisetup.Containerd) string {
+	return func(c *crisetup.Containerd) string {
+		p, err := criproxy.Start(t.Context(), c.Socket, filepath.Join(t.TempDir(), "cri.sock"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Registered before the host's cleanup, so it runs after it.
+		t.Cleanup(func() { _ = p.Close() })
+		*proxy = p
+		return "unix://" + p.Path()
+	}
 }
 
 // start runs a host on the root dir and waits for its runtime plugin.
