@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -38,7 +39,15 @@ var (
 	builtHost string
 )
 
+// TestMain runs no test under -short (make unit): every test here needs
+// root, a private containerd and the built binaries, which make test and
+// make e2e provide; without -short a missing one fails its test.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("test/e2e: skipped under -short; run make e2e or make test")
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "podhost-e2e-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
