@@ -9,6 +9,7 @@ TOOL_PKGS   := github.com/bufbuild/buf/cmd/buf \
                google.golang.org/protobuf/cmd/protoc-gen-go \
                google.golang.org/grpc/cmd/protoc-gen-go-grpc \
                honnef.co/go/tools/cmd/staticcheck \
+               golang.org/x/tools/cmd/deadcode \
                golang.org/x/perf/cmd/benchstat
 TEST_TIMEOUT ?= 30m
 
@@ -55,6 +56,7 @@ lint: tools
 	cd tools && $(GO) mod tidy -diff
 	$(GO) vet ./...
 	$(TOOLS)/staticcheck ./...
+	sh hack/check-deadcode.sh $(TOOLS)/deadcode
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting" >&2; exit 1; }
 
 # Installs what the tests and the demo need on a Debian machine (root).
@@ -100,6 +102,9 @@ cni-plugins:
 test: deps kube-binaries cni-plugins build
 	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
 
+# Unit tests only: under -short the end-to-end tests and those that need
+# root (a private containerd, an API server, mounts, loop devices) skip.
+# make test runs them all, and there a missing dependency fails its test.
 unit:
 	$(GO) test -race -short ./...
 

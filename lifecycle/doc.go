@@ -5,9 +5,11 @@
 //
 // The core is deterministic. PodWorkers and StatusManager are state
 // machines: requests in, work out, time from an injected Clock, jitter from
-// an injected Jitter. They start no goroutines and do no I/O. Small drivers
-// perform the work: Workers (one goroutine per pod), PLEG.Run, SyncLoop and
-// StatusManager.Run.
+// an injected Jitter. They start no goroutines. PodWorkers does no I/O;
+// StatusManager does only through its StatusSink: SyncBatch reads and
+// writes the batch's pods there (the sink is the local store or the API
+// server). Small drivers perform the work: Workers (one goroutine per
+// pod), PLEG.Run, SyncLoop and StatusManager.Run (which calls SyncBatch).
 //
 // Who may import it: cmd/host and host/. It imports only the standard
 // library, k8s.io/api, k8s.io/apimachinery, prometheus and component-base;

@@ -81,7 +81,7 @@ func TestKillPodNow(t *testing.T) {
 			e.workers.UpdatePod(lifecycle.UpdatePodOptions{UpdateType: lifecycle.UpdateCreate, Pod: pod})
 			synctest.Wait()
 			zero := int64(0)
-			err := lifecycle.KillPodNow(context.Background(), e.workers, lifecycle.SystemClock{}, e.recorder, pod, false, &zero, nil)
+			err := lifecycle.PodKiller{Workers: e.workers, Clock: lifecycle.SystemClock{}, Recorder: e.recorder}.KillPodNow(context.Background(), pod, &zero, nil)
 			if err != nil {
 				t.Fatalf("KillPodNow: %v", err)
 			}
@@ -102,7 +102,7 @@ func TestKillPodNow(t *testing.T) {
 			e := startDriver(t, syncer)
 			pod := podWithGrace("1", "p", 4)
 			start := time.Now()
-			err := lifecycle.KillPodNow(context.Background(), e.workers, lifecycle.SystemClock{}, e.recorder, pod, true, nil, nil)
+			err := lifecycle.PodKiller{Workers: e.workers, Clock: lifecycle.SystemClock{}, Recorder: e.recorder}.KillPodNow(context.Background(), pod, nil, nil)
 			if !errors.Is(err, lifecycle.ErrGracePeriodExceeded) {
 				t.Fatalf("err %v; want ErrGracePeriodExceeded", err)
 			}

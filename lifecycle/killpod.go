@@ -11,12 +11,22 @@ import (
 // minKillTimeout is the shortest wait of KillPodNow.
 const minKillTimeout = 10 * time.Second
 
+// PodKiller kills a pod through the pod workers and waits for it
+// (KillPodNow): Workers take the kill, Clock times the wait, Recorder
+// (may be nil) gets the ExceededGracePeriod event.
+type PodKiller struct {
+	Workers  PodWorkerSet
+	Clock    Clock
+	Recorder Recorder
+}
+
 // KillPodNow sends a kill for the pod and waits until it is terminated, at
 // most max(1.5 × grace, 10s). The grace is override if set, else the spec
-// value, else 0 (which the worker raises to 1). On timeout it records an
-// ExceededGracePeriod event and returns ErrGracePeriodExceeded. Eviction
-// and node shutdown use it.
-func KillPodNow(ctx context.Context, w PodWorkerSet, clock Clock, recorder Recorder, pod *v1.Pod, evict bool, override *int64, statusFn func(*v1.PodStatus)) error {
+// value, else 0 (which the worker raises to 1), as the kubelet's. statusFn,
+// if set, adjusts the pod's final status. On timeout it records an
+// ExceededGracePeriod event and returns ErrGracePeriodExceeded. Node
+// shutdown uses it.
+func (k PodKiller) KillPodNow(ctx context.Context, pod *v1.Pod, override *int64, statusFn func(*v1.PodStatus)) error {
 	var grace int64
 	switch {
 	case override != nil:
@@ -27,11 +37,11 @@ func KillPodNow(ctx context.Context, w PodWorkerSet, clock Clock, recorder Recor
 	timeout := time.Duration(grace)*time.Second + time.Duration(grace)*time.Second/2
 	timeout = max(timeout, minKillTimeout)
 	done := make(chan struct{})
-	w.UpdatePod(UpdatePodOptions{
+	k.Workers.UpdatePod(UpdatePodOptions{
 		UpdateType: UpdateKill,
 		Pod:        pod,
 		KillPodOptions: &KillPodOptions{
-			CompletedCh: done, Evict: evict, PodStatusFunc: statusFn,
+			CompletedCh: done, PodStatusFunc: statusFn,
 			GracePeriodOverride: &grace,
 		},
 	})
@@ -40,9 +50,9 @@ func KillPodNow(ctx context.Context, w PodWorkerSet, clock Clock, recorder Recor
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-clock.After(timeout):
-		if recorder != nil {
-			recorder.Event(pod, EventWarning, "ExceededGracePeriod", "Container runtime did not kill the pod within specified grace period.")
+	case <-k.Clock.After(timeout):
+		if k.Recorder != nil {
+			k.Recorder.Event(pod, EventWarning, "ExceededGracePeriod", "Container runtime did not kill the pod within specified grace period.")
 		}
 		return fmt.Errorf("killing pod %s: %w", PodFullName(pod), ErrGracePeriodExceeded)
 	}

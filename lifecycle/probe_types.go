@@ -137,13 +137,7 @@ func probeCallLimit(p *v1.Probe) time.Duration {
 // startup probe: the probe's terminationGracePeriodSeconds, else the
 // pod's, else the default.
 func probeGrace(pod *v1.Pod, p *v1.Probe) int64 {
-	switch {
-	case p.TerminationGracePeriodSeconds != nil:
-		return *p.TerminationGracePeriodSeconds
-	case pod.Spec.TerminationGracePeriodSeconds != nil:
-		return *pod.Spec.TerminationGracePeriodSeconds
-	}
-	return defaultGracePeriod
+	return GracePeriod(pod, p.TerminationGracePeriodSeconds)
 }
 
 // probeOf returns the container's probe of the given kind, or nil.

@@ -10,9 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// defaultGracePeriod is used when a pod has no grace period at all.
-const defaultGracePeriod = int64(30)
-
 // terminationState is what the syncer asks the pod worker.
 type terminationState interface {
 	IsPodTerminationRequested(uid types.UID) bool
@@ -144,14 +141,7 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, status *Po
 		statusFn(&api)
 	}
 	s.Status.SetPodStatus(pod, api)
-	grace := defaultGracePeriod
-	switch {
-	case gracePeriod != nil:
-		grace = *gracePeriod
-	case pod.Spec.TerminationGracePeriodSeconds != nil:
-		grace = *pod.Spec.TerminationGracePeriodSeconds
-	}
-	if err := s.Runtime.KillPod(ctx, pod, nil, grace); err != nil {
+	if err := s.Runtime.KillPod(ctx, pod, nil, GracePeriod(pod, gracePeriod)); err != nil {
 		if s.Recorder != nil {
 			s.Recorder.Event(pod, EventWarning, "FailedToKillPod", err.Error())
 		}

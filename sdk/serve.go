@@ -70,6 +70,10 @@ type Plugin struct {
 	Configure func(ctx context.Context, config json.RawMessage) []FieldError
 	// Probe tells whether the plugin can serve now. Nil is always ready.
 	Probe func(ctx context.Context) (ready bool, message string)
+	// Close releases what the plugin holds (connections to its backend)
+	// once Serve stopped serving, when the host stopped the plugin. Nil
+	// holds nothing.
+	Close func()
 
 	// Logger receives the plugin's logs; nil logs JSON to stderr, which the
 	// host forwards into its own log under the plugin's name.
@@ -85,7 +89,15 @@ func Serve(p Plugin) {
 		os.Exit(1)
 	}
 	defer serveProfiles(p.Name)()
-	plugin.Serve(cfg)
+	serve(p, cfg, plugin.Serve)
+}
+
+// serve runs run with cfg until it returns, then p.Close.
+func serve(p Plugin, cfg *plugin.ServeConfig, run func(*plugin.ServeConfig)) {
+	if p.Close != nil {
+		defer p.Close()
+	}
+	run(cfg)
 }
 
 // ServeConfig is the go-plugin configuration Serve uses; tests and

@@ -1,6 +1,7 @@
 // Command kubepods measures podhost as a node of a real API server against
 // the floor of the bare CRI calls, on one private containerd in one run
-// (issue 12, "Performance"). It must run as root inside this module, with
+// (BENCHMARKS.md, "Pods through a real API server against the CRI floor").
+// It must run as root inside this module, with
 // the kube binaries built (make kube-binaries):
 //
 //	go run ./bench/kubepods [-n 20] [-rounds 1] [-host bin/podhost -plugins bin/plugins] [-profile DIR]

@@ -35,7 +35,8 @@ func (r *report) floorDurations(get func(*floor.Pod) time.Duration) []time.Durat
 	return ds
 }
 
-// The table's rows: issue 12's two goals, and one for information.
+// The table's rows: the two goals (BENCHMARKS.md, "Pods through a real API
+// server against the CRI floor"), and one for information.
 var rows = []struct {
 	name     string
 	from, to func(*nodePod) time.Time

@@ -49,8 +49,8 @@
 // runs), their CPU, RSS and the shims' sum; then it deletes those pods.
 // The table gives each process's CPU idle, with the pods and over idle,
 // its RSS (and the anonymous part of it), and the lines "plugin +
-// containerd over idle" and "host + plugin RSS" against issue 13's goals
-// for 50 pods (0.2 % of one core, 48 MiB).
+// containerd over idle" and "host + plugin RSS" against the goals for 50
+// pods (0.2 % of one core, 48 MiB; BENCHMARKS.md).
 //
 // With -exits (exits.go) the harness, last, applies -n pods one at a time,
 // each with one busybox container running `sh -c 'sleep 1; exit 3'` and

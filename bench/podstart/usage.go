@@ -13,7 +13,8 @@ import (
 // With -usage the harness samples CPU and RSS of the host, the runtime
 // plugin and containerd twice in one run: idle, before the first pod
 // exists, and with -n pods running at rest after the other phases. The
-// difference is what the pods cost at rest; the goals are issue 13's.
+// difference is what the pods cost at rest; the goals are below (and in
+// BENCHMARKS.md).
 
 // Goals of the at-rest phase (for 50 pods).
 const (

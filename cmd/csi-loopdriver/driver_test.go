@@ -62,10 +62,14 @@ func startTestDriver(t *testing.T, edit func(*fileConfig)) *testDriver {
 	return td
 }
 
-// requireRoot fails (never skips) a test that needs root: mounts and
+// requireRoot marks a test that needs root: skipped under -short (make
+// unit); without -short it fails (never skips) when not root: mounts and
 // loop devices are what the driver is for.
 func requireRoot(t *testing.T) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("loop devices, mkfs, mount: not under -short")
+	}
 	if os.Geteuid() != 0 {
 		t.Fatal("this test needs root (loop devices, mkfs, mount); run it as root")
 	}

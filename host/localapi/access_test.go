@@ -40,6 +40,9 @@ func TestMain(m *testing.M) {
 }
 
 func TestSocketRefusesOtherUsers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("switches to another user (root): not under -short")
+	}
 	if os.Geteuid() != 0 {
 		t.Fatal("this test must run as root to switch to another user")
 	}

@@ -20,9 +20,6 @@ import (
 // finishedSyncer keeps the runtime's view (which may have lost the
 // containers: exit 137) from replacing them.
 
-// defaultKillGrace is the grace period of a pod whose spec has none.
-const defaultKillGrace = 30
-
 // finishedPods are the statuses the state database held at start, by UID.
 // It is read-only after loadFinishedPods, so safe for concurrent use.
 type finishedPods struct {
@@ -184,14 +181,7 @@ func (s *finishedSyncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, sta
 }
 
 func (s *finishedSyncer) kill(ctx context.Context, pod *v1.Pod, gracePeriod *int64) error {
-	grace := int64(defaultKillGrace)
-	switch {
-	case gracePeriod != nil:
-		grace = *gracePeriod
-	case pod.Spec.TerminationGracePeriodSeconds != nil:
-		grace = *pod.Spec.TerminationGracePeriodSeconds
-	}
-	if err := s.runtime.KillPod(ctx, pod, nil, grace); err != nil {
+	if err := s.runtime.KillPod(ctx, pod, nil, lifecycle.GracePeriod(pod, gracePeriod)); err != nil {
 		return fmt.Errorf("stopping what runs of finished pod %s: %w", lifecycle.PodFullName(pod), err)
 	}
 	return nil

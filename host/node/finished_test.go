@@ -149,7 +149,7 @@ func TestFinishedSyncer(t *testing.T) {
 		}, nil, []int64{5}},
 		{"terminated kills what may run and keeps the statuses", done, func(ctx context.Context, s *finishedSyncer, p *v1.Pod) error {
 			return s.SyncTerminatedPod(ctx, p, empty(p))
-		}, nil, []int64{defaultKillGrace}},
+		}, nil, []int64{v1.DefaultTerminationGracePeriodSeconds}},
 		{"another pod goes to the lifecycle", other, func(ctx context.Context, s *finishedSyncer, p *v1.Pod) error {
 			if _, err := s.SyncPod(ctx, lifecycle.UpdateCreate, p, nil, empty(p)); err != nil {
 				return err

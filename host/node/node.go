@@ -248,15 +248,12 @@ func (n *Node) build() error {
 		Runtime: n.runtime, Volumes: podVolumes{n.volumes}, Status: n.status, Pods: n.core, Reasons: reasons,
 		Recorder: n.events, Metrics: metrics, Clock: n.clock, Probes: n.probes, HostIPs: n.cfg.NodeIPs,
 	}
-	var podSyncer lifecycle.PodSyncer = syncer
 	var mirrors lifecycle.MirrorPodDeleter
 	if n.kube != nil {
 		m := mirrorpods.New(n.cfg.Kubernetes.Client, n.cfg.NodeName)
 		syncer.Mirrors, syncer.Logger, mirrors = m, slogger, m
-		podSyncer = mirrorSyncer{PodSyncer: syncer, desired: n.desired}
 	}
-	finished := &finishedSyncer{PodSyncer: podSyncer, finished: n.finished, status: n.status, runtime: n.runtime}
-	n.workers = lifecycle.NewWorkers(n.core, &shutdownSyncer{PodSyncer: &removingSyncer{PodSyncer: finished, node: n}, node: n}, n.cache, n.events)
+	n.workers = lifecycle.NewWorkers(n.core, n.podSyncer(syncer), n.cache, n.events)
 	n.pleg = lifecycle.NewPLEG(n.runtime, n.cache, n.clock, metrics)
 	n.workers.Inspect = n.pleg.Request
 	n.workers.Released = n.workerReleased

@@ -134,7 +134,8 @@ func (n *Node) Shutdown(ctx context.Context, budget time.Duration) (localapi.Shu
 			if !t.deleting {
 				statusFn = func(s *v1.PodStatus) { markShutdownStatus(t.phase, s) }
 			}
-			if err := lifecycle.KillPodNow(ctx, n.workers, n.clock, n.events, t.pod, false, &grace, statusFn); err != nil {
+			kill := lifecycle.PodKiller{Workers: n.workers, Clock: n.clock, Recorder: n.events}
+			if err := kill.KillPodNow(ctx, t.pod, &grace, statusFn); err != nil {
 				res.Pods[i].Error = err.Error()
 				n.log.Error("node shutdown: pod not stopped in time", "pod", t.pod.Namespace+"/"+t.pod.Name, "uid", t.pod.UID, "err", err)
 			}

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/host/state"
+	"github.com/podhost/podhost/lifecycle"
 )
 
 // The decisions of a node shutdown, as plain functions of their inputs;
@@ -19,9 +20,6 @@ const ReasonNodeShutdown = "NodeShutdown"
 // nodeShutdownMessage is the status message of a pod stopped by a node
 // shutdown.
 const nodeShutdownMessage = "Pod was stopped because the node shut down; the host starts it again when it starts."
-
-// defaultPodGrace is a pod's grace period when its spec has none.
-const defaultPodGrace = int64(30)
 
 // shutdownTarget is a pod a node shutdown stops, with the phase it keeps;
 // a pod already being deleted (deleting) keeps none.
@@ -62,10 +60,7 @@ func planShutdown(pods []*v1.Pod, status func(types.UID) (v1.PodStatus, bool), b
 // that is shorter), capped by the node's shutdown budget (whole seconds,
 // rounded down).
 func shutdownGrace(pod *v1.Pod, budget time.Duration) int64 {
-	grace := defaultPodGrace
-	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
-		grace = *g
-	}
+	grace := lifecycle.GracePeriod(pod, nil)
 	if g := pod.DeletionGracePeriodSeconds; g != nil {
 		grace = min(grace, *g)
 	}

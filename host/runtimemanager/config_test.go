@@ -128,9 +128,6 @@ func TestCallError(t *testing.T) {
 			t.Errorf("callError(%v) = %v; want it to wrap %v", tt.in, got, tt.want)
 		}
 	}
-	if !isUncertain(callError("op", fmt.Errorf("%w", supervisor.ErrPluginExited))) {
-		t.Error("ErrPluginExited is not uncertain")
-	}
 }
 
 func TestFindLog(t *testing.T) {

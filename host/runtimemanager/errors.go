@@ -88,8 +88,3 @@ func callError(op string, err error) error {
 	}
 	return fmt.Errorf("%s: %w: %s", op, sentinel, st.Message())
 }
-
-// isUncertain reports whether a failed call may have taken effect.
-func isUncertain(err error) bool {
-	return err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrRejected)
-}

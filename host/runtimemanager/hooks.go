@@ -42,7 +42,7 @@ func (m *Manager) postStart(ctx context.Context, pod *v1.Pod, spec *v1.Container
 	msg := fmt.Sprintf("PostStartHook of container %s failed: %v", spec.Name, err)
 	m.event(pod, lifecycle.EventWarning, EventFailedPostStartHook, "%s", msg)
 	m.setReason(pod, spec.Name, ReasonPostStartHookError, msg)
-	if kerr := m.stopWithPreStop(ctx, pod, spec.Name, id, podIP, podGrace(pod)); kerr != nil {
+	if kerr := m.stopWithPreStop(ctx, pod, spec.Name, id, podIP, podGracePeriod(pod)); kerr != nil {
 		return fmt.Errorf("container %q: %w: %w (and killing it: %w)", spec.Name, ErrPostStartHook, err, kerr)
 	}
 	return fmt.Errorf("container %q: %w: %w", spec.Name, ErrPostStartHook, err)
@@ -90,12 +90,4 @@ func containerSpec(pod *v1.Pod, name string) *v1.Container {
 		}
 	}
 	return nil
-}
-
-// podGrace is the pod's grace period, 30 s when it sets none.
-func podGrace(pod *v1.Pod) int64 {
-	if pod.Spec.TerminationGracePeriodSeconds != nil {
-		return *pod.Spec.TerminationGracePeriodSeconds
-	}
-	return 30
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/lifecycle"
 )
 
 // Labels put on every sandbox and container the Manager creates. Labels are
@@ -56,9 +58,6 @@ const (
 	containerTypeApp  = "app"
 )
 
-// defaultGracePeriod is the grace period of a pod whose spec sets none.
-const defaultGracePeriod = int64(30)
-
 // podSelector selects every object of one pod.
 func podSelector(uid string) map[string]string {
 	return map[string]string{LabelManagedBy: ManagedByValue, LabelPodUID: uid}
@@ -88,12 +87,7 @@ func containerLabels(pod *v1.Pod, name string, attempt uint32) map[string]string
 }
 
 // podGracePeriod is the pod's spec grace period, or the default.
-func podGracePeriod(pod *v1.Pod) int64 {
-	if pod != nil && pod.Spec.TerminationGracePeriodSeconds != nil {
-		return *pod.Spec.TerminationGracePeriodSeconds
-	}
-	return defaultGracePeriod
-}
+func podGracePeriod(pod *v1.Pod) int64 { return lifecycle.GracePeriod(pod, nil) }
 
 // containerAnnotations are the annotations of one container.
 func containerAnnotations(pod *v1.Pod, c *v1.Container, kind string, attempt uint32) map[string]string {

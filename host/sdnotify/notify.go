@@ -68,15 +68,6 @@ func Ready(ctx context.Context) (bool, error) { return Notify(ctx, StateReady) }
 // Stopping tells systemd the host is shutting down.
 func Stopping(ctx context.Context) (bool, error) { return Notify(ctx, StateStopping) }
 
-// Status sets the one-line status `systemctl status` shows. Newlines in
-// msg are replaced by spaces, as one assignment cannot span lines.
-func Status(ctx context.Context, msg string) (bool, error) {
-	return Notify(ctx, "STATUS="+oneLine(msg))
-}
-
-// Watchdog tells systemd the host is alive.
-func Watchdog(ctx context.Context) (bool, error) { return Notify(ctx, StateWatchdog) }
-
 // WatchdogInterval reports how often Watchdog should be called: half the
 // WATCHDOG_USEC systemd set, when it set one for this process. enabled is
 // false when the unit has no watchdog or it is meant for another PID.

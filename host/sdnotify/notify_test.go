@@ -50,8 +50,6 @@ func TestNotifySends(t *testing.T) {
 	}{
 		{"ready", Ready, "READY=1"},
 		{"stopping", Stopping, "STOPPING=1"},
-		{"watchdog", Watchdog, "WATCHDOG=1"},
-		{"status", func(ctx context.Context) (bool, error) { return Status(ctx, "waiting for\nplugins") }, "STATUS=waiting for plugins"},
 		{"raw", func(ctx context.Context) (bool, error) { return Notify(ctx, "READY=1\nSTATUS=up") }, "READY=1\nSTATUS=up"},
 	}
 	for _, s := range sockets {

@@ -12,8 +12,9 @@ import (
 // The Manager is the lifecycle's Volumes, without importing lifecycle.
 var _ lifecycle.Volumes = (*Manager)(nil)
 
-// coveredScenarios are the section 3 scenarios of the volumes anchor that
-// the transcripts under testdata replay (the others are plugin-side: the
+// coveredScenarios are the cases of the kubelet's volume manager, by the IDs
+// the transcripts under testdata name in their comments, that those
+// transcripts replay (the others are plugin-side: the
 // files, FC/iSCSI discovery, metrics; or not built yet: ReadWriteOncePod
 // (26), expansion (31), mount refs and open devices (29, 30), node status
 // (35's API part), the FC/iSCSI mount-table retry (39)).

@@ -2,8 +2,8 @@
 // world (which pod needs which volume), the actual state of world (what is
 // staged and published, including what may be), the reconciler that turns
 // the difference into plugin operations, and reconstruction after a host
-// restart. The behaviour is the volumes anchor's (the kubelet's volume
-// manager restated), sections 0, 2 and 3.
+// restart. The behaviour is the kubelet's volume manager's, restated in
+// the rules below (error classes, operation transitions, placeholders).
 //
 // The core is deterministic, in the style of lifecycle/: Reconciler.Step
 // takes the time and returns the operations to start; Reconciler.Complete
@@ -40,8 +40,9 @@
 //     boot ID they were saved in; those of another boot (a reboot) have
 //     lost every mount.
 //
-// Persistence: Store is an interface; MemoryStore serves the tests. The
-// host wires Manager into host/node as the lifecycle's Volumes (AddPod
+// Persistence: Store is an interface, implemented by host/state's bbolt
+// store (SaveVolumes, LoadVolumes); MemoryStore serves the tests.
+// host/node wires Manager into host/node as the lifecycle's Volumes (AddPod
 // fills the desired state after a restart before MarkDesiredPopulated);
 // the subpackage hostvolumes serves emptyDir and hostPath. StatsGatherer
 // keeps the usage of the claims of running pods for the kubelet's volume
@@ -56,7 +57,7 @@
 // until the plugin rebuilds it. An FC or iSCSI placeholder is never
 // unpublished, and while one whose pod no longer desires it stands, no
 // volume of its plugin is staged or unstaged, since it may be that
-// volume (anchor 2.8). A CSI placeholder is unpublished once its pod is
+// volume, which another node may have mounted. A CSI placeholder is unpublished once its pod is
 // gone, as the kubelet does.
 //
 // Who may import it: host/node (and cmd/ through it), host/volumeplugins

@@ -22,7 +22,7 @@ var errNotReached = errors.New("plugin not registered")
 // errPluginDied stands for the supervisor's error when a plugin exits.
 var errPluginDied = errors.New("plugin exited")
 
-// testClassifier is the wire rule of the anchor over the fake errors.
+// testClassifier is the wire rule (final, uncertain, transient) over the fake errors.
 var testClassifier = ClassifierFunc(func(err error) Class {
 	var c codeErr
 	switch {

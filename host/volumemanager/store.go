@@ -7,8 +7,8 @@ import (
 )
 
 // Store keeps the actual state across host restarts. Save replaces what
-// was saved; Load returns it (nothing saved: no records, no error). The
-// bbolt store in host/state will implement it.
+// was saved; Load returns it (nothing saved: no records, no error).
+// host/state's bbolt store implements it (SaveVolumes, LoadVolumes).
 type Store interface {
 	Save(ctx context.Context, recs []Record) error
 	Load(ctx context.Context) ([]Record, error)

@@ -9,7 +9,7 @@ import (
 
 const absent MountState = -1
 
-// TestTransitions checks each row of the transition table (anchor 2.6)
+// TestTransitions checks each row of the transition table (doc.go, rules 1-5)
 // that a plugin result drives: the device and pod states before, the
 // operation and its error, the states after.
 func TestTransitions(t *testing.T) {

@@ -92,7 +92,8 @@ func (s MountState) String() string {
 	return fmt.Sprintf("MountState(%d)", int(s))
 }
 
-// Class is the class of an operation's error (anchor section 0).
+// Class is the class of an operation's error: final, uncertain or
+// transient, as the kubelet classifies a volume operation's error.
 type Class int
 
 const (

@@ -15,8 +15,8 @@ var ErrReconstructPending = errors.New("waiting for the reconstruction of a volu
 // fenced reports whether an unresolved placeholder of plugin holds the
 // plugin's devices: FC and iSCSI have no attach fencing on the controller
 // side, so a device of theirs that is wrongly thought unused may be
-// mounted by another node and corrupted (anchor 2.8). Such a placeholder
-// is never unpublished, and it holds the stages and unstages of the
+// mounted by another node and corrupted. Such a placeholder is never
+// unpublished, and it holds the stages and unstages of the
 // plugin's volumes until the plugin rebuilds it. The placeholders of other
 // plugins are unpublished once their pod is gone (the kubelet's rule).
 func fenced(plugin string) bool { return plugin == PluginFC || plugin == PluginISCSI }

@@ -394,13 +394,7 @@ func (h *Harness) perform(hw *heldWork) lifecycle.WorkResult {
 		if err := h.failing("terminating", w.UID); err != nil {
 			return lifecycle.WorkResult{Err: err}
 		}
-		grace := int64(30)
-		if w.GracePeriod != nil {
-			grace = *w.GracePeriod
-		} else if g := w.Pod.Spec.TerminationGracePeriodSeconds; g != nil {
-			grace = *g
-		}
-		return lifecycle.WorkResult{Err: h.Runtime.KillPod(ctx, w.Pod, nil, grace)}
+		return lifecycle.WorkResult{Err: h.Runtime.KillPod(ctx, w.Pod, nil, lifecycle.GracePeriod(w.Pod, w.GracePeriod))}
 	}
 	return lifecycle.WorkResult{Err: h.failing("terminated", w.UID)}
 }

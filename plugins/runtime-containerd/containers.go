@@ -142,13 +142,11 @@ func (r *criRuntime) StopContainer(ctx context.Context, id string, timeout time.
 }
 
 // RemoveContainer removes a container, killing it if needed; an unknown one
-// is already removed.
+// is already removed, and a task a cut-short start left is deleted
+// (removeContainer).
 func (r *criRuntime) RemoveContainer(ctx context.Context, id string) error {
 	return r.teardown(ctx, "container_id", "remove container", id, change{kind: containerRemoved, containerID: id},
-		func(ctx context.Context, b *backend) error {
-			_, err := b.rt.RemoveContainer(ctx, &criapi.RemoveContainerRequest{ContainerId: id})
-			return err
-		})
+		func(ctx context.Context, b *backend) error { return b.removeContainer(ctx, id) })
 }
 
 // ContainerStatus reports one container.

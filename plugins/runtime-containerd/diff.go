@@ -30,10 +30,6 @@ type containerEntry struct {
 	item      *criapi.Container
 }
 
-func newSnapshot() snapshot {
-	return snapshot{sandboxes: map[string]sandboxEntry{}, containers: map[string]containerEntry{}}
-}
-
 // snapshotOf makes a snapshot of a listing.
 func snapshotOf(sandboxes []*criapi.PodSandbox, containers []*criapi.Container) snapshot {
 	s := snapshot{

@@ -15,7 +15,7 @@ import (
 // must not carry; its item is sbItem's or ctrItem's, created in the order
 // of the words.
 func snap(words ...string) snapshot {
-	s := newSnapshot()
+	s := snapshot{sandboxes: map[string]sandboxEntry{}, containers: map[string]containerEntry{}}
 	states := map[string]criapi.ContainerState{
 		"created": criapi.ContainerState_CONTAINER_CREATED, "running": criapi.ContainerState_CONTAINER_RUNNING,
 		"exited": criapi.ContainerState_CONTAINER_EXITED, "unknown": criapi.ContainerState_CONTAINER_UNKNOWN,

@@ -12,8 +12,8 @@ import (
 	"github.com/podhost/podhost/sdk"
 )
 
-// csiClasses is the kubelet's classification of CSI node errors (the anchor's
-// section 2.2), which the contract's classes must reproduce.
+// csiClasses is the kubelet's classification of CSI node errors (final or
+// uncertain by gRPC code), which the contract's classes must reproduce.
 var csiClasses = []struct {
 	code codes.Code
 	want sdk.VolumeErrorClass

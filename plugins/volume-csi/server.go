@@ -22,6 +22,7 @@ func newPlugin(version string) sdk.Plugin {
 		Volume:       &server{p: p},
 		Configure:    configure(p),
 		Probe:        p.probe,
+		Close:        p.close,
 	}
 }
 

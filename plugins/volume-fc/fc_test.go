@@ -17,7 +17,7 @@ import (
 
 const wwn = "50060e801049cfd1"
 
-// TestFindFC covers discovery (scenarios 41-45 of the anchor) on a fake
+// TestFindFC covers discovery (by WWN and LUN, with and without multipath, rescans) on a fake
 // tree without devices behind it.
 func TestFindFC(t *testing.T) {
 	tests := []struct {

@@ -13,7 +13,16 @@ import (
 )
 
 // These tests mount for real: they need root, as the plugins that use the
-// package do.
+// package do. Under -short (make unit) they skip (realMounts); without it
+// they run, and fail when not root.
+
+// realMounts skips t under -short.
+func realMounts(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("mounts for real (root): not under -short")
+	}
+}
 
 // mounts counts the mounts on path in this process's mount table.
 func mounts(t *testing.T, path string) int {
@@ -55,6 +64,7 @@ func fixture(t *testing.T) (source, target string) {
 }
 
 func TestBind(t *testing.T) {
+	realMounts(t)
 	tests := []struct {
 		name     string
 		steps    func(source, target string) error
@@ -117,6 +127,7 @@ func TestBind(t *testing.T) {
 }
 
 func TestUnmountAndRemoveKeepsAFullDirectory(t *testing.T) {
+	realMounts(t)
 	_, target := fixture(t)
 	if err := os.MkdirAll(filepath.Join(target, "left"), 0o750); err != nil {
 		t.Fatal(err)
@@ -130,6 +141,7 @@ func TestUnmountAndRemoveKeepsAFullDirectory(t *testing.T) {
 }
 
 func TestFormatAndMount(t *testing.T) {
+	realMounts(t)
 	dir := t.TempDir()
 	img := filepath.Join(dir, "disk.img")
 	if err := os.WriteFile(img, nil, 0o600); err != nil {

@@ -260,7 +260,8 @@ func gracePeriod(pod *v1.Pod, opts DeleteOptions) int64 {
 	case pod.Spec.TerminationGracePeriodSeconds != nil:
 		return *pod.Spec.TerminationGracePeriodSeconds
 	}
-	return 30
+	// Decoding (manifest.Decode) gives every spec the API's default.
+	return v1.DefaultTerminationGracePeriodSeconds
 }
 
 // Remove drops a pod marked for deletion once it has finished; the host

@@ -11,8 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-const defaultGracePeriod int64 = 30
-
 // defaultPod fills in what the API server would default for a pod.
 func defaultPod(pod *v1.Pod) {
 	if pod.Namespace == "" {
@@ -26,7 +24,7 @@ func defaultPod(pod *v1.Pod) {
 		s.DNSPolicy = v1.DNSClusterFirst
 	}
 	if s.TerminationGracePeriodSeconds == nil {
-		g := defaultGracePeriod
+		g := int64(v1.DefaultTerminationGracePeriodSeconds)
 		s.TerminationGracePeriodSeconds = &g
 	}
 	if s.SecurityContext == nil {

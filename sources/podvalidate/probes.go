@@ -7,10 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 )
-
-// defaultPodGrace is the pod's grace period when it sets none.
-const defaultPodGrace = int64(30)
 
 // validateProbesAndHooks checks the three probes and the two lifecycle
 // hooks of a container. A zero probe field means the kubelet's default
@@ -47,10 +45,7 @@ func validateProbesAndHooks(c *v1.Container, podGrace *int64, init bool, path *f
 			allErrs = append(allErrs, field.Forbidden(path.Child("lifecycle"), "may not be set for init containers"))
 			return allErrs
 		}
-		grace := defaultPodGrace
-		if podGrace != nil {
-			grace = *podGrace
-		}
+		grace := ptr.Deref(podGrace, v1.DefaultTerminationGracePeriodSeconds)
 		if lc.PostStart != nil {
 			allErrs = append(allErrs, validateHook(c, lc.PostStart, grace, path.Child("lifecycle", "postStart"))...)
 		}

@@ -28,6 +28,7 @@ type Proxy struct {
 	calls  map[string]int
 	failed map[string]int
 	faults map[string]*fault
+	holds  map[string]*Held
 }
 
 type fault struct {
@@ -64,6 +65,7 @@ func Start(ctx context.Context, upstream, listen string) (*Proxy, error) {
 		calls:    map[string]int{},
 		failed:   map[string]int{},
 		faults:   map[string]*fault{},
+		holds:    map[string]*Held{},
 	}
 	p.server = grpc.NewServer(
 		grpc.ForceServerCodec(rawCodec{}),
@@ -155,6 +157,77 @@ func (p *Proxy) admit(full string) error {
 	return status.Errorf(f.code, "criproxy: injected failure of %s", short)
 }
 
+// Held is a unary call that Hold stopped on its way upstream.
+type Held struct {
+	arrived, release, done chan struct{}
+	once                   sync.Once
+	err                    error
+}
+
+// Hold makes the next call of method (as in Fail) wait, its request read,
+// before it goes upstream, until Release. A held call goes upstream once
+// released even if its client has gone meanwhile, as a call that had
+// reached containerd before its client died does; the answer is then
+// dropped. Hold is for unary methods only.
+func (p *Proxy) Hold(method string) *Held {
+	h := &Held{arrived: make(chan struct{}), release: make(chan struct{}), done: make(chan struct{})}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.holds[method] = h
+	return h
+}
+
+// Arrived is closed when the held call has arrived.
+func (h *Held) Arrived() <-chan struct{} { return h.arrived }
+
+// Release lets the held call go upstream; it may be called more than once.
+func (h *Held) Release() { h.once.Do(func() { close(h.release) }) }
+
+// Done is closed when upstream has answered the released call.
+func (h *Held) Done() <-chan struct{} { return h.done }
+
+// Err is upstream's answer to the released call, once Done is closed.
+func (h *Held) Err() error { return h.err }
+
+// held takes the hold on full method, if any.
+func (p *Proxy) held(full string) *Held {
+	short := full[strings.LastIndex(full, "/")+1:]
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, m := range []string{full, short} {
+		if h := p.holds[m]; h != nil {
+			delete(p.holds, m)
+			return h
+		}
+	}
+	return nil
+}
+
+// forwardHeld reads the request of a held unary call, waits for Release
+// and forwards it with a context its client's end does not cancel.
+func (p *Proxy) forwardHeld(h *Held, full string, in grpc.ServerStream) error {
+	req := &frame{}
+	err := in.RecvMsg(req)
+	close(h.arrived)
+	if err != nil {
+		h.err = err
+		close(h.done)
+		return err
+	}
+	<-h.release
+	ctx := context.WithoutCancel(in.Context())
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		ctx = metadata.NewOutgoingContext(ctx, md.Copy())
+	}
+	resp := &frame{}
+	h.err = p.upstream.Invoke(ctx, full, req, resp)
+	close(h.done)
+	if h.err != nil {
+		return h.err
+	}
+	return in.SendMsg(resp)
+}
+
 // handle forwards one call of any kind: messages flow both ways until the
 // upstream side ends, and its status and trailer go back to the client.
 func (p *Proxy) handle(_ any, in grpc.ServerStream) error {
@@ -164,6 +237,9 @@ func (p *Proxy) handle(_ any, in grpc.ServerStream) error {
 	}
 	if err := p.admit(full); err != nil {
 		return err
+	}
+	if h := p.held(full); h != nil {
+		return p.forwardHeld(h, full, in)
 	}
 	ctx, cancel := context.WithCancel(in.Context())
 	defer cancel()

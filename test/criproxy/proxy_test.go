@@ -164,3 +164,39 @@ func TestProxyForwardsAServerStream(t *testing.T) {
 		t.Errorf("Calls()[Watch] = %d, want 1", p.Calls()["Watch"])
 	}
 }
+
+// A held call goes upstream only once released, even after its client gave
+// up on it, and only the next call of the method is held.
+func TestProxyHoldsACallPastItsClient(t *testing.T) {
+	u, client, p := startPair(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ctx = metadata.AppendToOutgoingContext(ctx, "containerd-namespace", "k8s.io")
+	h := p.Hold("Check")
+
+	callCtx, giveUp := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := client.Check(callCtx, &healthpb.HealthCheckRequest{})
+		errc <- err
+	}()
+	<-h.Arrived()
+	if n := len(u.namespaces()); n != 0 {
+		t.Fatalf("upstream served %d calls while one was held", n)
+	}
+	giveUp()
+	if err := <-errc; status.Code(err) != codes.Canceled {
+		t.Fatalf("the client's held call: got %v, want Canceled", err)
+	}
+	h.Release()
+	<-h.Done()
+	if h.Err() != nil {
+		t.Fatalf("upstream's answer to the released call: %v", h.Err())
+	}
+	if got := u.namespaces(); len(got) != 1 || got[0] != "k8s.io" {
+		t.Fatalf("upstream saw %v; want the released call with its metadata", got)
+	}
+	if _, err := client.Check(ctx, &healthpb.HealthCheckRequest{}); err != nil {
+		t.Fatalf("the call after the held one: %v", err)
+	}
+}

@@ -19,6 +19,9 @@ import (
 // PodSubnet, the host reaches a server in it at that IP, and Stop removes
 // the bridge.
 func TestPodNetwork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a private containerd (root): not under -short")
+	}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	c, err := start(ctx, t.TempDir(), true, []Option{WithPodNetwork()})

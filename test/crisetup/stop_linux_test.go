@@ -14,6 +14,9 @@ import (
 // a cleanup shim for a while after. Stop succeeds and leaves nothing
 // behind.
 func TestStopTreatsDeadShimAsStopped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a private containerd (root): not under -short")
+	}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	c, err := start(ctx, t.TempDir(), true, nil)

@@ -11,9 +11,13 @@ import (
 // stopped, and the test fails if a shim or a mount had to be forced away. If
 // the test binary dies without cleanup, containerd dies with it. A missing
 // containerd (or, with WithPodNetwork, a missing CNI plugin) fails the
-// test; it never skips.
+// test; it never skips, except under -short (make unit), where it skips
+// every test that asks for one.
 func StartForTest(t testing.TB, opts ...Option) *Containerd {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("a private containerd (root): not under -short")
+	}
 	dir := t.TempDir()
 	c, err := start(t.Context(), dir, true, opts)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -26,6 +27,7 @@ import (
 	"github.com/podhost/podhost/host/localapi"
 	"github.com/podhost/podhost/host/runtimemanager"
 	"github.com/podhost/podhost/images/localimages"
+	"github.com/podhost/podhost/test/criproxy"
 	"github.com/podhost/podhost/test/crisetup"
 )
 
@@ -37,7 +39,15 @@ var (
 	builtHost string
 )
 
+// TestMain runs no test under -short (make unit): every test here needs
+// root, a private containerd and the built binaries, which make test and
+// make e2e provide; without -short a missing one fails its test.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("test/e2e: skipped under -short; run make e2e or make test")
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "podhost-e2e-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -138,6 +148,22 @@ plugins:
 	t.Cleanup(h.cleanup)
 	h.start()
 	return h
+}
+
+// viaProxy is a via of startPodHostVia and startKubeHostVia: a
+// test/criproxy in front of the instance's socket, which it stores in
+// *proxy.
+func viaProxy(t *testing.T, proxy **criproxy.Proxy) func(*crisetup.Containerd) string {
+	return func(c *crisetup.Containerd) string {
+		p, err := criproxy.Start(t.Context(), c.Socket, filepath.Join(t.TempDir(), "cri.sock"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Registered before the host's cleanup, so it runs after it.
+		t.Cleanup(func() { _ = p.Close() })
+		*proxy = p
+		return "unix://" + p.Path()
+	}
 }
 
 // start runs a host on the root dir and waits for its runtime plugin.

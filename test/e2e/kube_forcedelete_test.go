@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/podhost/podhost/test/criproxy"
-	"github.com/podhost/podhost/test/crisetup"
 )
 
 // TestKubeForceDeleteWhileTheRuntimeFails force-deletes a running pod in
@@ -27,16 +25,7 @@ import (
 // failed attempts.
 func TestKubeForceDeleteWhileTheRuntimeFails(t *testing.T) {
 	var proxy *criproxy.Proxy
-	k := startKubeHostVia(t, "", func(c *crisetup.Containerd) string {
-		p, err := criproxy.Start(t.Context(), c.Socket, filepath.Join(t.TempDir(), "cri.sock"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Registered before the host's cleanup, so it runs after it.
-		t.Cleanup(func() { _ = p.Close() })
-		proxy = p
-		return "unix://" + p.Path()
-	})
+	k := startKubeHostVia(t, "", viaProxy(t, &proxy))
 	k.waitNodeReady(time.Minute)
 	k.create(kubePod("doomed", v1.RestartPolicyAlways, sh("app", "trap 'exit 0' TERM; while true; do sleep 0.2; done")))
 	p := k.waitAPIRunning("doomed", time.Minute)

@@ -60,19 +60,3 @@ func ParseLine(line []byte) (Entry, error) {
 	e.Text = text
 	return e, nil
 }
-
-// AppendEntry appends the CRI encoding of one entry, newline included. A
-// newline inside text is not allowed by the format; the runtime splits
-// such text into entries, and so should callers.
-func AppendEntry(dst []byte, t time.Time, stream string, partial bool, text []byte) []byte {
-	dst = t.UTC().AppendFormat(dst, time.RFC3339Nano)
-	dst = append(dst, ' ')
-	dst = append(dst, stream...)
-	if partial {
-		dst = append(dst, " P "...)
-	} else {
-		dst = append(dst, " F "...)
-	}
-	dst = append(dst, text...)
-	return append(dst, '\n')
-}

@@ -65,3 +65,19 @@ func FuzzParseLine(f *testing.F) {
 		}
 	})
 }
+
+// AppendEntry (test support: the runtime writes the files) appends the CRI encoding of one entry, newline included. A
+// newline inside text is not allowed by the format; the runtime splits
+// such text into entries, and so should callers.
+func AppendEntry(dst []byte, t time.Time, stream string, partial bool, text []byte) []byte {
+	dst = t.UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, ' ')
+	dst = append(dst, stream...)
+	if partial {
+		dst = append(dst, " P "...)
+	} else {
+		dst = append(dst, " F "...)
+	}
+	dst = append(dst, text...)
+	return append(dst, '\n')
+}

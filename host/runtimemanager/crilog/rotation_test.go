@@ -30,7 +30,7 @@ func startFollow(t *testing.T, path string) *follower {
 	f := &follower{t: t, w: &syncWriter{wrote: make(chan struct{}, 1)}, tick: make(chan time.Time),
 		polled: make(chan struct{}, 16), cancel: cancel, done: make(chan error, 1)}
 	go func() {
-		f.done <- stream(ctx, f.w, path, true, nil, func() <-chan time.Time { f.polled <- struct{}{}; return f.tick })
+		f.done <- copyLog(ctx, f.w, path, Options{Follow: true, Tail: -1}, func() <-chan time.Time { f.polled <- struct{}{}; return f.tick })
 	}()
 	<-f.polled
 	t.Cleanup(cancel)

@@ -30,33 +30,17 @@ type Options struct {
 	Tail int
 }
 
-// Stream copies the text of the CRI log file at path to w: each full entry
+// Copy copies the text of the CRI log file at path to w: each full entry
 // followed by a newline, partial entries joined with the next. Malformed
-// lines are skipped. Without follow it returns at the end of the file;
-// with follow it keeps reading what the runtime appends until ctx is done,
-// and then returns nil. A line still being written (no newline yet) is
-// held back until it is complete. When the log is rotated (the file renamed
-// and a new one made at path), following goes on with the new file once
-// the old one is read to its end.
-func Stream(ctx context.Context, w io.Writer, path string, follow bool) error {
-	return Copy(ctx, w, path, Options{Follow: follow, Tail: -1})
-}
-
-// Follow is Stream with follow that also ends once done reports true at
-// the end of the file (the container exited and nothing more will be
-// written): what is left is copied and Follow returns nil.
-func Follow(ctx context.Context, w io.Writer, path string, done func() bool) error {
-	return Copy(ctx, w, path, Options{Follow: true, Done: done, Tail: -1})
-}
-
-// Copy is Stream with the choices of opts.
+// lines are skipped. Without opts.Follow it returns at the end of the
+// file; with it, it keeps reading what the runtime appends until ctx is
+// done (or opts.Done reports true at the end of the file), and then
+// returns nil. A line still being written (no newline yet) is held back
+// until it is complete. When the log is rotated (the file renamed and a
+// new one made at path), following goes on with the new file once the old
+// one is read to its end.
 func Copy(ctx context.Context, w io.Writer, path string, opts Options) error {
 	return copyLog(ctx, w, path, opts, func() <-chan time.Time { return time.After(pollInterval) })
-}
-
-// stream is Stream with the end check and the poll wait injected.
-func stream(ctx context.Context, w io.Writer, path string, follow bool, done func() bool, wait func() <-chan time.Time) error {
-	return copyLog(ctx, w, path, Options{Follow: follow, Done: done, Tail: -1}, wait)
 }
 
 // copyLog is Copy with the poll wait injected.

@@ -31,7 +31,7 @@ func TestStreamJoinsPartialsAndSkipsGarbage(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := Stream(context.Background(), &out, path, false); err != nil {
+	if err := Copy(context.Background(), &out, path, Options{Tail: -1}); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := out.String(), "one\ntwo\nthree\nno newline\n"; got != want {
@@ -40,7 +40,7 @@ func TestStreamJoinsPartialsAndSkipsGarbage(t *testing.T) {
 }
 
 func TestStreamMissingFile(t *testing.T) {
-	if err := Stream(context.Background(), &bytes.Buffer{}, filepath.Join(t.TempDir(), "none.log"), false); err == nil {
+	if err := Copy(context.Background(), &bytes.Buffer{}, filepath.Join(t.TempDir(), "none.log"), Options{Tail: -1}); err == nil {
 		t.Error("Stream of a missing file: got nil error")
 	}
 }
@@ -82,7 +82,7 @@ func TestStreamFollow(t *testing.T) {
 	polled := make(chan struct{}, 16)
 	done := make(chan error, 1)
 	go func() {
-		done <- stream(ctx, w, path, true, nil, func() <-chan time.Time { polled <- struct{}{}; return tick })
+		done <- copyLog(ctx, w, path, Options{Follow: true, Tail: -1}, func() <-chan time.Time { polled <- struct{}{}; return tick })
 	}()
 	<-polled // first content read, waiting
 	if got := w.String(); got != "first\n" {
@@ -142,7 +142,7 @@ func TestFollowEndsWhenDone(t *testing.T) {
 		return false
 	}
 	tick := make(chan time.Time, 1)
-	err := stream(context.Background(), &buf, path, true, doneFn, func() <-chan time.Time { tick <- time.Time{}; return tick })
+	err := copyLog(context.Background(), &buf, path, Options{Follow: true, Done: doneFn, Tail: -1}, func() <-chan time.Time { tick <- time.Time{}; return tick })
 	if err != nil {
 		t.Fatalf("Follow: %v", err)
 	}

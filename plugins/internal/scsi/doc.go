@@ -4,6 +4,6 @@
 // devices through sysfs, reads the iSCSI sessions sysfs shows, runs the
 // node's commands (iscsiadm, multipath) and reads a block device's size.
 // Every root and command is configurable, so the same code runs against a
-// fake tree in tests (section 4 of the volumes anchor). Only the plugins
+// fake tree in tests (plugins/internal/scsitest). Only the plugins
 // under plugins/ import it.
 package scsi

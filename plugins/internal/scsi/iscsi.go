@@ -32,8 +32,8 @@ type ISCSITarget struct {
 	DiscoveryCHAP, SessionCHAP map[string]string
 }
 
-// ISCSI runs iscsiadm the way the kubelet does (section 4.2 of the volumes
-// anchor) against the node's sysfs and /dev.
+// ISCSI runs iscsiadm the way the kubelet's iSCSI volume plugin does,
+// against the node's sysfs and /dev.
 type ISCSI struct {
 	Tree     Tree
 	Run      Runner

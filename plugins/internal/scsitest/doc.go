@@ -1,5 +1,5 @@
 // Package scsitest holds the test doubles of the FC and iSCSI plugins,
-// faithful to section 4 of the volumes anchor: a fake sysfs and /dev tree
+// faithful to what the kubelet's FC and iSCSI code reads and runs: a fake sysfs and /dev tree
 // built per test (Fake), real loop devices behind its disks (Loop), and
 // fake iscsiadm and multipath commands. The fakes are the test binary
 // itself, re-executed through symlinks named iscsiadm and multipath in the

@@ -177,12 +177,16 @@ func Loop(t testing.TB, size int64) string {
 	return dev
 }
 
-// NeedRoot skips a test that mounts or attaches loop devices when the
-// effective user is not root (never a user lookup: see scenario 69).
+// NeedRoot marks a test that mounts or attaches loop devices: skipped
+// under -short (make unit), and without -short (make test) failed when
+// the effective user is not root (never a user lookup).
 func NeedRoot(t testing.TB) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("mounts and loop devices: not under -short")
+	}
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: mounts and loop devices")
+		t.Fatal("needs root: mounts and loop devices; run it as root")
 	}
 }
 

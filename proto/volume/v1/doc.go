@@ -6,7 +6,8 @@
 // `make check-proto` fails when it is stale. This doc.go is the only
 // hand-written file here.
 //
-// The plugin side imports it: the SDK, the conformance kit sdk/volumetest
-// and every volume plugin. The host does not yet, as no pod uses a volume
-// plugin; only the supervisor's tests call it.
+// Both sides import it: on the plugin side the SDK, the conformance kit
+// sdk/volumetest and every volume plugin; on the host's, host/node, whose
+// volume plugin adapters (volumeplugins.go, volumescsi.go) serve the
+// pods' CSI, FC and iSCSI volumes through it.
 package volumev1
