@@ -302,8 +302,6 @@ var Rules = map[string]Rule{
 	"SecretVolumeSource.defaultUser":              refused("file ownership is not set"),
 }
 
-// ruleKey is the key of a struct field in Rules.
-func ruleKey(t reflect.Type, f reflect.StructField) string { return t.Name() + "." + jsonName(f) }
 
 func jsonName(f reflect.StructField) string {
 	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
