@@ -302,7 +302,6 @@ var Rules = map[string]Rule{
 	"SecretVolumeSource.defaultUser":              refused("file ownership is not set"),
 }
 
-
 func jsonName(f reflect.StructField) string {
 	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 	return name
