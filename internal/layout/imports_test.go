@@ -33,7 +33,9 @@ import (
 //     plugins' tests, and test/kubecluster (a real etcd and kube-apiserver)
 //     serves test/e2e and bench/, but no product code, nor does
 //     test/criproxy (a counting, fault-injecting proxy in front of
-//     containerd's socket).
+//     containerd's socket); test/conformance (the upstream node conformance
+//     suite's images, selection and report) serves hack/conformance and
+//     hack/mkimage, which also start a control plane with test/kubecluster.
 var mayImport = map[string][]string{
 	"proto":     nil,
 	"images":    nil,
@@ -52,8 +54,9 @@ var mayImport = map[string][]string{
 	"test/crisetup":    {"images"},
 	"test/kubecluster": nil,
 	"test/criproxy":    nil,
+	"test/conformance": {"images"},
 	"bench":            {"host", "images", "test/crisetup", "test/kubecluster", "test/criproxy"},
-	"hack":             {"images", "test/crisetup"},
+	"hack":             {"images", "test/crisetup", "test/kubecluster", "test/conformance"},
 	"test/e2e":         {"host", "images", "test/crisetup", "test/kubecluster", "test/criproxy"},
 }
 
