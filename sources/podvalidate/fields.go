@@ -2,6 +2,7 @@ package podvalidate
 
 import (
 	"fmt"
+	"os"
 	"reflect"
 	"strings"
 
@@ -201,7 +202,7 @@ var Rules = map[string]Rule{
 	"LifecycleHandler.sleep":              opaque(""),
 
 	// PodSecurityContext
-	"PodSecurityContext.seLinuxOptions":           refused("SELinux is not supported"),
+	"PodSecurityContext.seLinuxOptions":           refusedWithSELinux,
 	"PodSecurityContext.windowsOptions":           refused("Windows options on a Linux node"),
 	"PodSecurityContext.runAsUser":                honoured("the containers' uid where they set none; the sandbox's"),
 	"PodSecurityContext.runAsGroup":               honoured("the containers' gid where they set none"),
@@ -218,7 +219,7 @@ var Rules = map[string]Rule{
 	// SecurityContext
 	"SecurityContext.capabilities":             honoured("add and drop, names without CAP_ or ALL; an unknown name is refused"),
 	"SecurityContext.privileged":               honoured("a privileged container (and sandbox)"),
-	"SecurityContext.seLinuxOptions":           refused("SELinux is not supported"),
+	"SecurityContext.seLinuxOptions":           refusedWithSELinux,
 	"SecurityContext.windowsOptions":           refused("Windows options on a Linux node"),
 	"SecurityContext.runAsUser":                honoured("the process' uid; 0 to 2147483647"),
 	"SecurityContext.runAsGroup":               honoured("the process' gid; 0 to 2147483647"),
@@ -393,6 +394,22 @@ func walkRefused(v reflect.Value, path *field.Path) field.ErrorList {
 // resizeNotRequired accepts resize policies that ask for nothing: a
 // resize that needs no restart, which is what podhost's not resizing
 // amounts to until a resize comes.
+// refusedWithSELinux is seLinuxOptions: podhost applies no SELinux label,
+// so the field is refused on a node where SELinux is enabled. On a node
+// without SELinux the kubelet's runtime applies no label either (containerd
+// labels only where SELinux is enabled), and the upstream suite sets the
+// field on most of its pods: there it is accepted, as the kubelet does.
+var refusedWithSELinux = Rule{Class: Refused, Note: "SELinux labels are not applied",
+	AllowNote: "any value on a node without SELinux, where the kubelet's runtime applies none either",
+	Allow:     func(reflect.Value) bool { return !selinuxEnabled() }}
+
+// selinuxEnabled says whether the node runs SELinux: its filesystem is
+// mounted where the kernel puts it.
+var selinuxEnabled = func() bool {
+	_, err := os.Stat("/sys/fs/selinux/enforce")
+	return err == nil
+}
+
 func resizeNotRequired(v reflect.Value) bool {
 	for _, p := range v.Interface().([]v1.ContainerResizePolicy) {
 		if p.RestartPolicy != v1.NotRequired {

@@ -171,9 +171,6 @@ func TestRefusedFieldsAreNamed(t *testing.T) {
 		{"resize restart", func(p *v1.Pod) {
 			p.Spec.Containers[0].ResizePolicy = []v1.ContainerResizePolicy{{ResourceName: v1.ResourceCPU, RestartPolicy: v1.RestartContainer}}
 		}, "spec.containers[0].resizePolicy"},
-		{"seLinuxOptions", func(p *v1.Pod) {
-			p.Spec.SecurityContext = &v1.PodSecurityContext{SELinuxOptions: &v1.SELinuxOptions{Level: "s0"}}
-		}, "spec.securityContext.seLinuxOptions"},
 		{"hostPort without hostNetwork", func(p *v1.Pod) { p.Spec.Containers[0].Ports[0].HostPort = 8080 }, "spec.containers[0].ports[0].hostPort"},
 		{"emptyDir sizeLimit on disk", func(p *v1.Pod) { p.Spec.Volumes[1].EmptyDir.SizeLimit = ptr.To(resource.MustParse("1Gi")) }, "spec.volumes[1].emptyDir.sizeLimit"},
 		{"fsGroup", func(p *v1.Pod) { p.Spec.SecurityContext = &v1.PodSecurityContext{FSGroup: ptr.To[int64](2000)} }, "spec.securityContext.fsGroup"},
@@ -187,6 +184,25 @@ func TestRefusedFieldsAreNamed(t *testing.T) {
 				t.Errorf("ValidatePod: got %v, want Forbidden %s", errs, tt.want)
 			}
 		})
+	}
+}
+
+// TestSELinuxOptions: seLinuxOptions is refused on a node with SELinux,
+// whose labels podhost would not apply, and accepted on a node without it,
+// where the kubelet's runtime applies none either.
+func TestSELinuxOptions(t *testing.T) {
+	defer func(f func() bool) { selinuxEnabled = f }(selinuxEnabled)
+	for _, enabled := range []bool{true, false} {
+		selinuxEnabled = func() bool { return enabled }
+		pod := validPod()
+		pod.Spec.SecurityContext = &v1.PodSecurityContext{SELinuxOptions: &v1.SELinuxOptions{Level: "s0"}}
+		pod.Spec.Containers[0].SecurityContext = &v1.SecurityContext{SELinuxOptions: &v1.SELinuxOptions{Type: "t"}}
+		errs := ValidatePod(pod, knownClaims)
+		for _, path := range []string{"spec.securityContext.seLinuxOptions", "spec.containers[0].securityContext.seLinuxOptions"} {
+			if got := hasForbidden(errs, path); got != enabled {
+				t.Errorf("SELinux enabled %v: %s refused %v, want %v (%v)", enabled, path, got, enabled, errs)
+			}
+		}
 	}
 }
 
