@@ -76,8 +76,15 @@ func TestKubeStreams(t *testing.T) {
 			})
 			t.Run("exec -t", func(t *testing.T) {
 				// script gives kubectl a terminal; its size is set first and
-				// must be what the command in the container reads.
-				kubectl := "exec -it shell -c app -- stty size"
+				// must be what the command in the container reads. kubectl
+				// sends that size first on the resize stream, but containerd's
+				// CRI exec starts the process on a terminal of 0x0 and applies
+				// the sizes only after (as for the kubelet: CRI's ExecRequest
+				// carries no size), so a command reading it at once may see
+				// none; busybox's stty then prints "stty: standard input".
+				// The command waits up to 5 s for a size, then reads it.
+				kubectl := `exec -it shell -c app -- sh -c 'i=0; while [ $i -lt 50 ]; do ` +
+					`case $(stty size 2>/dev/null) in [1-9]*) break;; esac; i=$((i+1)); sleep 0.1; done; stty size'`
 				out := k.inTerminal(t, proto.env, "stty rows 33 cols 101; "+k.kubectlLine()+" "+kubectl)
 				if !strings.Contains(out, "33 101") {
 					t.Fatalf("stty size in the container printed %q; want 33 101", out)
