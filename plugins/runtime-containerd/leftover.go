@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
 	tasksapi "github.com/containerd/containerd/api/services/tasks/v1"
 	"google.golang.org/grpc/codes"
@@ -21,8 +23,18 @@ import (
 // removeContainer deletes the leftover task through containerd's task
 // service and asks CRI again. A running container is never touched behind
 // CRI's back.
+//
+// A start whose caller gave up (its context was cancelled) goes on inside
+// containerd until the shim answers, seconds under load; meanwhile CRI
+// refuses to remove the container ("container is in starting state"), and
+// a sandbox that holds it. removeContainer and removeSandbox wait for that
+// start to end (awaitStart) instead of failing a removal that succeeds a
+// moment later.
 func (b *backend) removeContainer(ctx context.Context, id string) error {
-	_, err := b.rt.RemoveContainer(ctx, &criapi.RemoveContainerRequest{ContainerId: id})
+	err := awaitStart(ctx, func() error {
+		_, err := b.rt.RemoveContainer(ctx, &criapi.RemoveContainerRequest{ContainerId: id})
+		return err
+	})
 	if status.Code(err) != codes.FailedPrecondition {
 		return err
 	}
@@ -35,6 +47,38 @@ func (b *backend) removeContainer(ctx context.Context, id string) error {
 	}
 	_, err = b.rt.RemoveContainer(ctx, &criapi.RemoveContainerRequest{ContainerId: id})
 	return err
+}
+
+// removeSandbox removes a sandbox and its containers through CRI, waiting
+// for a start in flight in it as removeContainer does.
+func (b *backend) removeSandbox(ctx context.Context, id string) error {
+	return awaitStart(ctx, func() error {
+		_, err := b.rt.RemovePodSandbox(ctx, &criapi.RemovePodSandboxRequest{PodSandboxId: id})
+		return err
+	})
+}
+
+// Back-off of awaitStart.
+const (
+	startWaitInitial = 10 * time.Millisecond
+	startWaitMax     = 500 * time.Millisecond
+)
+
+// awaitStart calls remove until it does not fail because containerd still
+// starts a container it would remove, as long as ctx allows; it returns the
+// last error.
+func awaitStart(ctx context.Context, remove func() error) error {
+	for delay := startWaitInitial; ; delay = min(2*delay, startWaitMax) {
+		err := remove()
+		if err == nil || !strings.Contains(status.Convert(err).Message(), "is in starting state") {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (waiting for its start to end: %w)", err, ctx.Err())
+		case <-time.After(delay):
+		}
+	}
 }
 
 // deleteTask deletes the containerd task of container id, killing its

@@ -44,13 +44,10 @@ func (r *criRuntime) StopSandbox(ctx context.Context, id string) error {
 }
 
 // RemoveSandbox removes a sandbox and its containers; an unknown one is
-// already removed.
+// already removed (removeSandbox).
 func (r *criRuntime) RemoveSandbox(ctx context.Context, id string) error {
 	return r.teardown(ctx, "sandbox_id", "remove sandbox", id, change{kind: sandboxRemoved, sandboxID: id},
-		func(ctx context.Context, b *backend) error {
-			_, err := b.rt.RemovePodSandbox(ctx, &criapi.RemovePodSandboxRequest{PodSandboxId: id})
-			return err
-		})
+		func(ctx context.Context, b *backend) error { return b.removeSandbox(ctx, id) })
 }
 
 // SandboxStatus reports one sandbox.

@@ -167,10 +167,23 @@ func TestPodInitContainers(t *testing.T) {
 	h.apply(failing)
 
 	pod := h.waitPod("ordered", 90*time.Second, "running", running)
+	// The runtime plugin reports an exit from containerd's event, before
+	// CRI shows it (plugins/runtime-containerd/exits.go): the host may
+	// start the next container while CRI still lists the init container
+	// running. Judge the order once CRI shows every init container's end.
 	byName := map[string]*runtimeapi.ContainerStatus{}
-	for _, c := range h.criContainers(string(pod.UID)) {
-		byName[c.Metadata.Name] = c
-	}
+	poll(t, 30*time.Second, func() bool {
+		clear(byName)
+		for _, c := range h.criContainers(string(pod.UID)) {
+			byName[c.Metadata.Name] = c
+		}
+		for _, ic := range ordered.Spec.InitContainers {
+			if c := byName[ic.Name]; c == nil || c.FinishedAt == 0 {
+				return false
+			}
+		}
+		return true
+	}, func() string { return fmt.Sprintf("CRI does not show the end of every init container: %v", byName) })
 	order := []string{"first", "second", "third", "app"}
 	for i, name := range order {
 		c := byName[name]
