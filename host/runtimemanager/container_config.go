@@ -26,6 +26,13 @@ func (m *Manager) containerConfig(pod *v1.Pod, spec *v1.Container, kind string, 
 			return nil, fmt.Errorf("%w: mounts of container %q: %w", ErrContainerConfig, spec.Name, err)
 		}
 	}
+	hosts, err := m.etcHostsMount(pod, spec, podIP)
+	if err != nil {
+		return nil, fmt.Errorf("%w: container %q: %w", ErrContainerConfig, spec.Name, err)
+	}
+	if hosts != nil {
+		mounts = append(mounts, hosts)
+	}
 	var devices []*runtimev1.Device
 	if m.opts.Devices != nil {
 		if devices, err = m.opts.Devices(pod, spec); err != nil {

@@ -104,11 +104,11 @@ var Rules = map[string]Rule{
 	"PodSpec.securityContext":               honoured("see PodSecurityContext"),
 	"PodSpec.imagePullSecrets":              refused("pull credentials are not passed to the runtime"),
 	"PodSpec.hostname":                      honoured("the sandbox's hostname"),
-	"PodSpec.subdomain":                     refused("no /etc/hosts entry nor FQDN is made for it"),
+	"PodSpec.subdomain":                     honoured("the pod's FQDN in its /etc/hosts where the host has a cluster domain, as the kubelet"),
 	"PodSpec.affinity":                      opaque("required node affinity checked at admission; the rest is the scheduler's"),
 	"PodSpec.schedulerName":                 opaque("the scheduler's"),
 	"PodSpec.tolerations":                   opaque("NoExecute taints checked at admission; the rest is the scheduler's"),
-	"PodSpec.hostAliases":                   refused("/etc/hosts is not managed"),
+	"PodSpec.hostAliases":                   honoured("entries of the pod's /etc/hosts, as the kubelet writes them"),
 
 	"PodSpec.priorityClassName": opaque("the scheduler's; the kubelet ranks evictions by priority, podhost evicts nothing"),
 	"PodSpec.priority":          opaque("the scheduler's; the kubelet ranks evictions by priority, podhost evicts nothing"),
@@ -200,6 +200,10 @@ var Rules = map[string]Rule{
 	"LifecycleHandler.httpGet":            opaque(""),
 	"LifecycleHandler.tcpSocket":          refused("a tcpSocket hook is never run"),
 	"LifecycleHandler.sleep":              opaque(""),
+
+	// HostAlias
+	"HostAlias.ip":        honoured("an IP address"),
+	"HostAlias.hostnames": honoured("DNS names, on the address's line"),
 
 	// PodSecurityContext
 	"PodSecurityContext.seLinuxOptions":           refusedWithSELinux,

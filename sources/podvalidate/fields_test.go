@@ -152,7 +152,6 @@ func TestRefusedFieldsAreNamed(t *testing.T) {
 		want   string
 	}{
 		{"activeDeadlineSeconds", func(p *v1.Pod) { p.Spec.ActiveDeadlineSeconds = ptr.To[int64](5) }, "spec.activeDeadlineSeconds"},
-		{"hostAliases", func(p *v1.Pod) { p.Spec.HostAliases = []v1.HostAlias{{IP: "1.2.3.4"}} }, "spec.hostAliases"},
 		{"imagePullSecrets", func(p *v1.Pod) { p.Spec.ImagePullSecrets = []v1.LocalObjectReference{{Name: "x"}} }, "spec.imagePullSecrets"},
 		{"hostUsers false", func(p *v1.Pod) { p.Spec.HostUsers = ptr.To(false) }, "spec.hostUsers"},
 		{"subPathExpr", func(p *v1.Pod) { p.Spec.Containers[0].VolumeMounts[0].SubPathExpr = "$(A)" }, "spec.containers[0].volumeMounts[0].subPathExpr"},

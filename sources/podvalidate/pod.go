@@ -5,6 +5,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"net/netip"
 )
 
 // ClaimLookup reports whether a PersistentVolumeClaim namespace/name is
@@ -102,7 +103,31 @@ func validateSpec(spec *v1.PodSpec, path *field.Path, apiVolumes bool) field.Err
 	if g := spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
 		allErrs = append(allErrs, field.Invalid(path.Child("terminationGracePeriodSeconds"), *g, "must be greater than or equal to 0"))
 	}
+	allErrs = append(allErrs, validateHosts(spec, path)...)
 	allErrs = append(allErrs, validatePartial(spec, path)...)
 	allErrs = append(allErrs, validateSecurity(spec, path)...)
 	return append(allErrs, refusedFields(spec, path)...)
+}
+
+// validateHosts checks what goes into the pod's /etc/hosts: the subdomain
+// is a DNS label, each host alias an IP address with DNS names (a line of
+// the file each; nothing else may reach it).
+func validateHosts(spec *v1.PodSpec, path *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	if spec.Subdomain != "" {
+		allErrs = append(allErrs, dnsName(spec.Subdomain, path.Child("subdomain"), validation.IsDNS1123Label)...)
+	}
+	for i, a := range spec.HostAliases {
+		p := path.Child("hostAliases").Index(i)
+		if _, err := netip.ParseAddr(a.IP); err != nil {
+			allErrs = append(allErrs, field.Invalid(p.Child("ip"), a.IP, "must be a valid IP address"))
+		}
+		if len(a.Hostnames) == 0 {
+			allErrs = append(allErrs, field.Required(p.Child("hostnames"), ""))
+		}
+		for j, h := range a.Hostnames {
+			allErrs = append(allErrs, dnsName(h, p.Child("hostnames").Index(j), validation.IsDNS1123Subdomain)...)
+		}
+	}
+	return allErrs
 }

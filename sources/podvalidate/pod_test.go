@@ -85,6 +85,16 @@ func TestValidatePod(t *testing.T) {
 		{"restart policy unsupported", func(p *v1.Pod) { p.Spec.RestartPolicy = "Sometimes" }, []string{"spec.restartPolicy: Unsupported value"}},
 		{"dns policy unsupported", func(p *v1.Pod) { p.Spec.DNSPolicy = "Mine" }, []string{"spec.dnsPolicy: Unsupported value"}},
 		{"grace period negative", func(p *v1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](-1) }, []string{"spec.terminationGracePeriodSeconds: Invalid value"}},
+		{"host aliases and subdomain", func(p *v1.Pod) {
+			p.Spec.Subdomain = "web"
+			p.Spec.HostAliases = []v1.HostAlias{{IP: "10.1.2.3", Hostnames: []string{"a.example", "b"}}, {IP: "fd00::1", Hostnames: []string{"c"}}}
+		}, nil},
+		{"host alias bad ip", func(p *v1.Pod) { p.Spec.HostAliases = []v1.HostAlias{{IP: "10.1.2", Hostnames: []string{"a"}}} }, []string{"spec.hostAliases[0].ip: Invalid value"}},
+		{"host alias without names", func(p *v1.Pod) { p.Spec.HostAliases = []v1.HostAlias{{IP: "10.1.2.3"}} }, []string{"spec.hostAliases[0].hostnames: Required value"}},
+		{"host alias name smuggling a line", func(p *v1.Pod) {
+			p.Spec.HostAliases = []v1.HostAlias{{IP: "10.1.2.3", Hostnames: []string{"a\n6.6.6.6 bank.example"}}}
+		}, []string{"spec.hostAliases[0].hostnames[0]: Invalid value"}},
+		{"subdomain not a label", func(p *v1.Pod) { p.Spec.Subdomain = "a.b" }, []string{"spec.subdomain: Invalid value"}},
 		{"grace period zero", func(p *v1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0) }, nil},
 		{"active deadline", func(p *v1.Pod) { p.Spec.ActiveDeadlineSeconds = ptr.To[int64](10) }, []string{"spec.activeDeadlineSeconds: Forbidden"}},
 		{"ephemeral containers", func(p *v1.Pod) {

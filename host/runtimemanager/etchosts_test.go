@@ -1,0 +1,93 @@
+package runtimemanager
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// TestEtcHosts checks the pod's /etc/hosts as the kubelet writes it: the
+// file of a pod on the pod network, with its FQDN and host aliases; the
+// node's file under its own header for a pod on the node's network; no
+// file for a container that mounts /etc/hosts itself or a pod without an
+// IP yet.
+func TestEtcHosts(t *testing.T) {
+	root := t.TempDir()
+	nodeHosts := filepath.Join(t.TempDir(), "hosts")
+	if err := os.WriteFile(nodeHosts, []byte("127.0.0.1\tlocalhost\n192.0.2.7\tnode1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := nodeHostsFile
+	nodeHostsFile = nodeHosts
+	t.Cleanup(func() { nodeHostsFile = old })
+	m := &Manager{logRoot: root, opts: Options{ClusterDomain: "cluster.local"}}
+	aliases := []v1.HostAlias{{IP: "10.1.2.3", Hostnames: []string{"foo.local", "bar.local"}}, {IP: "fd00::1", Hostnames: []string{"baz"}}}
+
+	read := func(pod *v1.Pod, c *v1.Container, ip string) (string, bool) {
+		t.Helper()
+		mnt, err := m.etcHostsMount(pod, c, ip)
+		if err != nil {
+			t.Fatalf("etcHostsMount: %v", err)
+		}
+		if mnt == nil {
+			return "", false
+		}
+		if mnt.GetContainerPath() != "/etc/hosts" || mnt.GetReadonly() {
+			t.Errorf("mount %v; want a writable mount at /etc/hosts", mnt)
+		}
+		if want := filepath.Join(PodLogDir(root, pod.Namespace, pod.Name, pod.UID), "etc-hosts"); mnt.GetHostPath() != want {
+			t.Errorf("host path %s; want %s", mnt.GetHostPath(), want)
+		}
+		b, err := os.ReadFile(mnt.GetHostPath())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b), true
+	}
+
+	pod := newPod("web-0", "app", "side")
+	pod.Spec.Hostname = "web-0"
+	pod.Spec.Subdomain = "web"
+	pod.Spec.HostAliases = aliases
+	got, ok := read(pod, &pod.Spec.Containers[0], "10.88.0.5")
+	want := "# Kubernetes-managed hosts file.\n" +
+		"127.0.0.1\tlocalhost\n" +
+		"::1\tlocalhost ip6-localhost ip6-loopback\n" +
+		"fe00::0\tip6-localnet\n" +
+		"fe00::0\tip6-mcastprefix\n" +
+		"fe00::1\tip6-allnodes\n" +
+		"fe00::2\tip6-allrouters\n" +
+		"10.88.0.5\tweb-0.web.default.svc.cluster.local\tweb-0\n" +
+		"\n# Entries added by HostAliases.\n" +
+		"10.1.2.3\tfoo.local\tbar.local\n" +
+		"fd00::1\tbaz\n"
+	if !ok || got != want {
+		t.Errorf("pod network, subdomain, aliases:\n%s\nwant:\n%s", got, want)
+	}
+
+	plain := newPod("plain", "app")
+	if got, ok := read(plain, &plain.Spec.Containers[0], "10.88.0.6"); !ok || !strings.Contains(got, "10.88.0.6\tplain\n") || strings.Contains(got, "HostAliases") {
+		t.Errorf("plain pod:\n%s", got)
+	}
+	if _, ok := read(plain, &plain.Spec.Containers[0], ""); ok {
+		t.Error("a pod on the pod network without an IP got a hosts file")
+	}
+
+	hostNet := newPod("hostnet", "app")
+	hostNet.Spec.HostNetwork = true
+	hostNet.Spec.HostAliases = aliases[:1]
+	want = "# Kubernetes-managed hosts file (host network).\n127.0.0.1\tlocalhost\n192.0.2.7\tnode1\n" +
+		"\n# Entries added by HostAliases.\n10.1.2.3\tfoo.local\tbar.local\n"
+	if got, ok := read(hostNet, &hostNet.Spec.Containers[0], ""); !ok || got != want {
+		t.Errorf("host network:\n%s\nwant:\n%s", got, want)
+	}
+
+	own := newPod("own", "app")
+	own.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{{Name: "h", MountPath: "/etc/hosts/"}}
+	if _, ok := read(own, &own.Spec.Containers[0], "10.88.0.7"); ok {
+		t.Error("a container that mounts /etc/hosts itself got the managed file")
+	}
+}
