@@ -138,6 +138,8 @@ func runHost(ctx context.Context, cfg *config.HostConfig, logger hclog.Logger) e
 
 		AllowedUnsafeSysctls: cfg.AllowedUnsafeSysctls,
 		SeccompProfileRoot:   cfg.SeccompProfileRoot,
+		ClusterDNS:           cfg.ClusterDNS,
+		ClusterDomain:        cfg.ClusterDomain,
 	})
 	if err != nil {
 		shutdown()

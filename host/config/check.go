@@ -4,11 +4,14 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"net/netip"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/podhost/podhost/pluginapi"
 )
@@ -111,6 +114,17 @@ func (c *HostConfig) checkSupervision(p *problems) {
 	}
 	if r := c.SeccompProfileRoot; r != "" && !filepath.IsAbs(r) {
 		p.add("seccompProfileRoot", line("seccompProfileRoot"), nil, "want an absolute path, got %q", r)
+	}
+	for i, ip := range c.ClusterDNS {
+		if _, err := netip.ParseAddr(ip); err != nil {
+			f := fmt.Sprintf("clusterDNS[%d]", i)
+			p.add(f, line("clusterDNS"), nil, "want an IP address, got %q", ip)
+		}
+	}
+	if d := c.ClusterDomain; d != "" {
+		if msgs := validation.IsDNS1123Subdomain(d); len(msgs) > 0 {
+			p.add("clusterDomain", line("clusterDomain"), nil, "want a DNS domain, got %q: %s", d, strings.Join(msgs, "; "))
+		}
 	}
 	if c.ShutdownGracePeriod < 0 {
 		p.add("shutdownGracePeriod", line("shutdownGracePeriod"), nil, "want a duration of 0s or more, got %s", c.ShutdownGracePeriod)

@@ -82,6 +82,14 @@ type HostConfig struct {
 	// (a pod's localhostProfile is a path under it); empty:
 	// <rootDir>/seccomp.
 	SeccompProfileRoot string `yaml:"seccompProfileRoot"`
+	// ClusterDNS are the nameservers of pods with dnsPolicy ClusterFirst
+	// (the cluster's DNS service, as the kubelet's clusterDNS); empty:
+	// those pods get the node's DNS, as the kubelet without clusterDNS.
+	ClusterDNS []string `yaml:"clusterDNS"`
+	// ClusterDomain is the cluster's DNS domain (cluster.local): the
+	// search path of ClusterFirst pods and the FQDN of pods with a
+	// subdomain in their /etc/hosts.
+	ClusterDomain string `yaml:"clusterDomain"`
 
 	meta *meta // where each field came from, for errors found after decoding
 }

@@ -85,6 +85,10 @@ type Config struct {
 	// SeccompProfileRoot is the directory of Localhost seccomp profiles;
 	// empty: <RootDir>/seccomp.
 	SeccompProfileRoot string
+	// ClusterDNS and ClusterDomain configure the DNS of ClusterFirst pods
+	// and the FQDN in their /etc/hosts (runtimemanager.Options).
+	ClusterDNS    []string
+	ClusterDomain string
 }
 
 // Node is the running agent: see the package doc.
@@ -230,6 +234,7 @@ func (n *Node) build() error {
 		Logger: n.log.Named("runtime"), Reasons: reasons,
 		NodeResolvConf: nodeResolvConf(n.log), Recorder: n.events, Mounts: n.containerMounts, Devices: n.containerDevices,
 		Hooks: runner, Probes: results, SeccompProfileRoot: n.seccompRoot(),
+		ClusterDNS: n.cfg.ClusterDNS, ClusterDomain: n.cfg.ClusterDomain,
 	})
 	if err != nil {
 		return fmt.Errorf("runtime manager: %w", err)
