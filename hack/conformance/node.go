@@ -62,6 +62,7 @@ rootDir: %s
 pluginDir: %s
 nodeName: %s
 logLevel: info
+clusterDomain: cluster.local
 kubernetes:
   kubeconfig: %s
   nodeIP: %s
