@@ -22,10 +22,11 @@ func GeneratePodStatus(pod *v1.Pod, rs *PodStatus, cached v1.PodStatus, podIsTer
 	conv := containerConversion{pod: pod, rs: rs, reasons: reasons,
 		deleting: pod.DeletionTimestamp != nil, podIsTerminal: podIsTerminal}
 	s := v1.PodStatus{
-		InitContainerStatuses: conv.convert(pod.Spec.InitContainers, old.InitContainerStatuses, true),
-		ContainerStatuses:     conv.convert(pod.Spec.Containers, old.ContainerStatuses, false),
-		StartTime:             old.StartTime,
-		QOSClass:              PodQOS(pod),
+		InitContainerStatuses:      conv.convert(pod.Spec.InitContainers, old.InitContainerStatuses, true),
+		ContainerStatuses:          conv.convert(pod.Spec.Containers, old.ContainerStatuses, false),
+		EphemeralContainerStatuses: conv.convert(ephemeralSpecs(pod), old.EphemeralContainerStatuses, false),
+		StartTime:                  old.StartTime,
+		QOSClass:                   PodQOS(pod),
 	}
 	if rs != nil {
 		for i, ip := range rs.IPs {
@@ -47,6 +48,19 @@ func GeneratePodStatus(pod *v1.Pod, rs *PodStatus, cached v1.PodStatus, podIsTer
 	}
 	s.Conditions = podConditions(pod, &s, rs != nil && rs.SandboxReady)
 	return s
+}
+
+// ephemeralSpecs are the pod's ephemeral containers as containers (the
+// fields they share), or nil.
+func ephemeralSpecs(pod *v1.Pod) []v1.Container {
+	if len(pod.Spec.EphemeralContainers) == 0 {
+		return nil
+	}
+	out := make([]v1.Container, len(pod.Spec.EphemeralContainers))
+	for i := range pod.Spec.EphemeralContainers {
+		out[i] = v1.Container(pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
+	}
+	return out
 }
 
 // SetHostIPs sets the status's hostIP and hostIPs to the node's addresses

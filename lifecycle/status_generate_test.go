@@ -259,3 +259,35 @@ func TestSetHostIPs(t *testing.T) {
 		})
 	}
 }
+
+// TestGeneratePodStatusEphemeral: an ephemeral container's state is in
+// ephemeralContainerStatuses, not among the app containers', and its exit
+// does not end a pod whose app container runs.
+func TestGeneratePodStatusEphemeral(t *testing.T) {
+	pod := apiPod("1", "p")
+	pod.Spec.Containers = []v1.Container{{Name: "app"}}
+	pod.Spec.RestartPolicy = v1.RestartPolicyNever
+	pod.Spec.EphemeralContainers = []v1.EphemeralContainer{{EphemeralContainerCommon: v1.EphemeralContainerCommon{Name: "dbg", Image: "busybox"}}}
+	rs := &lifecycle.PodStatus{ID: "1", SandboxReady: true, ContainerStatuses: []lifecycle.ContainerStatus{
+		{Name: "app", ID: "a1", State: lifecycle.ContainerRunning},
+		{Name: "dbg", ID: "d1", State: lifecycle.ContainerExited, ExitCode: 3},
+	}}
+	got := lifecycle.GeneratePodStatus(pod, rs, v1.PodStatus{}, false, nil)
+	if len(got.EphemeralContainerStatuses) != 1 {
+		t.Fatalf("ephemeralContainerStatuses %+v; want dbg's", got.EphemeralContainerStatuses)
+	}
+	dbg := got.EphemeralContainerStatuses[0]
+	if dbg.Name != "dbg" || dbg.Image != "busybox" || dbg.ContainerID != "d1" || dbg.State.Terminated == nil || dbg.State.Terminated.ExitCode != 3 {
+		t.Errorf("dbg status %+v; want terminated with 3", dbg)
+	}
+	if len(got.ContainerStatuses) != 1 || got.ContainerStatuses[0].Name != "app" {
+		t.Errorf("containerStatuses %+v; want app's alone", got.ContainerStatuses)
+	}
+	if got.Phase != v1.PodRunning {
+		t.Errorf("phase %s; want Running (an ephemeral container's exit ends nothing)", got.Phase)
+	}
+	pod.Spec.EphemeralContainers = nil
+	if got := lifecycle.GeneratePodStatus(pod, rs, v1.PodStatus{}, false, nil); got.EphemeralContainerStatuses != nil {
+		t.Errorf("a pod without ephemeral containers has ephemeralContainerStatuses %+v", got.EphemeralContainerStatuses)
+	}
+}

@@ -17,6 +17,11 @@ type startAction struct {
 	attempt    uint32
 	existingID string
 	reason     string
+	// target and targetID: an ephemeral container's target container
+	// (targetContainerName) and the id of its newest instance in the
+	// sandbox, whose PID namespace it joins; targetID is empty when the
+	// target has no container there.
+	target, targetID string
 }
 
 // killAction stops one container; with preStop its preStop hook runs
@@ -115,6 +120,9 @@ type planner struct {
 //     started rather than created again; with another hash it is removed.
 //   - A container whose start was cut short (startCut) is removed and
 //     created again at the same attempt: no restart, no back-off.
+//   - An ephemeral container starts in the ready sandbox once, whatever
+//     the init phase, and is never restarted nor started again in a new
+//     sandbox: only while no container of its name exists.
 func computeActions(pod *v1.Pod, st *podState, now time.Time, prev map[string]backOffEntry, started func(name, id string) bool) actions {
 	p := &planner{pod: pod, st: st, now: now, prev: prev, policy: restartPolicy(pod), started: started, a: actions{records: map[string]backOffEntry{}}}
 	sb := st.newestSandbox()
@@ -124,6 +132,7 @@ func computeActions(pod *v1.Pod, st *podState, now time.Time, prev map[string]ba
 	}
 	p.a.sandboxID, p.a.sandboxAttempt = sb.id, sb.attempt
 	p.killStrays(sb.id)
+	p.ephemeralContainers(sb.id)
 	if !p.initContainers(sb.id) {
 		return p.a
 	}
@@ -191,6 +200,9 @@ func (p *planner) killStrays(sandboxID string) {
 	for _, c := range p.pod.Spec.Containers {
 		inSpec[c.Name] = true
 	}
+	for _, c := range p.pod.Spec.EphemeralContainers {
+		inSpec[c.Name] = true
+	}
 	for _, c := range p.st.containers {
 		if c.state == lifecycle.ContainerExited {
 			continue
@@ -251,6 +263,26 @@ func (p *planner) initContainers(sandboxID string) bool {
 		return false
 	}
 	return true
+}
+
+// ephemeralContainers plans the ephemeral containers that have no
+// container yet, as the kubelet: once, in the ready sandbox, before and
+// whatever the init phase.
+func (p *planner) ephemeralContainers(sandboxID string) {
+	for i := range p.pod.Spec.EphemeralContainers {
+		ec := &p.pod.Spec.EphemeralContainers[i]
+		spec := (*v1.Container)(&ec.EphemeralContainerCommon)
+		if p.st.newest(spec.Name, "") != nil {
+			continue
+		}
+		s := startAction{spec: spec, kind: containerTypeEphemeral, attempt: 0, reason: "ephemeral container", target: ec.TargetContainerName}
+		if s.target != "" {
+			if t := p.st.newest(s.target, sandboxID); t != nil {
+				s.targetID = t.id
+			}
+		}
+		p.a.start = append(p.a.start, s)
+	}
 }
 
 // appContainers plans the app containers once the init phase is over.

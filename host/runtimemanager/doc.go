@@ -5,7 +5,9 @@
 // with restartPolicy Always) running beside the app containers, the next
 // init container waiting for a sidecar's startup probe (Options.Probes),
 // starts and restarts app containers
-// according to the restart policy with CrashLoopBackOff, maps the container
+// according to the restart policy with CrashLoopBackOff, starts ephemeral
+// containers once (in their target's PID namespace when they name one),
+// maps the container
 // spec (command, args, env, working dir, resources, host namespaces, DNS,
 // the pod's and the container's securityContext merged as the kubelet
 // merges them, security.go) onto the contract, verifies runAsNonRoot

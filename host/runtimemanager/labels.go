@@ -54,8 +54,9 @@ const (
 
 // Values of AnnotationContainerType.
 const (
-	containerTypeInit = "init"
-	containerTypeApp  = "app"
+	containerTypeInit      = "init"
+	containerTypeApp       = "app"
+	containerTypeEphemeral = "ephemeral"
 )
 
 // podSelector selects every object of one pod.

@@ -217,6 +217,10 @@ func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, sandboxID str
 		if err == nil {
 			cfg.Security = m.containerSecurity(pod, s.spec)
 			imageUser(cfg.Security, image)
+			cfg.TargetContainerId = s.targetID
+			if s.target != "" && s.targetID == "" {
+				err = fmt.Errorf("unable to find target container %s", s.target)
+			}
 		}
 		if err != nil {
 			m.setReason(pod, name, ReasonCreateConfigError, err.Error())

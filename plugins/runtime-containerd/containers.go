@@ -251,7 +251,7 @@ func containerConfigToCRI(spec ContainerSpec, sandboxID string, pod *SandboxSpec
 		}
 		cfg.Devices = append(cfg.Devices, &criapi.Device{ContainerPath: d.ContainerPath, HostPath: d.HostPath, Permissions: perms})
 	}
-	cfg.Linux = &criapi.LinuxContainerConfig{SecurityContext: containerSecurityToCRI(spec.Security, pod)}
+	cfg.Linux = &criapi.LinuxContainerConfig{SecurityContext: containerSecurityToCRI(spec.Security, pod, spec.TargetID)}
 	if res := spec.Resources; res != nil {
 		cfg.Linux.Resources = &criapi.LinuxContainerResources{
 			CpuPeriod:          res.CPUPeriod,

@@ -42,6 +42,7 @@ func containerSpecFromProto(cfg *runtimev1.ContainerConfig) ContainerSpec {
 		Stdin:       cfg.GetStdin(),
 		TTY:         cfg.GetTty(),
 		Security:    securityFromProto(cfg.GetSecurity()),
+		TargetID:    cfg.GetTargetContainerId(),
 	}
 	for _, e := range cfg.GetEnvs() {
 		spec.Env = append(spec.Env, EnvVar{Key: e.GetKey(), Value: e.GetValue()})

@@ -207,3 +207,27 @@ func TestContainerSpecFromProtoDevices(t *testing.T) {
 		t.Errorf("devices %+v; want %+v", got.Devices, want)
 	}
 }
+
+// TestTargetNamespace: an ephemeral container aimed at another joins its
+// PID namespace where it would have its own; a pod that shares one or uses
+// the node's keeps that.
+func TestTargetNamespace(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		pod        SandboxSpec
+		target     string
+		wantPid    criapi.NamespaceMode
+		wantTarget string
+	}{
+		{"no target", SandboxSpec{}, "", criapi.NamespaceMode_CONTAINER, ""},
+		{"target", SandboxSpec{}, "c1", criapi.NamespaceMode_TARGET, "c1"},
+		{"target in a shared namespace", SandboxSpec{SharePID: true}, "c1", criapi.NamespaceMode_POD, ""},
+		{"target with the node's", SandboxSpec{HostPID: true}, "c1", criapi.NamespaceMode_NODE, ""},
+	} {
+		spec := containerSpecFromProto(&runtimev1.ContainerConfig{Metadata: &runtimev1.ContainerMetadata{Name: "dbg"}, TargetContainerId: tc.target})
+		ns := containerConfigToCRI(spec, "sb1", &tc.pod).GetLinux().GetSecurityContext().GetNamespaceOptions()
+		if ns.GetPid() != tc.wantPid || ns.GetTargetId() != tc.wantTarget {
+			t.Errorf("%s: pid %v target %q; want %v %q", tc.name, ns.GetPid(), ns.GetTargetId(), tc.wantPid, tc.wantTarget)
+		}
+	}
+}

@@ -105,9 +105,15 @@ func sandboxSecurityToCRI(spec SandboxSpec) *criapi.LinuxSandboxSecurityContext 
 }
 
 // containerSecurityToCRI is the container's CRI security context, with
-// the pod's namespaces; without a Security, the runtime's defaults.
-func containerSecurityToCRI(s *Security, pod *SandboxSpec) *criapi.LinuxContainerSecurityContext {
+// the pod's namespaces; without a Security, the runtime's defaults. A
+// target joins the PID namespace of that container where the container
+// would have its own (an ephemeral container aimed at another, as the
+// kubelet's TARGET mode).
+func containerSecurityToCRI(s *Security, pod *SandboxSpec, target string) *criapi.LinuxContainerSecurityContext {
 	out := &criapi.LinuxContainerSecurityContext{NamespaceOptions: namespacesToCRI(pod)}
+	if ns := out.NamespaceOptions; target != "" && ns.Pid == criapi.NamespaceMode_CONTAINER {
+		ns.Pid, ns.TargetId = criapi.NamespaceMode_TARGET, target
+	}
 	if s == nil {
 		return out
 	}

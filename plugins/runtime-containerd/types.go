@@ -73,6 +73,7 @@ type ContainerSpec struct {
 	Stdin, TTY          bool
 	Resources           *Resources // nil: none
 	Security            *Security  // nil: the runtime's defaults
+	TargetID            string     // a container whose PID namespace it joins; empty: the sandbox's rule
 }
 
 // EnvVar is one environment variable.

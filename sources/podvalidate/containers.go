@@ -33,6 +33,15 @@ func validateContainers(spec *v1.PodSpec, volumes sets.Set[string], path *field.
 		allErrs = append(allErrs, validateContainer(&spec.Containers[i], names, volumes, p)...)
 		allErrs = append(allErrs, validateProbesAndHooks(&spec.Containers[i], spec.TerminationGracePeriodSeconds, false, p)...)
 	}
+	targets := names.Clone()
+	for i := range spec.EphemeralContainers {
+		ec := &spec.EphemeralContainers[i]
+		p := path.Child("ephemeralContainers").Index(i)
+		allErrs = append(allErrs, validateContainer((*v1.Container)(&ec.EphemeralContainerCommon), names, volumes, p)...)
+		if t := ec.TargetContainerName; t != "" && !targets.Has(t) {
+			allErrs = append(allErrs, field.NotFound(p.Child("targetContainerName"), t))
+		}
+	}
 	return allErrs
 }
 

@@ -87,7 +87,7 @@ var Rules = map[string]Rule{
 	"PodSpec.volumes":                       honoured("mounted by the volume manager"),
 	"PodSpec.initContainers":                honoured("run in order before the app containers; restartPolicy Always makes a sidecar"),
 	"PodSpec.containers":                    honoured("run by the runtime manager"),
-	"PodSpec.ephemeralContainers":           refused("ephemeral containers are not run"),
+	"PodSpec.ephemeralContainers":           honoured("API-server pods only (the ephemeralcontainers subresource): each starts once in the running pod, never restarted, stopped with it"),
 	"PodSpec.restartPolicy":                 honoured("restart policy of the pod worker"),
 	"PodSpec.terminationGracePeriodSeconds": honoured("grace period of stops"),
 	"PodSpec.activeDeadlineSeconds":         refused("the deadline is not enforced"),
@@ -156,7 +156,7 @@ var Rules = map[string]Rule{
 	"Container.stdin":                        honoured("the runtime keeps stdin open"),
 	"Container.stdinOnce":                    refusedUnless("nothing attaches to stdin", "false"),
 	"Container.tty":                          honoured("the runtime allocates a TTY"),
-	"EphemeralContainer.targetContainerName": refused("ephemeral containers are not run"),
+	"EphemeralContainer.targetContainerName": honoured("joins that container's PID namespace (when the pod shares none)"),
 
 	"ContainerPort.name":          honoured("named ports of probes and hooks"),
 	"ContainerPort.hostPort":      honoured("checked at admission for conflicts; refused without hostNetwork (no port mapping)"),

@@ -259,3 +259,30 @@ func TestAPIServerDefaultedPodIsAccepted(t *testing.T) {
 		t.Errorf("ValidateAPIServerPod: %v", errs)
 	}
 }
+
+// TestEphemeralContainers: an API-server pod may have the ephemeral
+// container kubectl debug adds (aimed at one of its containers); its
+// target must be a container of the pod; a pod of another source may
+// have none.
+func TestEphemeralContainers(t *testing.T) {
+	debug := v1.EphemeralContainer{TargetContainerName: "app", EphemeralContainerCommon: v1.EphemeralContainerCommon{
+		Name: "debugger-x7k", Image: "busybox", Stdin: true, TTY: true, ImagePullPolicy: v1.PullIfNotPresent,
+		TerminationMessagePath: v1.TerminationMessagePathDefault, TerminationMessagePolicy: v1.TerminationMessageReadFile,
+	}}
+	pod := validPod()
+	pod.Spec.Volumes = pod.Spec.Volumes[1:] // the API server's claims are not resolved here
+	pod.Spec.Containers[0].VolumeMounts = nil
+	pod.Spec.EphemeralContainers = []v1.EphemeralContainer{debug}
+	if errs := ValidateAPIServerPod(pod); len(errs) > 0 {
+		t.Errorf("API-server pod with kubectl debug's container: %v", errs)
+	}
+	pod.Spec.EphemeralContainers[0].TargetContainerName = "nope"
+	if errs := ValidateAPIServerPod(pod); len(errs) != 1 || errs[0].Field != "spec.ephemeralContainers[0].targetContainerName" || errs[0].Type != field.ErrorTypeNotFound {
+		t.Errorf("target not in the pod: %v; want spec.ephemeralContainers[0].targetContainerName: Not found", errs)
+	}
+	pod.Spec.EphemeralContainers[0].TargetContainerName = ""
+	pod.Spec.EphemeralContainers[0].Name = "app"
+	if errs := ValidateAPIServerPod(pod); len(errs) != 1 || errs[0].Field != "spec.ephemeralContainers[0].name" {
+		t.Errorf("name of an app container: %v; want spec.ephemeralContainers[0].name: Duplicate value", errs)
+	}
+}

@@ -1,11 +1,12 @@
 package podvalidate
 
 import (
+	"net/netip"
+
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"net/netip"
 )
 
 // ClaimLookup reports whether a PersistentVolumeClaim namespace/name is
@@ -87,6 +88,10 @@ func validateSpec(spec *v1.PodSpec, path *field.Path, apiVolumes bool) field.Err
 	volumes, errs := validateVolumes(spec.Volumes, path.Child("volumes"), apiVolumes)
 	allErrs = append(allErrs, errs...)
 	allErrs = append(allErrs, validateContainers(spec, volumes, path)...)
+	if len(spec.EphemeralContainers) > 0 && !apiVolumes {
+		allErrs = append(allErrs, field.Forbidden(path.Child("ephemeralContainers"),
+			"ephemeral containers come through the API server's ephemeralcontainers subresource; a pod of another source cannot have them"))
+	}
 
 	switch spec.RestartPolicy {
 	case "":

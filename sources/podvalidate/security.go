@@ -63,6 +63,9 @@ func validateSecurity(spec *v1.PodSpec, path *field.Path) field.ErrorList {
 	for i := range spec.Containers {
 		allErrs = append(allErrs, validateContainerSecurity(spec.Containers[i].SecurityContext, path.Child("containers").Index(i).Child("securityContext"))...)
 	}
+	for i := range spec.EphemeralContainers {
+		allErrs = append(allErrs, validateContainerSecurity(spec.EphemeralContainers[i].SecurityContext, path.Child("ephemeralContainers").Index(i).Child("securityContext"))...)
+	}
 	return allErrs
 }
 

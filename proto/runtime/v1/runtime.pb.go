@@ -1945,9 +1945,12 @@ type ContainerConfig struct {
 	Resources *Resources `protobuf:"bytes,13,opt,name=resources,proto3" json:"resources,omitempty"`
 	Devices   []*Device  `protobuf:"bytes,14,rep,name=devices,proto3" json:"devices,omitempty"`
 	// Unset: the runtime's defaults.
-	Security      *SecurityContext `protobuf:"bytes,15,opt,name=security,proto3" json:"security,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Security *SecurityContext `protobuf:"bytes,15,opt,name=security,proto3" json:"security,omitempty"`
+	// A container of the same sandbox whose PID namespace this one joins (an
+	// ephemeral container's target); empty: the sandbox's rule.
+	TargetContainerId string `protobuf:"bytes,16,opt,name=target_container_id,json=targetContainerId,proto3" json:"target_container_id,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *ContainerConfig) Reset() {
@@ -2083,6 +2086,13 @@ func (x *ContainerConfig) GetSecurity() *SecurityContext {
 		return x.Security
 	}
 	return nil
+}
+
+func (x *ContainerConfig) GetTargetContainerId() string {
+	if x != nil {
+		return x.TargetContainerId
+	}
+	return ""
 }
 
 type CreateContainerRequest struct {
@@ -4105,7 +4115,7 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"\n" +
 	"cpu_shares\x18\x03 \x01(\x03R\tcpuShares\x121\n" +
 	"\x15memory_limit_in_bytes\x18\x04 \x01(\x03R\x12memoryLimitInBytes\x12\"\n" +
-	"\room_score_adj\x18\x05 \x01(\x03R\voomScoreAdj\"\xb1\x06\n" +
+	"\room_score_adj\x18\x05 \x01(\x03R\voomScoreAdj\"\xe1\x06\n" +
 	"\x0fContainerConfig\x12A\n" +
 	"\bmetadata\x18\x01 \x01(\v2%.podhost.runtime.v1.ContainerMetadataR\bmetadata\x12\x14\n" +
 	"\x05image\x18\x02 \x01(\tR\x05image\x12\x18\n" +
@@ -4123,7 +4133,8 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"\x03tty\x18\f \x01(\bR\x03tty\x12;\n" +
 	"\tresources\x18\r \x01(\v2\x1d.podhost.runtime.v1.ResourcesR\tresources\x124\n" +
 	"\adevices\x18\x0e \x03(\v2\x1a.podhost.runtime.v1.DeviceR\adevices\x12?\n" +
-	"\bsecurity\x18\x0f \x01(\v2#.podhost.runtime.v1.SecurityContextR\bsecurity\x1a9\n" +
+	"\bsecurity\x18\x0f \x01(\v2#.podhost.runtime.v1.SecurityContextR\bsecurity\x12.\n" +
+	"\x13target_container_id\x18\x10 \x01(\tR\x11targetContainerId\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
