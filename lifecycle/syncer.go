@@ -78,6 +78,7 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType UpdateType, pod, mirror
 	}
 	prev, hadStatus := s.Status.PodStatus(pod.UID)
 	api := s.generate(pod, status, prev, false)
+	s.failPastDeadline(pod, &api)
 	if isTerminalPhase(api.Phase) {
 		s.Status.SetPodStatus(pod, api)
 		return true, nil

@@ -48,6 +48,10 @@ type SyncLoop struct {
 	// ProbeSyncs, when set, carries the UIDs of pods to sync now because
 	// a probe result needs the runtime (ProbeManagerConfig.Syncs).
 	ProbeSyncs <-chan types.UID
+	// ShouldSync, when set, is asked of every desired pod each sync tick:
+	// those it names are synced now (the kubelet's pod sync loop
+	// handlers, e.g. Syncer.DueForDeadline).
+	ShouldSync func(*v1.Pod) bool
 	Clock      Clock
 	Logger     *slog.Logger
 }
@@ -77,6 +81,14 @@ func (l *SyncLoop) Run(ctx context.Context) {
 			due := map[string]bool{}
 			for _, uid := range l.Workers.Core().Queue().GetWork() {
 				due[string(uid)] = true
+			}
+			if l.ShouldSync != nil {
+				pods, _ := l.Config.Pods()
+				for _, pod := range pods {
+					if l.ShouldSync(pod) {
+						due[string(pod.UID)] = true
+					}
+				}
 			}
 			l.syncConfigPods(due)
 			syncTick = l.Clock.After(syncTickPeriod)

@@ -273,6 +273,7 @@ func (n *Node) build() error {
 		Events:     n.pleg.Events(),
 		Updates:    n.updates,
 		ProbeSyncs: probeSyncs,
+		ShouldSync: syncer.DueForDeadline,
 		Clock:      n.clock,
 		Logger:     slogger,
 	}

@@ -90,7 +90,7 @@ var Rules = map[string]Rule{
 	"PodSpec.ephemeralContainers":           honoured("API-server pods only (the ephemeralcontainers subresource): each starts once in the running pod, never restarted, stopped with it"),
 	"PodSpec.restartPolicy":                 honoured("restart policy of the pod worker"),
 	"PodSpec.terminationGracePeriodSeconds": honoured("grace period of stops"),
-	"PodSpec.activeDeadlineSeconds":         refused("the deadline is not enforced"),
+	"PodSpec.activeDeadlineSeconds":         honoured("from the pod's start on the node: then Failed, reason DeadlineExceeded, its containers stopped; an update takes effect (API-server pods)"),
 	"PodSpec.dnsPolicy":                     honoured("written to the sandbox's DNS config"),
 	"PodSpec.nodeSelector":                  opaque("checked at admission against the node's labels"),
 	"PodSpec.serviceAccountName":            honoured("service account tokens of projected volumes (API pods), env fieldRef"),

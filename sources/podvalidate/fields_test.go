@@ -151,7 +151,6 @@ func TestRefusedFieldsAreNamed(t *testing.T) {
 		mutate func(p *v1.Pod)
 		want   string
 	}{
-		{"activeDeadlineSeconds", func(p *v1.Pod) { p.Spec.ActiveDeadlineSeconds = ptr.To[int64](5) }, "spec.activeDeadlineSeconds"},
 		{"imagePullSecrets", func(p *v1.Pod) { p.Spec.ImagePullSecrets = []v1.LocalObjectReference{{Name: "x"}} }, "spec.imagePullSecrets"},
 		{"hostUsers false", func(p *v1.Pod) { p.Spec.HostUsers = ptr.To(false) }, "spec.hostUsers"},
 		{"subPathExpr", func(p *v1.Pod) { p.Spec.Containers[0].VolumeMounts[0].SubPathExpr = "$(A)" }, "spec.containers[0].volumeMounts[0].subPathExpr"},

@@ -105,6 +105,9 @@ func validateSpec(spec *v1.PodSpec, path *field.Path, apiVolumes bool) field.Err
 	default:
 		allErrs = append(allErrs, field.NotSupported(path.Child("dnsPolicy"), spec.DNSPolicy, dnsPolicies))
 	}
+	if d := spec.ActiveDeadlineSeconds; d != nil && *d <= 0 {
+		allErrs = append(allErrs, field.Invalid(path.Child("activeDeadlineSeconds"), *d, "must be greater than 0"))
+	}
 	if g := spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
 		allErrs = append(allErrs, field.Invalid(path.Child("terminationGracePeriodSeconds"), *g, "must be greater than or equal to 0"))
 	}

@@ -96,7 +96,8 @@ func TestValidatePod(t *testing.T) {
 		}, []string{"spec.hostAliases[0].hostnames[0]: Invalid value"}},
 		{"subdomain not a label", func(p *v1.Pod) { p.Spec.Subdomain = "a.b" }, []string{"spec.subdomain: Invalid value"}},
 		{"grace period zero", func(p *v1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0) }, nil},
-		{"active deadline", func(p *v1.Pod) { p.Spec.ActiveDeadlineSeconds = ptr.To[int64](10) }, []string{"spec.activeDeadlineSeconds: Forbidden"}},
+		{"active deadline", func(p *v1.Pod) { p.Spec.ActiveDeadlineSeconds = ptr.To[int64](10) }, nil},
+		{"active deadline zero", func(p *v1.Pod) { p.Spec.ActiveDeadlineSeconds = ptr.To[int64](0) }, []string{"spec.activeDeadlineSeconds: Invalid value"}},
 		{"ephemeral containers", func(p *v1.Pod) {
 			p.Spec.EphemeralContainers = []v1.EphemeralContainer{{EphemeralContainerCommon: v1.EphemeralContainerCommon{Name: "dbg", Image: "x"}}}
 		}, []string{"spec.ephemeralContainers: Forbidden"}},
