@@ -30,7 +30,10 @@
 //	              +--runtime-only kill--> TERMINATING(runtime) --ok--> (forgotten at once)
 //
 // SYNC calls PodSyncer.SyncPod, TERMINATING calls SyncTerminatingPod (or
-// SyncTerminatingRuntimePod), TERMINATED calls SyncTerminatedPod.
+// SyncTerminatingRuntimePod), TERMINATED calls SyncTerminatedPod. The
+// Syncer's SyncPod says terminal also for a pod past its
+// activeDeadlineSeconds (deadline.go), which the SyncLoop syncs as soon as
+// it is due (SyncLoop.ShouldSync).
 //
 // The guarantees the package keeps are written in docs/lifecycle.md.
 //
