@@ -234,7 +234,7 @@ func (n *Node) build() error {
 		Logger: n.log.Named("runtime"), Reasons: reasons,
 		NodeResolvConf: nodeResolvConf(n.log), Recorder: n.events, Mounts: n.containerMounts, Devices: n.containerDevices,
 		Hooks: runner, Probes: results, SeccompProfileRoot: n.seccompRoot(),
-		ClusterDNS: n.cfg.ClusterDNS, ClusterDomain: n.cfg.ClusterDomain,
+		ClusterDNS: n.cfg.ClusterDNS, ClusterDomain: n.cfg.ClusterDomain, EnvObjects: n.envObjects(),
 	})
 	if err != nil {
 		return fmt.Errorf("runtime manager: %w", err)

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 
+	"github.com/podhost/podhost/host/runtimemanager"
 	"github.com/podhost/podhost/host/volumemanager/apivolumes"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
@@ -10,10 +11,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// apiVolumeClient reads what projected, configMap and secret volumes need
-// from the API server with the node's credentials: the Node authorizer
-// lets a node get the config maps and secrets its pods name and request
-// tokens of their service accounts bound to them.
+// apiVolumeClient reads what projected, configMap and secret volumes and
+// containers' env from ConfigMaps and Secrets need from the API server
+// with the node's credentials: the Node authorizer lets a node get the
+// config maps and secrets its pods name and request tokens of their
+// service accounts bound to them.
 type apiVolumeClient struct{ client kubernetes.Interface }
 
 func (c apiVolumeClient) ConfigMap(ctx context.Context, namespace, name string) (*v1.ConfigMap, error) {
@@ -37,4 +39,13 @@ func (n *Node) newAPIVolumes() *apivolumes.Volumes {
 		cfg.Client = apiVolumeClient{n.cfg.Kubernetes.Client}
 	}
 	return apivolumes.New(cfg)
+}
+
+// envObjects reads the ConfigMaps and Secrets of containers' env; nil in
+// standalone mode, where admission refuses such env.
+func (n *Node) envObjects() runtimemanager.EnvObjects {
+	if !n.cfg.Kubernetes.enabled() {
+		return nil
+	}
+	return apiVolumeClient{n.cfg.Kubernetes.Client}
 }

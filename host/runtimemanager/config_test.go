@@ -99,14 +99,6 @@ func TestExpand(t *testing.T) {
 	}
 }
 
-func TestEnvUnsupportedSource(t *testing.T) {
-	pod := newPod("env", "app")
-	pod.Spec.Containers[0].Env = []v1.EnvVar{{Name: "S", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{Key: "k"}}}}
-	if _, err := containerEnv(pod, &pod.Spec.Containers[0], ""); !errors.Is(err, ErrContainerConfig) {
-		t.Errorf("secret env: got %v; want ErrContainerConfig", err)
-	}
-}
-
 func TestCallError(t *testing.T) {
 	tests := []struct {
 		in   error

@@ -1,6 +1,7 @@
 package runtimemanager
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -11,8 +12,8 @@ import (
 
 // containerConfig is the contract's config of one container of the pod.
 // podIP is the sandbox's IP (for status.podIP in env).
-func (m *Manager) containerConfig(pod *v1.Pod, spec *v1.Container, kind string, attempt uint32, imageRef, podIP string) (*runtimev1.ContainerConfig, error) {
-	env, err := containerEnv(pod, spec, podIP)
+func (m *Manager) containerConfig(ctx context.Context, pod *v1.Pod, spec *v1.Container, kind string, attempt uint32, imageRef, podIP string) (*runtimev1.ContainerConfig, error) {
+	env, err := containerEnv(pod, spec, podIP, newEnvObjects(ctx, m.opts.EnvObjects, pod.Namespace))
 	if err != nil {
 		return nil, err
 	}
@@ -57,27 +58,50 @@ func (m *Manager) containerConfig(pod *v1.Pod, spec *v1.Container, kind string, 
 	}, nil
 }
 
-// containerEnv resolves the container's env in order, expanding $(VAR)
-// references to earlier entries. Values from the pod's own fields
-// (fieldRef) are supported; secrets, config maps, resource fields and
-// envFrom are not (the host has no API client for them) and are a
-// config error.
-func containerEnv(pod *v1.Pod, spec *v1.Container, podIP string) ([]*runtimev1.KeyValue, error) {
-	if len(spec.EnvFrom) > 0 {
-		return nil, fmt.Errorf("%w: container %q: envFrom is not supported", ErrContainerConfig, spec.Name)
+// containerEnv resolves the container's env as the kubelet does: the
+// variables of envFrom first, then env in order, an env entry replacing a
+// variable of the same name, $(VAR) references expanded to the variables
+// defined before. Values come from the pod's own fields (fieldRef) and
+// from the ConfigMaps and Secrets objs reads (configMapKeyRef,
+// secretKeyRef, envFrom); a missing optional one defines nothing.
+func containerEnv(pod *v1.Pod, spec *v1.Container, podIP string, objs *envObjects) ([]*runtimev1.KeyValue, error) {
+	from, err := objs.envFrom(spec)
+	if err != nil {
+		return nil, fmt.Errorf("%w: container %q envFrom: %w", ErrContainerConfig, spec.Name, err)
 	}
 	vars := map[string]string{}
-	out := make([]*runtimev1.KeyValue, 0, len(spec.Env))
+	index := map[string]int{}
+	out := make([]*runtimev1.KeyValue, 0, len(from)+len(spec.Env))
+	set := func(k, v string) {
+		vars[k] = v
+		if i, ok := index[k]; ok {
+			out[i].Value = v
+			return
+		}
+		index[k] = len(out)
+		out = append(out, &runtimev1.KeyValue{Key: k, Value: v})
+	}
+	for _, kv := range from {
+		set(kv.key, kv.value)
+	}
 	for _, e := range spec.Env {
 		val := expand(e.Value, vars)
-		if e.ValueFrom != nil {
+		if src := e.ValueFrom; src != nil {
 			var err error
-			if val, err = envFrom(pod, e.ValueFrom, podIP); err != nil {
+			ok := true
+			if src.ConfigMapKeyRef != nil || src.SecretKeyRef != nil {
+				val, ok, err = objs.keyRef(src)
+			} else {
+				val, err = envFrom(pod, src, podIP)
+			}
+			if err != nil {
 				return nil, fmt.Errorf("%w: container %q env %q: %w", ErrContainerConfig, spec.Name, e.Name, err)
 			}
+			if !ok {
+				continue
+			}
 		}
-		vars[e.Name] = val
-		out = append(out, &runtimev1.KeyValue{Key: e.Name, Value: val})
+		set(e.Name, val)
 	}
 	return out, nil
 }

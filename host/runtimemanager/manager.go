@@ -59,6 +59,10 @@ type Options struct {
 	// passes the probe manager's results. Nil: a running sidecar has
 	// started.
 	Probes lifecycle.ProbeView
+	// EnvObjects reads the ConfigMaps and Secrets containers' env names;
+	// nil on a node without an API server (such env is refused at
+	// admission there).
+	EnvObjects EnvObjects
 	// SeccompProfileRoot is the directory of the node's seccomp profiles:
 	// a Localhost profile is a file under it (admission checks that it
 	// exists).

@@ -213,7 +213,7 @@ func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, sandboxID str
 			m.event(pod, lifecycle.EventWarning, EventFailed, "Error: %v", err)
 			return fmt.Errorf("container %q: %w: %w", name, ErrContainerConfig, err)
 		}
-		cfg, err := m.containerConfig(pod, s.spec, s.kind, s.attempt, img.GetImageRef(), podIP)
+		cfg, err := m.containerConfig(ctx, pod, s.spec, s.kind, s.attempt, img.GetImageRef(), podIP)
 		if err == nil {
 			cfg.Security = m.containerSecurity(pod, s.spec)
 			imageUser(cfg.Security, image)

@@ -285,3 +285,29 @@ func TestEphemeralContainers(t *testing.T) {
 		t.Errorf("name of an app container: %v; want spec.ephemeralContainers[0].name: Duplicate value", errs)
 	}
 }
+
+// TestEnvFromAPIObjects: env from ConfigMaps and Secrets is accepted in an
+// API-server pod and refused, naming each field, in a pod of another
+// source.
+func TestEnvFromAPIObjects(t *testing.T) {
+	pod := validPod()
+	pod.Spec.Volumes = pod.Spec.Volumes[1:]
+	pod.Spec.Containers[0].VolumeMounts = nil
+	ref := v1.LocalObjectReference{Name: "cfg"}
+	pod.Spec.Containers[0].EnvFrom = []v1.EnvFromSource{{Prefix: "P_", ConfigMapRef: &v1.ConfigMapEnvSource{LocalObjectReference: ref, Optional: ptr.To(true)}}}
+	pod.Spec.Containers[0].Env = []v1.EnvVar{
+		{Name: "A", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{LocalObjectReference: ref, Key: "a"}}},
+		{Name: "B", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{LocalObjectReference: ref, Key: "b", Optional: ptr.To(false)}}},
+	}
+	if errs := ValidateAPIServerPod(pod); len(errs) > 0 {
+		t.Errorf("API-server pod: %v", errs)
+	}
+	var got []string
+	for _, e := range ValidatePod(pod, nil) {
+		got = append(got, e.Field+" "+string(e.Type))
+	}
+	want := "spec.containers[0].envFrom FieldValueForbidden spec.containers[0].env[0].valueFrom.configMapKeyRef FieldValueForbidden spec.containers[0].env[1].valueFrom.secretKeyRef FieldValueForbidden"
+	if strings.Join(got, " ") != want {
+		t.Errorf("standalone pod: %v; want %s", got, want)
+	}
+}
