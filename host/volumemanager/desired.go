@@ -45,7 +45,10 @@ func DesiredVolumes(ctx context.Context, pod *v1.Pod, r Resolver) ([]PodVolume, 
 		if err != nil {
 			return nil, err
 		}
-		pv := PodVolume{Pod: pod.UID, Name: sv.Name, Volume: vol}
+		pv := PodVolume{Pod: pod.UID, Name: sv.Name, Volume: vol, Args: PodMountArgs(pod)}
+		if err := ownershipNotHonoured(pv); err != nil {
+			return nil, err
+		}
 		if sv.PersistentVolumeClaim != nil {
 			pv.Claim = types.NamespacedName{Namespace: pod.Namespace, Name: sv.PersistentVolumeClaim.ClaimName}
 		}
@@ -100,6 +103,21 @@ func desiredVolume(ctx context.Context, pod *v1.Pod, sv *v1.Volume, field string
 		return Volume{}, &FieldError{field + "." + name, "unsupported volume source (want csi, persistentVolumeClaim, emptyDir, hostPath, projected, configMap or secret)"}
 	}
 	return Volume{}, &FieldError{field, "no volume source"}
+}
+
+// ownershipNotHonoured refuses the fsGroup of a pod for a volume whose
+// ownership the kubelet would change and podhost does not yet: a writable
+// filesystem volume of CSI (by the driver's fsGroupPolicy), FC or iSCSI.
+func ownershipNotHonoured(pv PodVolume) error {
+	v := pv.Volume
+	if pv.Args.FSGroup == nil || v.Block || v.ReadOnly {
+		return nil
+	}
+	switch v.Plugin {
+	case PluginCSI, PluginFC, PluginISCSI:
+		return &FieldError{"spec.securityContext.fsGroup", fmt.Sprintf("not honoured yet for the %s volume %q (podhost changes the ownership of emptyDir, projected, configMap and secret volumes only; mount it readOnly or drop fsGroup)", v.Plugin, pv.Name)}
+	}
+	return nil
 }
 
 // firstSet is the JSON name of the first non-nil pointer field of the
