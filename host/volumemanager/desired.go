@@ -106,18 +106,15 @@ func desiredVolume(ctx context.Context, pod *v1.Pod, sv *v1.Volume, field string
 }
 
 // ownershipNotHonoured refuses the fsGroup of a pod for a volume whose
-// ownership the kubelet would change and podhost does not yet: a writable
-// filesystem volume of CSI (by the driver's fsGroupPolicy), FC or iSCSI.
+// ownership the kubelet may change and podhost does not yet: a writable
+// CSI filesystem volume (the kubelet changes it by the driver's
+// fsGroupPolicy, which podhost does not read).
 func ownershipNotHonoured(pv PodVolume) error {
 	v := pv.Volume
-	if pv.Args.FSGroup == nil || v.Block || v.ReadOnly {
+	if pv.Args.FSGroup == nil || v.Block || v.ReadOnly || v.Plugin != PluginCSI {
 		return nil
 	}
-	switch v.Plugin {
-	case PluginCSI, PluginFC, PluginISCSI:
-		return &FieldError{"spec.securityContext.fsGroup", fmt.Sprintf("not honoured yet for the %s volume %q (podhost changes the ownership of emptyDir, projected, configMap and secret volumes only; mount it readOnly or drop fsGroup)", v.Plugin, pv.Name)}
-	}
-	return nil
+	return &FieldError{"spec.securityContext.fsGroup", fmt.Sprintf("not honoured yet for the CSI volume %q (podhost does not read the driver's fsGroupPolicy; mount it readOnly or drop fsGroup)", pv.Name)}
 }
 
 // firstSet is the JSON name of the first non-nil pointer field of the

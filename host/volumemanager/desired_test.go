@@ -181,9 +181,11 @@ func (p *recordingPlugins) Publish(_ context.Context, pv PodVolume) error {
 }
 
 // TestFSGroupRefusedWhereNotHonoured: a pod with an fsGroup is refused,
-// naming the field, when it uses a writable CSI, FC or iSCSI filesystem
-// volume, whose ownership the kubelet would change and podhost does not
-// yet; read-only and block volumes, which the kubelet leaves alone, pass.
+// naming the field, when it uses a writable CSI filesystem volume, whose
+// ownership the kubelet may change (by the driver's fsGroupPolicy) and
+// podhost does not yet; read-only and block volumes, which the kubelet
+// leaves alone, and FC and iSCSI volumes, which host/volumeplugins gives
+// to the group, pass.
 func TestFSGroupRefusedWhereNotHonoured(t *testing.T) {
 	group := int64(1234)
 	lun := int32(0)
@@ -197,7 +199,8 @@ func TestFSGroupRefusedWhereNotHonoured(t *testing.T) {
 	}{
 		{"inline csi", v1.VolumeSource{CSI: &v1.CSIVolumeSource{Driver: "d"}}, nil, true},
 		{"read-only inline csi", v1.VolumeSource{CSI: &v1.CSIVolumeSource{Driver: "d", ReadOnly: new(true)}}, nil, false},
-		{"fc filesystem", v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}, &v1.PersistentVolume{Spec: v1.PersistentVolumeSpec{PersistentVolumeSource: fc}}, true},
+		{"csi claim", v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}, &v1.PersistentVolume{Spec: v1.PersistentVolumeSpec{PersistentVolumeSource: v1.PersistentVolumeSource{CSI: &v1.CSIPersistentVolumeSource{Driver: "d", VolumeHandle: "h"}}}}, true},
+		{"fc filesystem", v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}, &v1.PersistentVolume{Spec: v1.PersistentVolumeSpec{PersistentVolumeSource: fc}}, false},
 		{"fc block", v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}, &v1.PersistentVolume{Spec: v1.PersistentVolumeSpec{PersistentVolumeSource: fc, VolumeMode: &block}}, false},
 		{"emptyDir", v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}, nil, false},
 	}

@@ -14,7 +14,9 @@
 //   - an FC or iSCSI volume to the one plugin that declares volume.fc or
 //     volume.iscsi in GetInfo (scsi.go), with the volume context, paths
 //     and secrets directory the kubelet's in-tree plugins would use, Attach
-//     and Detach when the plugin's GetCapabilities asks for them.
+//     and Detach when the plugin's GetCapabilities asks for them; once
+//     published, a writable filesystem volume of a pod with an fsGroup is
+//     given to the group (ownership.go), as those plugins do.
 //
 // Every plugin call's error is classified once, here at the gRPC edge, by
 // the contract's rule (pluginapi/volumeerr): a call the supervisor did not
@@ -27,6 +29,6 @@
 // GetCapabilities).
 //
 // Who may import it: host/node, which wires it; it imports the volume
-// manager, its hostvolumes and apivolumes, the supervisor and the volume
-// contract, never host/node.
+// manager, its hostvolumes, apivolumes and ownership, the supervisor and
+// the volume contract, never host/node.
 package volumeplugins
