@@ -46,9 +46,6 @@ func DesiredVolumes(ctx context.Context, pod *v1.Pod, r Resolver) ([]PodVolume, 
 			return nil, err
 		}
 		pv := PodVolume{Pod: pod.UID, Name: sv.Name, Volume: vol, Args: PodMountArgs(pod)}
-		if err := ownershipNotHonoured(pv); err != nil {
-			return nil, err
-		}
 		if sv.PersistentVolumeClaim != nil {
 			pv.Claim = types.NamespacedName{Namespace: pod.Namespace, Name: sv.PersistentVolumeClaim.ClaimName}
 		}
@@ -105,18 +102,6 @@ func desiredVolume(ctx context.Context, pod *v1.Pod, sv *v1.Volume, field string
 	return Volume{}, &FieldError{field, "no volume source"}
 }
 
-// ownershipNotHonoured refuses the fsGroup of a pod for a volume whose
-// ownership the kubelet may change and podhost does not yet: a writable
-// CSI filesystem volume (the kubelet changes it by the driver's
-// fsGroupPolicy, which podhost does not read).
-func ownershipNotHonoured(pv PodVolume) error {
-	v := pv.Volume
-	if pv.Args.FSGroup == nil || v.Block || v.ReadOnly || v.Plugin != PluginCSI {
-		return nil
-	}
-	return &FieldError{"spec.securityContext.fsGroup", fmt.Sprintf("not honoured yet for the CSI volume %q (podhost does not read the driver's fsGroupPolicy; mount it readOnly or drop fsGroup)", pv.Name)}
-}
-
 // firstSet is the JSON name of the first non-nil pointer field of the
 // struct that src points to: the volume source a spec sets.
 func firstSet(src any) string {
@@ -152,6 +137,7 @@ func claimVolume(ctx context.Context, pod *v1.Pod, sv *v1.Volume, field string, 
 		ReadOnly:     src.ReadOnly,
 		Block:        pv.Spec.VolumeMode != nil && *pv.Spec.VolumeMode == v1.PersistentVolumeBlock,
 		MountOptions: slices.Clone(pv.Spec.MountOptions),
+		AccessModes:  slices.Clone(pv.Spec.AccessModes),
 	}
 	if claim != nil && claim.Spec.VolumeMode != nil && *claim.Spec.VolumeMode == v1.PersistentVolumeBlock {
 		vol.Block = true

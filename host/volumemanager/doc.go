@@ -54,9 +54,7 @@
 // A publish carries the pod's MountArgs (fsGroup and its change policy,
 // the kubelet's MounterArgs); the set-up code of each volume kind gives
 // the volume to the group (host/volumemanager/ownership), never the
-// reconciler. DesiredVolumes refuses an fsGroup, naming the field, for a
-// writable CSI filesystem volume, which podhost does not give to the
-// group yet (it does not read the driver's fsGroupPolicy).
+// reconciler.
 //
 // A pod volume directory whose reconstruction fails becomes an unresolved
 // placeholder, listed in VolumesInUse, reported (Events: FailedReconstruct

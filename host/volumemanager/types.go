@@ -45,6 +45,10 @@ type Volume struct {
 	// MountOptions are the PersistentVolume's spec.mountOptions, with
 	// which the plugin mounts the device (a filesystem volume's stage).
 	MountOptions []string
+	// AccessModes are the PersistentVolume's spec.accessModes, by which a
+	// CSI driver's default fsGroupPolicy decides whether the volume is
+	// given to a pod's fsGroup; none for inline volumes.
+	AccessModes []v1.PersistentVolumeAccessMode
 	// Unresolved marks a placeholder for a pod volume directory whose
 	// plugin could not reconstruct it: it may only be unpublished.
 	Unresolved bool

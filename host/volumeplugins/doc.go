@@ -10,7 +10,9 @@
 //   - a CSI volume to the plugin whose config lists its driver under
 //     drivers[].name (volume-csi's config; csi.go), staged at
 //     <root>/plugins/kubernetes.io~csi/<driver>/<sha256 of the handle>/globalmount
-//     when shared and published at its pod's target path;
+//     when shared and published at its pod's target path, then given to
+//     the pod's fsGroup where the driver's fsGroupPolicy says so
+//     (ownership.go; Config.FSGroupPolicy reads it);
 //   - an FC or iSCSI volume to the one plugin that declares volume.fc or
 //     volume.iscsi in GetInfo (scsi.go), with the volume context, paths
 //     and secrets directory the kubelet's in-tree plugins would use, Attach

@@ -2,12 +2,14 @@ package volumeplugins
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/host/volumemanager"
@@ -57,6 +59,62 @@ func TestSCSIPublishGivesTheVolumeToFSGroup(t *testing.T) {
 			}
 			if err := s.Publish(context.Background(), pv); err != nil {
 				t.Fatal(err)
+			}
+			fi, err := os.Stat(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g := fi.Sys().(*syscall.Stat_t).Gid; g != tt.want {
+				t.Errorf("group of a file in the volume %d, want %d", g, tt.want)
+			}
+		})
+	}
+}
+
+// TestCSIPublishGivesTheVolumeToFSGroup: after the plugin publishes a
+// writable CSI filesystem volume, it belongs to the pod's fsGroup when the
+// driver's fsGroupPolicy says so (File here, None not); a policy that
+// cannot be read fails the publish.
+func TestCSIPublishGivesTheVolumeToFSGroup(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("this test changes file groups; run it as root")
+	}
+	group := int64(1234)
+	tests := []struct {
+		name    string
+		policy  storagev1.FSGroupPolicy
+		err     error
+		want    uint32
+		wantErr bool
+	}{
+		{"File", storagev1.FileFSGroupPolicy, nil, 1234, false},
+		{"None", storagev1.NoneFSGroupPolicy, nil, 0, false},
+		{"policy unreadable", "", errors.New("apiserver down"), 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			host := hostvolumes.New(root, nil)
+			c := &csiVolumes{root: root, host: host, clients: fakeClients{"csi": &fakeVolumeClient{}}, routes: map[string]string{"loop": "csi"},
+				policy: func(_ context.Context, driver string) (storagev1.FSGroupPolicy, error) {
+					if driver != "loop" {
+						t.Errorf("policy asked of driver %q, want loop", driver)
+					}
+					return tt.policy, tt.err
+				}}
+			pv := volumemanager.PodVolume{Pod: "u1", Name: "data", Args: volumemanager.MountArgs{FSGroup: &group}, Volume: volumemanager.Volume{
+				ID: "kubernetes.io/csi/loop^h1", Plugin: volumemanager.PluginCSI, Shared: true, PV: "pv1",
+				CSI: &v1.CSIPersistentVolumeSource{Driver: "loop", VolumeHandle: "h1"}}}
+			file := filepath.Join(host.TargetPath(pv), "f")
+			if err := os.MkdirAll(filepath.Dir(file), 0o750); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(file, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			err := c.Publish(context.Background(), pv)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("Publish: %v, want error %v", err, tt.wantErr)
 			}
 			fi, err := os.Stat(file)
 			if err != nil {
