@@ -7,6 +7,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -112,4 +113,30 @@ func (c *apiClaims) PersistentVolume(ctx context.Context, pod *v1.Pod, claim str
 			pv.Name, ref.Namespace, ref.Name, cl.Namespace, cl.Name, volumemanager.ErrClaimNotBound)
 	}
 	return cl, pv, nil
+}
+
+// csiFSGroupPolicy reads a CSI driver's fsGroupPolicy from its CSIDriver
+// object in Kubernetes mode, as the kubelet does; a driver without one is
+// the default policy. Outside Kubernetes mode there are no CSIDriver
+// objects: nil, the default for every driver.
+func (n *Node) csiFSGroupPolicy() func(ctx context.Context, driver string) (storagev1.FSGroupPolicy, error) {
+	if !n.cfg.Kubernetes.enabled() {
+		return nil
+	}
+	client := n.cfg.Kubernetes.Client
+	return func(ctx context.Context, driver string) (storagev1.FSGroupPolicy, error) {
+		ctx, cancel := context.WithTimeout(ctx, claimTimeout)
+		defer cancel()
+		d, err := client.StorageV1().CSIDrivers().Get(ctx, driver, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return storagev1.ReadWriteOnceWithFSTypeFSGroupPolicy, nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("reading CSIDriver %s: %w", driver, err)
+		}
+		if d.Spec.FSGroupPolicy == nil {
+			return storagev1.ReadWriteOnceWithFSTypeFSGroupPolicy, nil
+		}
+		return *d.Spec.FSGroupPolicy, nil
+	}
 }

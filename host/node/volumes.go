@@ -95,6 +95,7 @@ func (n *Node) newVolumeManager() error {
 	plugins, err := volumeplugins.New(volumeplugins.Config{
 		Root: n.cfg.RootDir, Node: n.cfg.NodeName, Host: n.hostVolumes, API: n.apiVolumes, Specs: n.cfg.PluginSpecs,
 		Clients: volumeplugins.SupervisorClients(n.cfg.Plugins), Capabilities: volumeplugins.SupervisorCapabilities(n.cfg.Plugins),
+		FSGroupPolicy: n.csiFSGroupPolicy(),
 	})
 	if err != nil {
 		return err

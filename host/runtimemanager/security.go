@@ -71,9 +71,7 @@ func (m *Manager) containerSecurity(pod *v1.Pod, c *v1.Container) *runtimev1.Sec
 		NoNewPrivs:     sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation,
 		Seccomp:        seccomp(sc.SeccompProfile, m.opts.SeccompProfileRoot),
 	}
-	if ps := pod.Spec.SecurityContext; ps != nil {
-		out.SupplementalGroups = slices.Clone(ps.SupplementalGroups)
-	}
+	out.SupplementalGroups = podGroups(pod)
 	if caps := sc.Capabilities; caps != nil {
 		for _, c := range caps.Add {
 			out.AddCapabilities = append(out.AddCapabilities, string(c))
@@ -94,7 +92,7 @@ func (m *Manager) sandboxSecurity(pod *v1.Pod) *runtimev1.SecurityContext {
 	var profile *v1.SeccompProfile
 	if ps := pod.Spec.SecurityContext; ps != nil {
 		out.RunAsUser, out.RunAsGroup = ps.RunAsUser, ps.RunAsGroup
-		out.SupplementalGroups = slices.Clone(ps.SupplementalGroups)
+		out.SupplementalGroups = podGroups(pod)
 		profile = ps.SeccompProfile
 	}
 	out.Seccomp = seccomp(profile, m.opts.SeccompProfileRoot)
@@ -104,6 +102,21 @@ func (m *Manager) sandboxSecurity(pod *v1.Pod) *runtimev1.SecurityContext {
 		}
 	}
 	return out
+}
+
+// podGroups are the supplemental groups of the pod's processes, as the
+// kubelet gives them to the sandbox and to every container: the fsGroup
+// first, then supplementalGroups.
+func podGroups(pod *v1.Pod) []int64 {
+	ps := pod.Spec.SecurityContext
+	if ps == nil {
+		return nil
+	}
+	var out []int64
+	if ps.FSGroup != nil {
+		out = append(out, *ps.FSGroup)
+	}
+	return append(out, ps.SupplementalGroups...)
 }
 
 // sandboxSysctls are the pod's sysctls, names written with "."

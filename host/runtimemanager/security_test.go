@@ -1,6 +1,7 @@
 package runtimemanager
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,5 +73,25 @@ func TestVerifyNonRoot(t *testing.T) {
 				t.Errorf("got %v; want the pod and container named", err)
 			}
 		})
+	}
+}
+
+// TestFSGroupIsASupplementalGroup: the pod's fsGroup is a group of every
+// container's process and of the sandbox, before supplementalGroups, as
+// the kubelet gives it, so that the processes may use the volumes given to
+// that group.
+func TestFSGroupIsASupplementalGroup(t *testing.T) {
+	m := &Manager{}
+	pod := securePod(&v1.PodSecurityContext{FSGroup: kptr.To[int64](1234), SupplementalGroups: []int64{4000}}, &v1.SecurityContext{RunAsUser: kptr.To[int64](1000)})
+	want := []int64{1234, 4000}
+	if got := m.containerSecurity(pod, &pod.Spec.Containers[0]).GetSupplementalGroups(); !slices.Equal(got, want) {
+		t.Errorf("container's groups %v, want %v", got, want)
+	}
+	if got := m.sandboxSecurity(pod).GetSupplementalGroups(); !slices.Equal(got, want) {
+		t.Errorf("sandbox's groups %v, want %v", got, want)
+	}
+	pod.Spec.SecurityContext.SupplementalGroups = nil
+	if got := m.containerSecurity(pod, &pod.Spec.Containers[0]).GetSupplementalGroups(); !slices.Equal(got, []int64{1234}) {
+		t.Errorf("container's groups %v, want [1234]", got)
 	}
 }

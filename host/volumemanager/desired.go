@@ -45,7 +45,7 @@ func DesiredVolumes(ctx context.Context, pod *v1.Pod, r Resolver) ([]PodVolume, 
 		if err != nil {
 			return nil, err
 		}
-		pv := PodVolume{Pod: pod.UID, Name: sv.Name, Volume: vol}
+		pv := PodVolume{Pod: pod.UID, Name: sv.Name, Volume: vol, Args: PodMountArgs(pod)}
 		if sv.PersistentVolumeClaim != nil {
 			pv.Claim = types.NamespacedName{Namespace: pod.Namespace, Name: sv.PersistentVolumeClaim.ClaimName}
 		}
@@ -137,6 +137,7 @@ func claimVolume(ctx context.Context, pod *v1.Pod, sv *v1.Volume, field string, 
 		ReadOnly:     src.ReadOnly,
 		Block:        pv.Spec.VolumeMode != nil && *pv.Spec.VolumeMode == v1.PersistentVolumeBlock,
 		MountOptions: slices.Clone(pv.Spec.MountOptions),
+		AccessModes:  slices.Clone(pv.Spec.AccessModes),
 	}
 	if claim != nil && claim.Spec.VolumeMode != nil && *claim.Spec.VolumeMode == v1.PersistentVolumeBlock {
 		vol.Block = true

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -131,4 +132,50 @@ func TestInlineCSIHandle(t *testing.T) {
 	if want := "csi-" + hex.EncodeToString(sum[:]); got[0].Volume.CSI.VolumeHandle != want || got[0].Volume.CSI.VolumeAttributes["size"] != "1Mi" {
 		t.Errorf("inline csi source %+v; want handle %s and the attributes", got[0].Volume.CSI, want)
 	}
+}
+
+// TestPublishCarriesThePodsMountArgs: the pod's fsGroup and change policy
+// reach the publish of each of its volumes (the kubelet's MounterArgs), so
+// that the volume's set-up code can give the volume to the group.
+func TestPublishCarriesThePodsMountArgs(t *testing.T) {
+	group, policy := int64(1234), v1.FSGroupChangeOnRootMismatch
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u1", Namespace: "ns"}}
+	pod.Spec.SecurityContext = &v1.PodSecurityContext{FSGroup: &group, FSGroupChangePolicy: &policy}
+	pod.Spec.Volumes = []v1.Volume{
+		{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}},
+		{Name: "host", VolumeSource: v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/srv"}}},
+	}
+	vols, err := DesiredVolumes(context.Background(), pod, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewReconciler(testClassifier)
+	r.SetPod(pod.UID, vols)
+	ops := r.Step(time.Unix(0, 0))
+	if len(ops) != 2 {
+		t.Fatalf("ops %v, want two publishes", ops)
+	}
+	for _, op := range ops {
+		if op.Args.FSGroup == nil || *op.Args.FSGroup != group || op.Args.FSGroupChangePolicy == nil || *op.Args.FSGroupChangePolicy != policy {
+			t.Errorf("%v: args %+v, want fsGroup %d and policy %s", op, op.Args, group, policy)
+		}
+	}
+	p := &recordingPlugins{}
+	if err := call(context.Background(), p, ops[0]); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.published.Args; got != ops[0].Args {
+		t.Errorf("the plugin got args %+v, want %+v", got, ops[0].Args)
+	}
+}
+
+// recordingPlugins records the last publish.
+type recordingPlugins struct {
+	Plugins
+	published PodVolume
+}
+
+func (p *recordingPlugins) Publish(_ context.Context, pv PodVolume) error {
+	p.published = pv
+	return nil
 }

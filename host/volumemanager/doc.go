@@ -51,6 +51,11 @@
 // short) the call when a teardown of the volume is due. Still to come:
 // node status (volumesInUse), ReadWriteOncePod checks and expansion.
 //
+// A publish carries the pod's MountArgs (fsGroup and its change policy,
+// the kubelet's MounterArgs); the set-up code of each volume kind gives
+// the volume to the group (host/volumemanager/ownership), never the
+// reconciler.
+//
 // A pod volume directory whose reconstruction fails becomes an unresolved
 // placeholder, listed in VolumesInUse, reported (Events: FailedReconstruct
 // Volume; Metrics) and asked about again with back-off (OpReconstruct)

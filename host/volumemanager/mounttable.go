@@ -122,7 +122,7 @@ func (m *Manager) remount(uid types.UID, lost map[string]error) {
 	for _, name := range sortedKeys(lost) {
 		m.r.MountLost(now, uid, name, lost[name])
 		if pv, ok := m.r.desired[uid][name]; ok {
-			ops = append(ops, Op{Kind: publishKind(pv.Volume), Volume: pv.Volume, Pod: uid, Name: name})
+			ops = append(ops, Op{Kind: publishKind(pv.Volume), Volume: pv.Volume, Pod: uid, Name: name, Args: pv.Args})
 		}
 	}
 	m.mu.Unlock()

@@ -35,12 +35,14 @@ func (k OpKind) String() string {
 }
 
 // Op is one operation the reconciler asks the driver to run. Pod and Name
-// are empty for device operations.
+// are empty for device operations; Args are the pod's mount arguments,
+// for a publish.
 type Op struct {
 	Kind   OpKind
 	Volume Volume
 	Pod    types.UID
 	Name   string
+	Args   MountArgs
 	seq    uint64 // tells a current completion from a stale one
 }
 

@@ -35,7 +35,7 @@ var ErrNotStarted = errors.New("volume operation not started")
 
 // call runs op on p.
 func call(ctx context.Context, p Plugins, op Op) error {
-	pv := PodVolume{Pod: op.Pod, Name: op.Name, Volume: op.Volume}
+	pv := PodVolume{Pod: op.Pod, Name: op.Name, Volume: op.Volume, Args: op.Args}
 	switch op.Kind {
 	case OpStage:
 		return p.Stage(ctx, op.Volume)

@@ -118,7 +118,8 @@ func (r *Reconciler) Step(now time.Time) []Op {
 	}
 	for _, uid := range sortedKeys(r.desired) {
 		for _, name := range sortedKeys(r.desired[uid]) {
-			v := r.desired[uid][name].Volume
+			pv := r.desired[uid][name]
+			v := pv.Volume
 			d := r.actual[v.ID]
 			if v.Shared && (d == nil || d.state != Mounted) {
 				if ph := r.heldBy(v); ph != "" {
@@ -131,7 +132,7 @@ func (r *Reconciler) Step(now time.Time) []Op {
 			if d != nil && d.pods[uid] != nil && d.pods[uid].state == Mounted {
 				continue
 			}
-			start(Op{Kind: publishKind(v), Volume: v, Pod: uid, Name: name})
+			start(Op{Kind: publishKind(v), Volume: v, Pod: uid, Name: name, Args: pv.Args})
 		}
 	}
 	if r.populated {

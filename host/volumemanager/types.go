@@ -45,6 +45,10 @@ type Volume struct {
 	// MountOptions are the PersistentVolume's spec.mountOptions, with
 	// which the plugin mounts the device (a filesystem volume's stage).
 	MountOptions []string
+	// AccessModes are the PersistentVolume's spec.accessModes, by which a
+	// CSI driver's default fsGroupPolicy decides whether the volume is
+	// given to a pod's fsGroup; none for inline volumes.
+	AccessModes []v1.PersistentVolumeAccessMode
 	// Unresolved marks a placeholder for a pod volume directory whose
 	// plugin could not reconstruct it: it may only be unpublished.
 	Unresolved bool
@@ -67,6 +71,27 @@ type PodVolume struct {
 	Name   string
 	Claim  types.NamespacedName
 	Volume Volume
+	Args   MountArgs
+}
+
+// MountArgs are the pod's arguments to the set-up (publish) of each of its
+// volumes, the kubelet's MounterArgs: the pod's securityContext.fsGroup
+// and fsGroupChangePolicy, nil when the pod sets none. Every volume of the
+// pod carries them; the set-up code of each volume kind decides whether
+// the kind honours them (emptyDir, projected, configMap and secret
+// volumes always, CSI by the driver's fsGroupPolicy, hostPath never).
+type MountArgs struct {
+	FSGroup             *int64
+	FSGroupChangePolicy *v1.PodFSGroupChangePolicy
+}
+
+// PodMountArgs are the mount arguments of pod.
+func PodMountArgs(pod *v1.Pod) MountArgs {
+	sc := pod.Spec.SecurityContext
+	if sc == nil {
+		return MountArgs{}
+	}
+	return MountArgs{FSGroup: sc.FSGroup, FSGroupChangePolicy: sc.FSGroupChangePolicy}
 }
 
 // MountState is the state of a device (staged) or a pod mount

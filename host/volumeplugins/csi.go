@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 
+	storagev1 "k8s.io/api/storage/v1"
+
 	"github.com/podhost/podhost/host/supervisor"
 	"github.com/podhost/podhost/host/volumemanager"
 	"github.com/podhost/podhost/host/volumemanager/hostvolumes"
@@ -53,6 +55,7 @@ type csiVolumes struct {
 	host    *hostvolumes.Host
 	clients Clients
 	routes  map[string]string // csi driver → plugin
+	policy  func(ctx context.Context, driver string) (storagev1.FSGroupPolicy, error)
 }
 
 // client is the plugin serving v's driver.
@@ -172,7 +175,10 @@ func (c *csiVolumes) Publish(ctx context.Context, pv volumemanager.PodVolume) er
 		VolumeId: pv.Volume.CSI.VolumeHandle, StagingPath: c.stagingPath(pv.Volume), TargetPath: target,
 		Capability: capability(pv.Volume), Readonly: pv.Volume.ReadOnly, VolumeContext: volumeContext(pv), Driver: pv.Volume.CSI.Driver,
 	})
-	return edgeError(name, "Publish", err)
+	if err := edgeError(name, "Publish", err); err != nil {
+		return err
+	}
+	return c.giveToFSGroup(ctx, target, pv)
 }
 
 func (c *csiVolumes) Unpublish(ctx context.Context, pv volumemanager.PodVolume) error {

@@ -10,11 +10,15 @@
 //   - a CSI volume to the plugin whose config lists its driver under
 //     drivers[].name (volume-csi's config; csi.go), staged at
 //     <root>/plugins/kubernetes.io~csi/<driver>/<sha256 of the handle>/globalmount
-//     when shared and published at its pod's target path;
+//     when shared and published at its pod's target path, then given to
+//     the pod's fsGroup where the driver's fsGroupPolicy says so
+//     (ownership.go; Config.FSGroupPolicy reads it);
 //   - an FC or iSCSI volume to the one plugin that declares volume.fc or
 //     volume.iscsi in GetInfo (scsi.go), with the volume context, paths
 //     and secrets directory the kubelet's in-tree plugins would use, Attach
-//     and Detach when the plugin's GetCapabilities asks for them.
+//     and Detach when the plugin's GetCapabilities asks for them; once
+//     published, a writable filesystem volume of a pod with an fsGroup is
+//     given to the group (ownership.go), as those plugins do.
 //
 // Every plugin call's error is classified once, here at the gRPC edge, by
 // the contract's rule (pluginapi/volumeerr): a call the supervisor did not
@@ -27,6 +31,6 @@
 // GetCapabilities).
 //
 // Who may import it: host/node, which wires it; it imports the volume
-// manager, its hostvolumes and apivolumes, the supervisor and the volume
-// contract, never host/node.
+// manager, its hostvolumes, apivolumes and ownership, the supervisor and
+// the volume contract, never host/node.
 package volumeplugins

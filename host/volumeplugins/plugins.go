@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	storagev1 "k8s.io/api/storage/v1"
+
 	"github.com/podhost/podhost/host/supervisor"
 	"github.com/podhost/podhost/host/volumemanager"
 	"github.com/podhost/podhost/host/volumemanager/apivolumes"
@@ -62,6 +64,10 @@ type Config struct {
 	Specs        []supervisor.PluginSpec
 	Clients      Clients
 	Capabilities Capabilities
+	// FSGroupPolicy is the fsGroupPolicy of a CSI driver (its CSIDriver
+	// object's in Kubernetes mode); nil, or a driver without one, is the
+	// API's default, ReadWriteOnceWithFSType.
+	FSGroupPolicy func(ctx context.Context, driver string) (storagev1.FSGroupPolicy, error)
 }
 
 // Plugins is the host's one adapter of every volume kind: it serves
@@ -97,7 +103,7 @@ func New(cfg Config) (*Plugins, error) {
 	}
 	return &Plugins{
 		host: cfg.Host, api: cfg.API, scsi: s, caps: cfg.Capabilities,
-		csi: &csiVolumes{root: cfg.Root, host: cfg.Host, clients: cfg.Clients, routes: routes},
+		csi: &csiVolumes{root: cfg.Root, host: cfg.Host, clients: cfg.Clients, routes: routes, policy: cfg.FSGroupPolicy},
 	}, nil
 }
 

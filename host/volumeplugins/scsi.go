@@ -166,7 +166,10 @@ func (s *scsiVolumes) Publish(ctx context.Context, pv volumemanager.PodVolume) e
 		VolumeId: string(pv.Volume.ID), StagingPath: staging, TargetPath: target, Capability: scsiCapability(pv.Volume),
 		Readonly: pv.Volume.ReadOnly, VolumeContext: vc, SecretsDir: s.secretsDir(pv.Volume),
 	})
-	return edgeError(name, "Publish", err)
+	if err := edgeError(name, "Publish", err); err != nil {
+		return err
+	}
+	return giveToFSGroup(target, pv)
 }
 
 func (s *scsiVolumes) Unpublish(ctx context.Context, pv volumemanager.PodVolume) error {

@@ -171,7 +171,6 @@ func TestRefusedFieldsAreNamed(t *testing.T) {
 		}, "spec.containers[0].resizePolicy"},
 		{"hostPort without hostNetwork", func(p *v1.Pod) { p.Spec.Containers[0].Ports[0].HostPort = 8080 }, "spec.containers[0].ports[0].hostPort"},
 		{"emptyDir sizeLimit on disk", func(p *v1.Pod) { p.Spec.Volumes[1].EmptyDir.SizeLimit = ptr.To(resource.MustParse("1Gi")) }, "spec.volumes[1].emptyDir.sizeLimit"},
-		{"fsGroup", func(p *v1.Pod) { p.Spec.SecurityContext = &v1.PodSecurityContext{FSGroup: ptr.To[int64](2000)} }, "spec.securityContext.fsGroup"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 )
 
 const loopDriver = "loop.csi.podhost.dev"
@@ -225,6 +226,21 @@ spec:
 		want := "NodeStageVolume OK,NodePublishVolume OK,NodeUnpublishVolume OK,NodeUnstageVolume OK"
 		poll(t, 30*time.Second, func() bool { return strings.Join(d.calls(t), ",") == want+","+want },
 			func() string { return fmt.Sprintf("driver calls %q; want %s twice", d.calls(t), want) })
+	})
+
+	// The PersistentVolume has an fsType and ReadWriteOnce, and the loop
+	// driver no CSIDriver object: the default fsGroupPolicy gives the
+	// volume to the pod's fsGroup, so uid 1000 may write into the root
+	// that mkfs left root's and 0755, and what is there (the file of the
+	// first pod) belongs to the group too.
+	t.Run("fsGroup owns the volume", func(t *testing.T) {
+		pod := claimPod("csi-fsgroup", `touch /data/by-1000 && echo "root=$(stat -c %A:%g /data) new=$(stat -c %g /data/by-1000) old=$(stat -c %g /data/file)"; exec sleep 3600`)
+		pod.Spec.SecurityContext = &v1.PodSecurityContext{RunAsUser: ptr.To[int64](1000), FSGroup: ptr.To[int64](1234)}
+		h.apply(pod)
+		h.waitPod("csi-fsgroup", 90*time.Second, "running", running)
+		h.waitLog("csi-fsgroup", "main", "root=drwxrwsr-x:1234 new=1234 old=1234")
+		h.delete("csi-fsgroup", &zero)
+		h.waitGone("csi-fsgroup", 60*time.Second)
 	})
 
 	t.Run("a host restart keeps the mounts", func(t *testing.T) {

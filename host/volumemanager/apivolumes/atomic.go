@@ -9,7 +9,19 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
+
+	"github.com/podhost/podhost/host/volumemanager/ownership"
 )
+
+// wantMode is the permission bits a file of mode m has once written, with
+// the read bits a walk for group adds.
+func wantMode(m fs.FileMode, group *int64) fs.FileMode {
+	if group == nil {
+		return m.Perm()
+	}
+	return ownership.Mode(m.Perm(), true).Perm()
+}
 
 // dataLink is the symbolic link that names the directory holding the
 // current version of a volume's files.
@@ -41,7 +53,13 @@ func checkPath(p string) error {
 // the previous version and names no longer present are removed. It
 // changes nothing when dir already holds exactly these files, and reports
 // whether it wrote.
-func WriteAtomic(dir string, files map[string]File) (bool, error) {
+//
+// With a group (the pod's fsGroup), the whole volume is given to it
+// before the new version becomes visible, as the kubelet does: a
+// read-only volume's walk (ownership.Change), so every file gets group
+// read and every directory group search and the setgid bit; "exactly
+// these files" then includes that group and those modes.
+func WriteAtomic(dir string, files map[string]File, group *int64) (bool, error) {
 	for p := range files {
 		if err := checkPath(p); err != nil {
 			return false, err
@@ -54,7 +72,7 @@ func WriteAtomic(dir string, files map[string]File) (bool, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, fmt.Errorf("reading %s: %w", dataLink, err)
 	}
-	if old != "" && same(filepath.Join(dir, old), files) {
+	if old != "" && same(filepath.Join(dir, old), files, group) {
 		return false, nil
 	}
 	version, err := os.MkdirTemp(dir, "..version-")
@@ -68,6 +86,12 @@ func WriteAtomic(dir string, files map[string]File) (bool, error) {
 	if err := os.Chmod(version, 0o755); err != nil {
 		os.RemoveAll(version)
 		return false, err
+	}
+	if group != nil {
+		if err := ownership.Change(dir, ownership.Options{FSGroup: *group, ReadOnly: true}); err != nil {
+			os.RemoveAll(version)
+			return false, err
+		}
 	}
 	if err := replaceLink(dir, dataLink, filepath.Base(version)); err != nil {
 		os.RemoveAll(version)
@@ -138,8 +162,9 @@ func writeFiles(root string, files map[string]File) error {
 	return nil
 }
 
-// same reports whether the version directory holds exactly files.
-func same(version string, files map[string]File) bool {
+// same reports whether the version directory holds exactly files, with
+// the modes and the group a walk for group gives them.
+func same(version string, files map[string]File, group *int64) bool {
 	n := 0
 	err := filepath.WalkDir(version, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -154,8 +179,11 @@ func same(version string, files map[string]File) bool {
 			return errors.New("extra file")
 		}
 		info, err := d.Info()
-		if err != nil || info.Mode().Perm() != f.Mode.Perm() {
+		if err != nil || info.Mode().Perm() != wantMode(f.Mode, group) {
 			return errors.New("mode differs")
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); group != nil && (!ok || int64(st.Gid) != *group) {
+			return errors.New("group differs")
 		}
 		b, err := os.ReadFile(path)
 		if err != nil || !bytes.Equal(b, f.Data) {

@@ -67,7 +67,7 @@ func TestWriteAtomic(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "vol")
 			for i, st := range tt.steps {
-				wrote, err := WriteAtomic(dir, st.files)
+				wrote, err := WriteAtomic(dir, st.files, nil)
 				if err != nil {
 					t.Fatalf("step %d: %v", i, err)
 				}
@@ -91,7 +91,7 @@ func TestWriteAtomic(t *testing.T) {
 
 func TestWriteAtomicRefusesBadPaths(t *testing.T) {
 	for _, p := range []string{"/abs", "../up", "a/../../b", "..data", ""} {
-		if _, err := WriteAtomic(t.TempDir(), map[string]File{p: {Data: []byte("x"), Mode: 0o644}}); err == nil || !strings.Contains(err.Error(), "file path") {
+		if _, err := WriteAtomic(t.TempDir(), map[string]File{p: {Data: []byte("x"), Mode: 0o644}}, nil); err == nil || !strings.Contains(err.Error(), "file path") {
 			t.Errorf("path %q: err %v; want a file path error", p, err)
 		}
 	}

@@ -50,7 +50,9 @@ type projected struct {
 	volume      string
 	sources     []v1.VolumeProjection
 	defaultMode int32
-	tokens      map[int]*token
+	// fsGroup is the pod's: the volume's files are given to that group.
+	fsGroup *int64
+	tokens  map[int]*token
 }
 
 // files computes the volume's files at now, asking for the tokens that
@@ -73,7 +75,14 @@ func (p *projected) files(ctx context.Context, c Client, now time.Time) (map[str
 			if err != nil {
 				return nil, fmt.Errorf("%s.serviceAccountToken: %w", field, err)
 			}
-			add(src.ServiceAccountToken.Path, []byte(t), nil)
+			// With an fsGroup, a token is 0600 and the walk makes it
+			// 0640, readable by the group and no one else, as in the
+			// kubelet.
+			var mode *int32
+			if p.fsGroup != nil {
+				mode = new(int32(0o600))
+			}
+			add(src.ServiceAccountToken.Path, []byte(t), mode)
 		case src.ConfigMap != nil:
 			cm, err := c.ConfigMap(ctx, p.pod.Namespace, src.ConfigMap.Name)
 			if apierrors.IsNotFound(err) && src.ConfigMap.Optional != nil && *src.ConfigMap.Optional {

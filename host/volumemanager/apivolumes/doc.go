@@ -13,6 +13,11 @@
 // is the kubelet's (k8s.io/kubernetes/pkg/volume/util), which drags the
 // whole kubernetes module into the host, and the pattern is small.
 //
+// For a pod with an fsGroup, each new version is given to the group
+// before it becomes visible (host/volumemanager/ownership, the read-only
+// rule: group read, setgid directories), and a service-account token is
+// written 0600 so that it ends 0640, as the kubelet writes them.
+//
 // [Volumes] publishes and unpublishes such volumes for the volume manager
 // and keeps them fresh: every period it re-reads the configMaps and
 // secrets, and it asks for a new service-account token (TokenRequest,

@@ -106,6 +106,7 @@ func (v *Volumes) Publish(ctx context.Context, pv volumemanager.PodVolume) error
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.p.pod, e.p.volume, e.p.sources = pod, pv.Name, src.Sources
+	e.p.fsGroup = pv.Args.FSGroup
 	e.p.defaultMode = 0o644
 	if src.DefaultMode != nil {
 		e.p.defaultMode = *src.DefaultMode
@@ -118,7 +119,7 @@ func (v *Volumes) write(ctx context.Context, e *entry) error {
 	if err != nil {
 		return fmt.Errorf("volume %q: %w", e.p.volume, err)
 	}
-	if _, err := WriteAtomic(e.dir, files); err != nil {
+	if _, err := WriteAtomic(e.dir, files, e.p.fsGroup); err != nil {
 		return fmt.Errorf("volume %q: writing %s: %w", e.p.volume, e.dir, err)
 	}
 	return nil

@@ -6,6 +6,10 @@
 // reconstruction, rebuilds emptyDir volumes from them, and says where on
 // the host each volume of a pod is, for the container mounts.
 //
+// An emptyDir of a pod with an fsGroup is given to that group at each
+// set-up (host/volumemanager/ownership), and a subPath created in a volume
+// gets the volume root's mode (so its setgid bit), as the kubelet does.
+//
 // Pod volume directories are <root>/pods/<uid>/volumes/<plugin>/<name>,
 // the plugin's name with "/" written "~" (kubernetes.io~empty-dir).
 //

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/host/volumemanager"
+	"github.com/podhost/podhost/host/volumemanager/ownership"
 )
 
 // ErrNotHostVolume is wrapped by the error for a volume of a plugin the
@@ -109,9 +110,24 @@ func (h *Host) setUpEmptyDir(pv volumemanager.PodVolume) error {
 			}
 		}
 	}
-	// Every user of the pod's containers may write, as in the kubelet.
-	if err := os.Chmod(dir, 0o777); err != nil {
+	// Every user of the pod's containers may write, as in the kubelet,
+	// which leaves the other bits of a directory already writable (a
+	// tmpfs root's sticky bit, the setgid bit of an earlier set-up).
+	fi, err := os.Stat(dir)
+	if err != nil {
 		return fmt.Errorf("emptyDir %s: %w", dir, err)
+	}
+	if fi.Mode().Perm() != 0o777 {
+		if err := os.Chmod(dir, 0o777); err != nil {
+			return fmt.Errorf("emptyDir %s: %w", dir, err)
+		}
+	}
+	// The pod's fsGroup owns it; emptyDir ignores fsGroupChangePolicy, as
+	// in the kubelet.
+	if g := pv.Args.FSGroup; g != nil {
+		if err := ownership.Change(dir, ownership.Options{FSGroup: *g}); err != nil {
+			return fmt.Errorf("emptyDir %s: %w", dir, err)
+		}
 	}
 	return nil
 }

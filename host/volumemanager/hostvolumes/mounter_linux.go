@@ -14,9 +14,10 @@ import (
 type SystemMounter struct{}
 
 // MountTmpfs mounts a tmpfs on target (nodev, nosuid), of size bytes
-// when size > 0.
+// when size > 0. Its root has the mode a tmpfs has by default, and the
+// kubelet's memory emptyDir too: 1777 (sticky, as /tmp).
 func (SystemMounter) MountTmpfs(target string, size int64) error {
-	opts := "mode=0777"
+	opts := "mode=1777"
 	if size > 0 {
 		opts += fmt.Sprintf(",size=%d", size)
 	}

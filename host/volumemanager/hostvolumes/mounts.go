@@ -1,7 +1,9 @@
 package hostvolumes
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -102,10 +104,26 @@ func subPath(root, sub string) (string, error) {
 	if existing == path {
 		return real, nil // a file or a directory: mounted as it is
 	}
+	// The directories created get the volume root's mode, as the
+	// kubelet makes them: an emptyDir's 0777, with the setgid bit (and
+	// fsGroup, inherited) of a pod with an fsGroup, and a tmpfs's sticky
+	// bit.
+	fi, err := os.Stat(realRoot)
+	if err != nil {
+		return "", fmt.Errorf("reading the volume: %w", err)
+	}
+	mode := fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 	rest, _ := filepath.Rel(existing, path)
-	real = filepath.Join(real, rest)
-	if err := os.MkdirAll(real, 0o755); err != nil {
-		return "", fmt.Errorf("creating %q: %w", sub, err)
+	for _, name := range strings.Split(rest, string(filepath.Separator)) {
+		real = filepath.Join(real, name)
+		if err := os.Mkdir(real, 0o700); errors.Is(err, fs.ErrExist) {
+			continue // made meanwhile by another container's mount
+		} else if err != nil {
+			return "", fmt.Errorf("creating %q: %w", sub, err)
+		}
+		if err := os.Chmod(real, mode); err != nil { // past the umask
+			return "", fmt.Errorf("creating %q: %w", sub, err)
+		}
 	}
 	return real, nil
 }
