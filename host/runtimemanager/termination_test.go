@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -304,7 +305,7 @@ func TestPrunedContainerTakesItsTerminationMessageFile(t *testing.T) {
 		e.mustSync(pod)
 		files = append(files, e.lastMounts()[0].GetHostPath())
 		e.exit(pod, "app", 1)
-		e.clock.Step(10 * 60 * 1e9) // past any back-off
+		e.clock.Step(10 * time.Minute) // past any back-off
 	}
 	if err := e.m.GarbageCollect(t.Context(), func(types.UID) bool { return false }); err != nil {
 		t.Fatal(err)
@@ -317,5 +318,30 @@ func TestPrunedContainerTakesItsTerminationMessageFile(t *testing.T) {
 	}
 	if _, err := os.Stat(files[2]); err != nil {
 		t.Errorf("file of the kept container: %v", err)
+	}
+}
+
+// TestRestartedContainerKeepsEachAttemptsMessage: a restarted container
+// writes a fresh file, and its previous instance (the status'
+// lastTerminationState) keeps its own message.
+func TestRestartedContainerKeepsEachAttemptsMessage(t *testing.T) {
+	e := newEnv(t)
+	pod := withPolicy(terminationPod("restart", "/dev/termination-log", v1.TerminationMessageReadFile), v1.RestartPolicyAlways)
+	for _, msg := range []string{"first", "second"} {
+		e.mustSync(pod)
+		file := e.lastMounts()[0].GetHostPath()
+		if info, err := os.Stat(file); err != nil || info.Size() != 0 {
+			t.Fatalf("file of the new instance: %v, %v; want it empty", info, err)
+		}
+		writeFile(t, file, msg)
+		e.exit(pod, "app", 1)
+		e.clock.Step(10 * time.Minute) // past any back-off
+	}
+	var got []string
+	for _, c := range e.status(pod).ContainerStatuses {
+		got = append(got, fmt.Sprintf("%d:%s", c.RestartCount, c.Message))
+	}
+	if strings.Join(got, " ") != "1:second 0:first" {
+		t.Errorf("messages (restart count:message, newest first) %q, want [1:second 0:first]", got)
 	}
 }
