@@ -34,7 +34,19 @@
 // from the pod spec, the runtime's view and the back-off state; the Manager
 // only performs the actions. The CRI log files the runtime writes live
 // under <root>/pods/<namespace>_<name>_<uid>/<container>/<restartCount>.log;
-// package crilog reads them. RotateLogs rotates them as the kubelet's
+// package crilog reads them. A container's termination message is the
+// host's business, as under the kubelet: before creating a container it
+// makes an empty file, mode 0666 so that any container user can write it,
+// at <root>/pods/<uid>/containers/<container>/<restartCount> (the pod UID
+// and the container name checked to be plain file names) and bind-mounts
+// it at the spec's terminationMessagePath; PodStatus reads an exited
+// container's message from it (its last 4096 bytes), or, under
+// FallbackToLogsOnError with an empty file and a non-zero exit, from the
+// end of its log (the last 80 entries, at most 2048 bytes), and adds it
+// to the runtime's message (termination.go). The runtime contract stays
+// as it is: the files are the host's, the policy rides on a container
+// annotation, and lifecycle only sees the message. The files go with
+// their container (GarbageCollect) or pod (RemovePod). RotateLogs rotates them as the kubelet's
 // container log manager does (logrotate.go). ExecURL, AttachURL and
 // PortForwardURL (streams.go) find a pod's running container or ready
 // sandbox and ask the runtime for its streaming URL, for the node's

@@ -17,7 +17,7 @@ import (
 func podUID(s string) types.UID { return types.UID(s) }
 
 // RemovePod removes every container and sandbox of a pod, its log
-// directory and its back-off state. It refuses (ErrPodRunning) while a
+// directory, its termination message files and its back-off state. It refuses (ErrPodRunning) while a
 // container of the pod has not exited or a sandbox is ready: it removes
 // only what KillPod stopped. It is idempotent; a pod the runtime does not
 // hold succeeds.
@@ -74,6 +74,9 @@ func (m *Manager) removeState(ctx context.Context, st *podState) error {
 			return fmt.Errorf("removing logs of %s/%s: %w", st.namespace, st.name, err)
 		}
 	}
+	if err := m.removeTerminationMessages(st.uid); err != nil {
+		return fmt.Errorf("removing pod %s/%s (%s): %w", st.namespace, st.name, st.uid, err)
+	}
 	m.backoff.forget(st.uid)
 	m.cutStarts.forget(st.uid)
 	m.details.forget(st.uid)
@@ -86,7 +89,8 @@ func (m *Manager) removeState(ctx context.Context, st *podState) error {
 //   - when removable(uid) is true and nothing of the pod runs, everything
 //     (RemovePod);
 //   - otherwise the exited containers that are neither the newest of their
-//     name nor the newest exited one (with their log files), and the
+//     name nor the newest exited one (with their log and termination
+//     message files), and the
 //     non-ready sandboxes older than the newest one that hold no
 //     container any more.
 //
@@ -153,6 +157,9 @@ func (m *Manager) prune(ctx context.Context, st *podState) error {
 			if err := removeRotatedLogs(path); err != nil {
 				errs = append(errs, err)
 			}
+		}
+		if err := m.removeTerminationMessage(st.uid, c.name, c.restartCount); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	for i, sb := range st.sandboxes {

@@ -50,6 +50,10 @@ const (
 	// the object was created (sandboxes and containers); KillPod falls back
 	// to it for a pod without spec when it is given no grace period.
 	AnnotationGracePeriod = "podhost.dev/termination-grace-period"
+	// AnnotationTerminationMessagePolicy is the container's
+	// terminationMessagePolicy, which decides how its termination message
+	// is read once it exited (termination.go); missing means File.
+	AnnotationTerminationMessagePolicy = "podhost.dev/termination-message-policy"
 )
 
 // Values of AnnotationContainerType.
@@ -92,12 +96,16 @@ func podGracePeriod(pod *v1.Pod) int64 { return lifecycle.GracePeriod(pod, nil) 
 
 // containerAnnotations are the annotations of one container.
 func containerAnnotations(pod *v1.Pod, c *v1.Container, kind string, attempt uint32) map[string]string {
-	return map[string]string{
+	a := map[string]string{
 		AnnotationContainerHash: specHash(c),
 		AnnotationRestartCount:  strconv.FormatUint(uint64(attempt), 10),
 		AnnotationContainerType: kind,
 		AnnotationGracePeriod:   strconv.FormatInt(podGracePeriod(pod), 10),
 	}
+	if c.TerminationMessagePolicy != "" {
+		a[AnnotationTerminationMessagePolicy] = string(c.TerminationMessagePolicy)
+	}
+	return a
 }
 
 // sandboxAnnotations are the annotations of a pod's sandbox: the pod's own

@@ -41,6 +41,11 @@ type containerInfo struct {
 	reason       string
 	message      string
 	imageRef     string
+	// messagePolicy is the terminationMessagePolicy from the annotation;
+	// termination is the termination message read once it exited
+	// (readTerminationMessages), added to the runtime's message.
+	messagePolicy string
+	termination   string
 	// startCut: its StartContainer was cut short (cutStarts) and it never
 	// started. It is shown as created and created again.
 	startCut bool
@@ -130,20 +135,21 @@ func containerFromProto(c *runtimev1.Container) containerInfo {
 		state = lifecycle.ContainerUnknown
 	}
 	return containerInfo{
-		id:           c.GetId(),
-		sandboxID:    c.GetSandboxId(),
-		name:         name,
-		kind:         c.GetAnnotations()[AnnotationContainerType],
-		restartCount: restarts,
-		hash:         c.GetAnnotations()[AnnotationContainerHash],
-		state:        state,
-		createdAt:    fromUnixNano(c.GetCreatedAt()),
-		startedAt:    fromUnixNano(c.GetStartedAt()),
-		finishedAt:   fromUnixNano(c.GetFinishedAt()),
-		exitCode:     c.GetExitCode(),
-		reason:       c.GetReason(),
-		message:      c.GetMessage(),
-		imageRef:     c.GetImageRef(),
+		id:            c.GetId(),
+		sandboxID:     c.GetSandboxId(),
+		name:          name,
+		kind:          c.GetAnnotations()[AnnotationContainerType],
+		restartCount:  restarts,
+		hash:          c.GetAnnotations()[AnnotationContainerHash],
+		state:         state,
+		createdAt:     fromUnixNano(c.GetCreatedAt()),
+		startedAt:     fromUnixNano(c.GetStartedAt()),
+		finishedAt:    fromUnixNano(c.GetFinishedAt()),
+		exitCode:      c.GetExitCode(),
+		reason:        c.GetReason(),
+		message:       c.GetMessage(),
+		imageRef:      c.GetImageRef(),
+		messagePolicy: c.GetAnnotations()[AnnotationTerminationMessagePolicy],
 	}
 }
 
@@ -299,7 +305,7 @@ func (s *podState) podStatus(name, namespace string) *lifecycle.PodStatus {
 		cs := lifecycle.ContainerStatus{
 			ID: c.id, Name: c.name, State: c.state,
 			CreatedAt: c.createdAt, StartedAt: c.startedAt, FinishedAt: c.finishedAt,
-			ExitCode: c.exitCode, Reason: c.reason, Message: c.message,
+			ExitCode: c.exitCode, Reason: c.reason, Message: joinMessage(c.message, c.termination),
 			RestartCount: int32(c.restartCount), ImageID: c.imageRef,
 		}
 		if c.startCut {
@@ -327,11 +333,24 @@ func (m *Manager) ListPods(ctx context.Context) ([]*lifecycle.RunningPod, error)
 }
 
 // PodStatus returns the runtime's status of one pod; a pod the runtime
-// does not hold gives an empty status and no error.
+// does not hold gives an empty status and no error. The message of an
+// exited container carries its termination message, read from the host's
+// files at each call as the kubelet reads it at each inspection (the
+// lifecycle asks only when the pod's containers changed).
 func (m *Manager) PodStatus(ctx context.Context, uid types.UID, name, namespace string) (*lifecycle.PodStatus, error) {
 	s, err := m.podState(ctx, uid)
 	if err != nil {
 		return nil, err
 	}
+	m.readTerminationMessages(s)
 	return s.podStatus(name, namespace), nil
+}
+
+// joinMessage adds a container's termination message to the runtime's
+// message, as the kubelet does.
+func joinMessage(runtime, termination string) string {
+	if runtime == "" || termination == "" {
+		return runtime + termination
+	}
+	return runtime + ": " + termination
 }

@@ -230,6 +230,15 @@ func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, sandboxID str
 		if err := os.MkdirAll(filepath.Join(sbCfg.GetLogDirectory(), name), 0o755); err != nil {
 			return fmt.Errorf("container %q: creating log directory: %w", name, err)
 		}
+		mount, err := m.terminationMessageMount(pod, s.spec, s.attempt)
+		if err != nil {
+			m.setReason(pod, name, ReasonCreateContainerError, err.Error())
+			m.event(pod, lifecycle.EventWarning, EventFailed, "Error: %v", err)
+			return fmt.Errorf("container %q: %w", name, err)
+		}
+		if mount != nil {
+			cfg.Mounts = append(cfg.Mounts, mount)
+		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}

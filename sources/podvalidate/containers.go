@@ -1,6 +1,7 @@
 package podvalidate
 
 import (
+	"path/filepath"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -13,6 +14,8 @@ import (
 var (
 	pullPolicies = []string{string(v1.PullAlways), string(v1.PullIfNotPresent), string(v1.PullNever)}
 	protocols    = []string{string(v1.ProtocolTCP), string(v1.ProtocolUDP), string(v1.ProtocolSCTP)}
+	// messagePolicies are the terminationMessagePolicy values; unset is File.
+	messagePolicies = []string{string(v1.TerminationMessageReadFile), string(v1.TerminationMessageFallbackToLogsOnError)}
 )
 
 // validateContainers checks init and app containers; names are unique across
@@ -60,6 +63,14 @@ func validateContainer(c *v1.Container, names, volumes sets.Set[string], path *f
 	case "", v1.PullAlways, v1.PullIfNotPresent, v1.PullNever:
 	default:
 		allErrs = append(allErrs, field.NotSupported(path.Child("imagePullPolicy"), c.ImagePullPolicy, pullPolicies))
+	}
+	switch c.TerminationMessagePolicy {
+	case "", v1.TerminationMessageReadFile, v1.TerminationMessageFallbackToLogsOnError:
+	default:
+		allErrs = append(allErrs, field.NotSupported(path.Child("terminationMessagePolicy"), c.TerminationMessagePolicy, messagePolicies))
+	}
+	if c.TerminationMessagePath != "" && !filepath.IsAbs(c.TerminationMessagePath) {
+		allErrs = append(allErrs, field.Invalid(path.Child("terminationMessagePath"), c.TerminationMessagePath, "must be an absolute path"))
 	}
 	allErrs = append(allErrs, validatePorts(c.Ports, path.Child("ports"))...)
 	allErrs = append(allErrs, validateEnv(c, path)...)

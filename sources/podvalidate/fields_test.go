@@ -157,9 +157,6 @@ func TestRefusedFieldsAreNamed(t *testing.T) {
 		{"mountPropagation", func(p *v1.Pod) {
 			p.Spec.Containers[0].VolumeMounts[0].MountPropagation = ptr.To(v1.MountPropagationBidirectional)
 		}, "spec.containers[0].volumeMounts[0].mountPropagation"},
-		{"terminationMessagePolicy", func(p *v1.Pod) {
-			p.Spec.InitContainers[0].TerminationMessagePolicy = v1.TerminationMessageFallbackToLogsOnError
-		}, "spec.initContainers[0].terminationMessagePolicy"},
 		{"stopSignal", func(p *v1.Pod) { p.Spec.Containers[0].Lifecycle = &v1.Lifecycle{StopSignal: ptr.To(v1.SIGUSR1)} }, "spec.containers[0].lifecycle.stopSignal"},
 		{"resourceFieldRef", func(p *v1.Pod) {
 			p.Spec.Containers[0].Env[0] = v1.EnvVar{Name: "A", ValueFrom: &v1.EnvVarSource{ResourceFieldRef: &v1.ResourceFieldSelector{Resource: "limits.cpu"}}}

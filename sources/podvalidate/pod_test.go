@@ -80,6 +80,12 @@ func TestValidatePod(t *testing.T) {
 		{"container name duplicates init container", func(p *v1.Pod) { p.Spec.Containers[0].Name = "init" }, []string{"spec.containers[0].name: Duplicate value"}},
 		{"image required", func(p *v1.Pod) { p.Spec.Containers[0].Image = " " }, []string{"spec.containers[0].image: Required value"}},
 		{"init image required", func(p *v1.Pod) { p.Spec.InitContainers[0].Image = "" }, []string{"spec.initContainers[0].image: Required value"}},
+		{"termination message policy", func(p *v1.Pod) { p.Spec.Containers[0].TerminationMessagePolicy = "Always" }, []string{"spec.containers[0].terminationMessagePolicy: Unsupported value"}},
+		{"termination message fallback", func(p *v1.Pod) {
+			p.Spec.Containers[0].TerminationMessagePolicy = v1.TerminationMessageFallbackToLogsOnError
+			p.Spec.Containers[0].TerminationMessagePath = "/tmp/message"
+		}, nil},
+		{"termination message path relative", func(p *v1.Pod) { p.Spec.InitContainers[0].TerminationMessagePath = "dev/log" }, []string{"spec.initContainers[0].terminationMessagePath: Invalid value"}},
 		{"image pull policy", func(p *v1.Pod) { p.Spec.Containers[0].ImagePullPolicy = "Sometimes" }, []string{"spec.containers[0].imagePullPolicy: Unsupported value"}},
 		{"restart policy required", func(p *v1.Pod) { p.Spec.RestartPolicy = "" }, []string{"spec.restartPolicy: Required value"}},
 		{"restart policy unsupported", func(p *v1.Pod) { p.Spec.RestartPolicy = "Sometimes" }, []string{"spec.restartPolicy: Unsupported value"}},
