@@ -14,9 +14,9 @@ import (
 )
 
 // The pod's /etc/hosts, as the kubelet manages it: every container of a pod
-// gets the same file, written into the pod's log directory (the directory
-// the manager already owns per pod and removes with it, RemovePod) before
-// each container is created and bind-mounted over /etc/hosts. A pod on the
+// gets the same file, <root>/pods/<uid>/etc-hosts (podFilesDir, removed
+// with the pod by RemovePod), written before each container is created and
+// bind-mounted over /etc/hosts. A pod on the
 // pod network gets a file of its own: the loopback and IPv6 boilerplate,
 // its IP with its hostname (and its FQDN when it has a subdomain), then
 // its hostAliases. A pod on the node's network gets the node's /etc/hosts
@@ -58,8 +58,11 @@ func (m *Manager) etcHostsMount(pod *v1.Pod, c *v1.Container, podIP string) (*ru
 	} else {
 		content = podHosts(podIP, podHostname(pod), m.podDomain(pod), pod.Spec.HostAliases)
 	}
-	dir := PodLogDir(m.logRoot, pod.Namespace, pod.Name, pod.UID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := podFilesDir(m.logRoot, pod.UID)
+	if err != nil {
+		return nil, fmt.Errorf("writing the pod's hosts file: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("writing the pod's hosts file: %w", err)
 	}
 	path := filepath.Join(dir, etcHostsFileName)

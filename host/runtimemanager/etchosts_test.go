@@ -38,7 +38,7 @@ func TestEtcHosts(t *testing.T) {
 		if mnt.GetContainerPath() != "/etc/hosts" || mnt.GetReadonly() {
 			t.Errorf("mount %v; want a writable mount at /etc/hosts", mnt)
 		}
-		if want := filepath.Join(PodLogDir(root, pod.Namespace, pod.Name, pod.UID), "etc-hosts"); mnt.GetHostPath() != want {
+		if want := filepath.Join(root, "pods", string(pod.UID), "etc-hosts"); mnt.GetHostPath() != want {
 			t.Errorf("host path %s; want %s", mnt.GetHostPath(), want)
 		}
 		b, err := os.ReadFile(mnt.GetHostPath())
@@ -83,6 +83,13 @@ func TestEtcHosts(t *testing.T) {
 		"\n# Entries added by HostAliases.\n10.1.2.3\tfoo.local\tbar.local\n"
 	if got, ok := read(hostNet, &hostNet.Spec.Containers[0], ""); !ok || got != want {
 		t.Errorf("host network:\n%s\nwant:\n%s", got, want)
+	}
+
+	if err := m.removePodFiles(pod.UID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "pods", string(pod.UID))); !os.IsNotExist(err) {
+		t.Errorf("the pod's directory after its files were removed: %v; want it gone", err)
 	}
 
 	own := newPod("own", "app")

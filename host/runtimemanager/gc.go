@@ -74,7 +74,7 @@ func (m *Manager) removeState(ctx context.Context, st *podState) error {
 			return fmt.Errorf("removing logs of %s/%s: %w", st.namespace, st.name, err)
 		}
 	}
-	if err := m.removeTerminationMessages(st.uid); err != nil {
+	if err := m.removePodFiles(st.uid); err != nil {
 		return fmt.Errorf("removing pod %s/%s (%s): %w", st.namespace, st.name, st.uid, err)
 	}
 	m.backoff.forget(st.uid)

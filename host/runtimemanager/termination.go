@@ -43,10 +43,22 @@ const reasonContainerCannotRun = "ContainerCannotRun"
 // manager's <root>/pods/<uid>/volumes). The UID comes from the pod or from
 // a runtime label: it must be one plain path element.
 func podContainersDir(root string, uid types.UID) (string, error) {
+	dir, err := podFilesDir(root, uid)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "containers"), nil
+}
+
+// podFilesDir is the directory of the files the manager makes for a pod
+// (its termination messages, its /etc/hosts), <root>/pods/<uid> as the
+// kubelet's pod directory. The UID comes from the pod or from a runtime
+// label: it must be one plain path element.
+func podFilesDir(root string, uid types.UID) (string, error) {
 	if !plainElement(string(uid)) {
 		return "", fmt.Errorf("pod uid %q is not a plain file name", uid)
 	}
-	return filepath.Join(root, "pods", string(uid), "containers"), nil
+	return filepath.Join(root, "pods", string(uid)), nil
 }
 
 // terminationMessageFile is the host file bind-mounted at a container's
@@ -235,19 +247,22 @@ func fallsBackToLogs(policy string, exitCode int32, reason string) bool {
 	return policy == string(v1.TerminationMessageFallbackToLogsOnError) && exitCode != 0 && reason != reasonContainerCannotRun
 }
 
-// removeTerminationMessages removes a pod's termination message files and
-// the pod directory when that leaves it empty (the volume manager removes
-// it otherwise, once its volumes are gone). A UID no file can be made for
-// has none.
-func (m *Manager) removeTerminationMessages(uid types.UID) error {
-	dir, err := podContainersDir(m.logRoot, uid)
+// removePodFiles removes the files the manager made for a pod (its
+// termination messages and /etc/hosts) and the pod directory when that
+// leaves it empty (the volume manager removes it otherwise, once its
+// volumes are gone). A UID no file can be made for has none.
+func (m *Manager) removePodFiles(uid types.UID) error {
+	dir, err := podFilesDir(m.logRoot, uid)
 	if err != nil {
 		return nil // none was made for it
 	}
-	if err := os.RemoveAll(dir); err != nil {
+	if err := os.RemoveAll(filepath.Join(dir, "containers")); err != nil {
 		return fmt.Errorf("removing termination messages: %w", err)
 	}
-	_ = os.Remove(filepath.Dir(dir)) // fails while volumes are left: theirs to remove
+	if err := os.Remove(filepath.Join(dir, etcHostsFileName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("removing the pod's hosts file: %w", err)
+	}
+	_ = os.Remove(dir) // fails while volumes are left: theirs to remove
 	return nil
 }
 
