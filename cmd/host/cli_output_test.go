@@ -240,10 +240,11 @@ func decodes(unmarshal func([]byte, any) error, want string) func(string) string
 func yamlUnmarshal(b []byte, v any) error { return yaml.Unmarshal(b, v) }
 
 func TestCLIWatchEndedByTheHost(t *testing.T) {
+	events := &localapitest.Events{}
 	views := localapi.Views{
 		Plugins: func() []localapi.PluginInfo { return nil },
 		Ready:   func() (bool, string) { return true, "" },
-		Events:  &localapitest.Events{},
+		Events:  events,
 	}
 	sock := filepath.Join(t.TempDir(), "host.sock")
 	s, err := localapi.Listen(sock, views)
@@ -257,7 +258,10 @@ func TestCLIWatchEndedByTheHost(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, func() bool { return strings.Contains(stdout.String(), "LAST SEEN") }, stdout.String)
+	// The header is printed before the watch is asked for: wait for the
+	// host to hold the watch, or the stop may land before the request (a
+	// refused connection, not an ended watch).
+	waitFor(t, 10*time.Second, func() bool { return strings.Contains(stdout.String(), "LAST SEEN") && events.Watchers() == 1 }, stdout.String)
 	stopped, stop := context.WithCancel(t.Context())
 	stop() // at once: the open watch is cut
 	_ = s.Shutdown(stopped)

@@ -114,6 +114,10 @@ func testEventsOfOthers(t *testing.T, rt runtimev1.RuntimeClient, c *crisetup.Co
 	}
 	expect(runtimev1.EventType_EVENT_TYPE_CONTAINER_STARTED, sbID, id, ctrLabels)
 	expect(runtimev1.EventType_EVENT_TYPE_CONTAINER_EXITED, sbID, id, ctrLabels) // by itself
+	// The plugin reports the exit from containerd's event, before CRI
+	// shows it (exits.go); another client sees the container running till
+	// then, and removing it would kill a task whose shim is gone.
+	criExited(t, c, id)
 	if _, err := c.Runtime.RemoveContainer(ctx, &criapi.RemoveContainerRequest{ContainerId: id}); err != nil {
 		t.Fatalf("RemoveContainer: %v", err)
 	}
