@@ -20,9 +20,10 @@
 // and keeps them fresh: every period it re-reads the configMaps and
 // secrets and renders the downward API items from the newest desired pod
 // (and [Volumes.RefreshPod], which each sync of the pod calls, rewrites
-// them at once when its labels or annotations changed), and it asks for a new service-account token (TokenRequest,
-// bound to the pod) once 80 % of the token's lifetime has passed or 24
-// hours after it was issued, whichever comes first, as the kubelet does.
+// them at once when its labels or annotations changed), and it asks for a
+// new service-account token (TokenRequest, bound to the pod) once 80 % of
+// the token's lifetime has passed or 24 hours after it was issued,
+// whichever comes first, as the kubelet does.
 // Time is an injected clock. Only the host (host/node, and host/volumeplugins,
 // which routes volumes to it) imports this package.
 package apivolumes
