@@ -6,7 +6,9 @@
 // container's unset cpu, memory or ephemeral-storage limit taken as the
 // node's allocatable.
 //
-// It computes only; the node's allocatable and addresses are given. The
-// host's volume package (host/volumemanager/apivolumes) and the runtime
-// manager (env) import it; it imports only k8s.io types.
+// It computes only; the node's allocatable and addresses are given, and
+// which selectors a pod may use is sources/podvalidate's to check (an
+// unknown one here is an error). The host's volume package
+// (host/volumemanager/apivolumes) and the runtime manager (env) import it;
+// it imports only k8s.io types.
 package downwardapi

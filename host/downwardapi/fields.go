@@ -7,18 +7,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/sets"
 )
-
-// VolumeFieldPaths are the fieldRef paths a downwardAPI volume item may
-// name, besides one label or annotation (metadata.labels['k']).
-var VolumeFieldPaths = sets.New("metadata.name", "metadata.namespace", "metadata.uid", "metadata.labels", "metadata.annotations")
-
-// EnvFieldPaths are the fieldRef paths an env variable may name, besides
-// one label or annotation.
-var EnvFieldPaths = sets.New("metadata.name", "metadata.namespace", "metadata.uid",
-	"spec.nodeName", "spec.serviceAccountName",
-	"status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs")
 
 // Subscript splits metadata.labels['k'] or metadata.annotations['k'] into
 // the map's path and the key; ok is false for any other path.

@@ -6,14 +6,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/util/sets"
-)
-
-// Resources are the resourceFieldRef resources podhost resolves: the
-// limits and requests of the resources a container may set.
-var Resources = sets.New(
-	"limits.cpu", "limits.memory", "limits.ephemeral-storage",
-	"requests.cpu", "requests.memory", "requests.ephemeral-storage",
 )
 
 // defaulted are the limits an unset (or zero) limit of a container takes
