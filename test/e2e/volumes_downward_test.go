@@ -15,8 +15,11 @@ import (
 // downwardProbe prints, from inside the container, the downward API's env
 // variables, the files of the downwardAPI volume at /etc/podinfo (their
 // content and modes) and then, every half second, the labels and
-// annotations files of both volumes on one line each.
-const downwardProbe = `echo "env POD_NAME=$POD_NAME POD_IP=$POD_IP HOST_IP=$HOST_IP CPU_LIMIT=$CPU_LIMIT MEMORY_REQUEST=$MEMORY_REQUEST"; ` +
+// annotations files of both volumes on one line each (the annotations
+// include the kubernetes.io/config.* ones the host adds, as the kubelet's
+// do).
+const downwardProbe = `echo "env POD_NAME=$POD_NAME CPU_LIMIT=$CPU_LIMIT MEMORY_REQUEST=$MEMORY_REQUEST"; echo "ips POD_IP=$POD_IP HOST_IP=$HOST_IP"; ` +
+	`if [ -n "$POD_IP" ] && [ "$POD_IP" = "$HOST_IP" ]; then echo "pod IP is the host IP"; fi; ` +
 	`echo "podname=$(cat /etc/podinfo/podname) mode=$(stat -L -c %a /etc/podinfo/podname) labels-mode=$(stat -L -c %a /etc/podinfo/labels)"; ` +
 	`echo "cpu_limit=$(cat /etc/podinfo/cpu_limit) memory_request=$(cat /etc/podinfo/memory_request) memory_limit=$(cat /etc/podinfo/memory_limit)"; ` +
 	`while true; do echo "labels: $(cat /etc/podinfo/labels | tr '\n' ' ')"; echo "annotations: $(cat /etc/podinfo/annotations | tr '\n' ' ')"; ` +
@@ -70,17 +73,21 @@ func downwardPod(name string) *v1.Pod {
 }
 
 // checkDownwardStart waits for what the container read at its start:
-// the env (the pod, as a host-network pod, has the node's IP as its own;
-// the unset cpu limit is the node's cpu count), the files, their modes,
-// and the first labels and annotations.
+// the env (the pod, as a host-network pod, has the node's IP as its own,
+// ip when not empty; the unset cpu limit is the node's cpu count), the
+// files, their modes, and the first labels and annotations.
 func checkDownwardStart(h *podHost, name, ip string) {
 	h.t.Helper()
 	cpus := runtime.NumCPU()
-	h.waitLog(name, "main", fmt.Sprintf("env POD_NAME=%s POD_IP=%s HOST_IP=%s CPU_LIMIT=%d MEMORY_REQUEST=32\n", name, ip, ip, cpus))
+	h.waitLog(name, "main", fmt.Sprintf("env POD_NAME=%s CPU_LIMIT=%d MEMORY_REQUEST=32\n", name, cpus))
+	h.waitLog(name, "main", "pod IP is the host IP\n")
+	if ip != "" {
+		h.waitLog(name, "main", fmt.Sprintf("ips POD_IP=%s HOST_IP=%s\n", ip, ip))
+	}
 	h.waitLog(name, "main", fmt.Sprintf("podname=%s mode=400 labels-mode=644\n", name))
 	h.waitLog(name, "main", fmt.Sprintf("cpu_limit=%d memory_request=32 memory_limit=67108864\n", cpus))
 	h.waitLog(name, "main", `labels: key1="value1" key2="value2"`+"\n")
-	h.waitLog(name, "main", `annotations: builder="bar"`+"\n")
+	h.waitLog(name, "main", `annotations: builder="bar" kubernetes.io/config.`)
 	h.waitLog(name, "main", `projected: key1="value1" key2="value2"`+"\n")
 }
 
@@ -89,7 +96,7 @@ func checkDownwardStart(h *podHost, name, ip string) {
 func checkDownwardUpdate(h *podHost, name string) {
 	h.t.Helper()
 	h.waitLog(name, "main", `labels: key1="value1" key2="value2" key3="value3"`+"\n")
-	h.waitLog(name, "main", `annotations: builder="foo"`+"\n")
+	h.waitLog(name, "main", `annotations: builder="foo" kubernetes.io/config.`)
 	h.waitLog(name, "main", `projected: key1="value1" key2="value2" key3="value3"`+"\n")
 }
 
