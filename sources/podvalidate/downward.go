@@ -85,6 +85,7 @@ func validateVolumeFiles(src *v1.VolumeSource, containers sets.Set[string], p *f
 		for i, it := range items {
 			allErrs = append(allErrs, validateFilePath(it.Path, ip.Index(i).Child("path"))...)
 			allErrs = append(allErrs, validateMode(it.Mode, ip.Index(i).Child("mode"))...)
+			allErrs = append(allErrs, noFileUser(it.User, ip.Index(i).Child("user"))...)
 		}
 	}
 	switch {
@@ -112,6 +113,7 @@ func validateVolumeFiles(src *v1.VolumeSource, containers sets.Set[string], p *f
 				keys(s.Secret.Items, sp.Child("secret", "items"))
 			case s.ServiceAccountToken != nil:
 				allErrs = append(allErrs, validateFilePath(s.ServiceAccountToken.Path, sp.Child("serviceAccountToken", "path"))...)
+				allErrs = append(allErrs, noFileUser(s.ServiceAccountToken.User, sp.Child("serviceAccountToken", "user"))...)
 			}
 		}
 	}
@@ -151,6 +153,16 @@ func validateFilePath(p string, fp *field.Path) field.ErrorList {
 		return field.ErrorList{field.Invalid(fp, p, "must not contain '..'")}
 	case strings.HasPrefix(p, ".."):
 		return field.ErrorList{field.Invalid(fp, p, "must not start with '..'")}
+	}
+	return nil
+}
+
+// noFileUser refuses the owner of a file in an item whose type Rules
+// takes as a whole (configMap, secret and token items): podhost sets no
+// file ownership, as the defaultUser and user rules say.
+func noFileUser(user *int64, p *field.Path) field.ErrorList {
+	if user != nil {
+		return field.ErrorList{field.Forbidden(p, "not supported by podhost: file ownership is not set")}
 	}
 	return nil
 }

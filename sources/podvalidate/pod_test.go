@@ -302,18 +302,21 @@ func TestValidateVolumeAndClaim(t *testing.T) {
 }
 
 // TestAPIServerPodItemPaths checks the file paths of the API server's
-// volumes too: a configMap, secret or token path may not leave the volume.
+// volumes too: a configMap, secret or token path may not leave the
+// volume, and an item's owner (user), which podhost does not set, is
+// refused by name.
 func TestAPIServerPodItemPaths(t *testing.T) {
 	pod := validPod()
 	pod.Spec.Volumes[1].VolumeSource = v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{Sources: []v1.VolumeProjection{
 		{ServiceAccountToken: &v1.ServiceAccountTokenProjection{Path: "../token"}},
-		{ConfigMap: &v1.ConfigMapProjection{Items: []v1.KeyToPath{{Key: "k", Path: "ok"}, {Key: "k", Path: "/abs"}}}},
+		{ConfigMap: &v1.ConfigMapProjection{Items: []v1.KeyToPath{{Key: "k", Path: "ok", User: ptr.To[int64](1000)}, {Key: "k", Path: "/abs"}}}},
 	}}}
 	pod.Spec.Volumes = append(pod.Spec.Volumes, v1.Volume{Name: "s", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{
 		SecretName: "s", Items: []v1.KeyToPath{{Key: "k", Path: "x/../../y"}}}}})
 	got := summarize(ValidateAPIServerPod(pod))
 	want := []string{
 		"spec.volumes[1].projected.sources[0].serviceAccountToken.path: Invalid value",
+		"spec.volumes[1].projected.sources[1].configMap.items[0].user: Forbidden",
 		"spec.volumes[1].projected.sources[1].configMap.items[1].path: Invalid value",
 		"spec.volumes[2].secret.items[0].path: Invalid value",
 	}
