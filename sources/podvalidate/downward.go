@@ -60,19 +60,22 @@ func validateDownwardAPI(spec *v1.PodSpec, p *field.Path) field.ErrorList {
 	for i := range spec.Volumes {
 		allErrs = append(allErrs, validateVolumeFiles(&spec.Volumes[i].VolumeSource, containers, p.Child("volumes").Index(i))...)
 	}
-	for _, group := range []struct {
-		name string
-		list []v1.Container
-	}{{"initContainers", spec.InitContainers}, {"containers", spec.Containers}} {
-		for i, c := range group.list {
-			for j, e := range c.Env {
-				if e.ValueFrom == nil || e.ValueFrom.ResourceFieldRef == nil {
-					continue
-				}
-				rp := p.Child(group.name).Index(i).Child("env").Index(j).Child("valueFrom", "resourceFieldRef")
+	env := func(list []v1.EnvVar, ep *field.Path) {
+		for j, e := range list {
+			if e.ValueFrom != nil && e.ValueFrom.ResourceFieldRef != nil {
+				rp := ep.Index(j).Child("valueFrom", "resourceFieldRef")
 				allErrs = append(allErrs, validateResourceSelector(e.ValueFrom.ResourceFieldRef, containers, false, rp)...)
 			}
 		}
+	}
+	for i, c := range spec.InitContainers {
+		env(c.Env, p.Child("initContainers").Index(i).Child("env"))
+	}
+	for i, c := range spec.Containers {
+		env(c.Env, p.Child("containers").Index(i).Child("env"))
+	}
+	for i, c := range spec.EphemeralContainers {
+		env(c.Env, p.Child("ephemeralContainers").Index(i).Child("env"))
 	}
 	return allErrs
 }

@@ -324,3 +324,23 @@ func TestAPIServerPodItemPaths(t *testing.T) {
 		t.Errorf("ValidateAPIServerPod errors:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
 	}
 }
+
+// TestEphemeralContainerResourceFieldRef: an ephemeral container's env
+// resourceFieldRef is checked like the others'.
+func TestEphemeralContainerResourceFieldRef(t *testing.T) {
+	pod := validPod()
+	pod.Spec.Volumes = pod.Spec.Volumes[1:]
+	pod.Spec.Containers[0].VolumeMounts = nil
+	pod.Spec.EphemeralContainers = []v1.EphemeralContainer{{EphemeralContainerCommon: v1.EphemeralContainerCommon{
+		Name: "dbg", Image: "busybox:1", TerminationMessagePolicy: v1.TerminationMessageReadFile,
+		Env: []v1.EnvVar{
+			{Name: "OK", ValueFrom: &v1.EnvVarSource{ResourceFieldRef: &v1.ResourceFieldSelector{ContainerName: "app", Resource: "limits.cpu"}}},
+			{Name: "BAD", ValueFrom: &v1.EnvVarSource{ResourceFieldRef: &v1.ResourceFieldSelector{ContainerName: "gone", Resource: "limits.cpu"}}},
+		},
+	}}}
+	got := summarize(ValidateAPIServerPod(pod))
+	want := []string{"spec.ephemeralContainers[0].env[1].valueFrom.resourceFieldRef.containerName: Not found"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("ValidateAPIServerPod errors:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+	}
+}
