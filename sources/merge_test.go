@@ -30,7 +30,8 @@ func pod(nsName, key, claim string) Pod {
 // projectedPod is pod with a projected volume.
 func projectedPod(nsName, key string) Pod {
 	p := pod(nsName, key, "")
-	p.Pod.Spec.Volumes = []v1.Volume{{Name: "kube-api-access", VolumeSource: v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{}}}}
+	p.Pod.Spec.Volumes = []v1.Volume{{Name: "kube-api-access", VolumeSource: v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{Sources: []v1.VolumeProjection{
+		{ServiceAccountToken: &v1.ServiceAccountTokenProjection{Path: "token"}}}}}}}
 	return p
 }
 

@@ -193,3 +193,19 @@ func parseOSRelease(b []byte) string {
 	}
 	return ""
 }
+
+// MachineAllocatable measures this machine as a Node with the default
+// options does (cpu count, MemTotal, the file system of rootDir) and
+// returns the allocatable it would report: what a host without an API
+// server offers its pods, such as the downward API's default limits.
+func MachineAllocatable(rootDir string) (v1.ResourceList, error) {
+	var t Thresholds
+	if errs := t.defaults(&t); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	c, err := hostMachine().capacity(rootDir, DefaultMaxPods)
+	if err != nil {
+		return nil, err
+	}
+	return allocatable(c, t), nil
+}

@@ -149,3 +149,15 @@ func TestSystemInfo(t *testing.T) {
 		t.Errorf("system info %+v", info)
 	}
 }
+
+func TestMachineAllocatable(t *testing.T) {
+	got, err := MachineAllocatable(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory, v1.ResourceEphemeralStorage} {
+		if q, ok := got[name]; !ok || q.Sign() <= 0 {
+			t.Errorf("allocatable %s = %v, want a positive quantity", name, got[name])
+		}
+	}
+}

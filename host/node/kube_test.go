@@ -20,7 +20,8 @@ func TestRejectionNamesTheVolume(t *testing.T) {
 				Containers: []v1.Container{{Name: "app", Image: "busybox"}}},
 		}
 	}
-	projected := v1.Volume{Name: "kube-api-access-x1", VolumeSource: v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{}}}
+	projected := v1.Volume{Name: "kube-api-access-x1", VolumeSource: v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{Sources: []v1.VolumeProjection{
+		{ServiceAccountToken: &v1.ServiceAccountTokenProjection{Path: "token"}}}}}}
 	empty := v1.Volume{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}
 	noName := base()
 	noName.Spec.Containers[0].Name = ""
@@ -32,7 +33,7 @@ func TestRejectionNamesTheVolume(t *testing.T) {
 		wantMessage []string
 	}{
 		{"projected volume", base(empty, projected), nil, ReasonUnsupportedVolume,
-			[]string{"Pod was rejected: ", `volume "kube-api-access-x1": spec.volumes[1].projected: Forbidden: unsupported volume source`}},
+			[]string{"Pod was rejected: ", `volume "kube-api-access-x1": spec.volumes[1].projected.sources[0]: Forbidden: only downwardAPI sources without an API server: unsupported volume source`}},
 		{"invalid container", noName, nil, ReasonInvalidPod, []string{"Pod was rejected: ", "spec.containers[0].name"}},
 		{"name held by another source", base(), &sources.ConflictError{Kind: "Pod", Name: "default/web",
 			Loser:  sources.Origin{Source: sources.SourceAPIServer, Where: "apiserver pod default/web"},

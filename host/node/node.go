@@ -235,6 +235,7 @@ func (n *Node) build() error {
 		NodeResolvConf: nodeResolvConf(n.log), Recorder: n.events, Mounts: n.containerMounts, Devices: n.containerDevices,
 		Hooks: runner, Probes: results, SeccompProfileRoot: n.seccompRoot(),
 		ClusterDNS: n.cfg.ClusterDNS, ClusterDomain: n.cfg.ClusterDomain, EnvObjects: n.envObjects(),
+		HostIPs: n.cfg.NodeIPs, Allocatable: n.nodeAllocatable,
 	})
 	if err != nil {
 		return fmt.Errorf("runtime manager: %w", err)
@@ -250,7 +251,7 @@ func (n *Node) build() error {
 	probeSyncs := make(chan types.UID, probeSyncBuffer)
 	n.probes = n.newProbes(runner, results, probeSyncs, slogger)
 	syncer := &lifecycle.Syncer{
-		Runtime: n.runtime, Volumes: podVolumes{n.volumes}, Status: n.status, Pods: n.core, Reasons: reasons,
+		Runtime: n.runtime, Volumes: podVolumes{n.volumes, n.apiVolumes}, Status: n.status, Pods: n.core, Reasons: reasons,
 		Recorder: n.events, Metrics: metrics, Clock: n.clock, Probes: n.probes, HostIPs: n.cfg.NodeIPs,
 	}
 	var mirrors lifecycle.MirrorPodDeleter

@@ -13,6 +13,7 @@ import (
 	"github.com/podhost/podhost/host/events"
 	"github.com/podhost/podhost/host/state"
 	"github.com/podhost/podhost/host/volumemanager"
+	"github.com/podhost/podhost/host/volumemanager/apivolumes"
 	"github.com/podhost/podhost/host/volumemanager/hostvolumes"
 	"github.com/podhost/podhost/host/volumeplugins"
 	"github.com/podhost/podhost/lifecycle"
@@ -72,13 +73,24 @@ func (s volumeStore) Load(ctx context.Context) ([]volumemanager.Record, error) {
 }
 
 // podVolumes is the volume manager as the lifecycle's Volumes, with the
-// kubelet's bound on one wait for the mounts.
-type podVolumes struct{ m *volumemanager.Manager }
+// kubelet's bound on one wait for the mounts. Once they are mounted, the
+// files of the pod's downward API items are rewritten if its labels or
+// annotations changed, as the kubelet remounts such volumes on each sync.
+type podVolumes struct {
+	m   *volumemanager.Manager
+	api *apivolumes.Volumes // nil: no API volumes
+}
 
 func (v podVolumes) MountPod(ctx context.Context, pod *v1.Pod) error {
 	ctx, cancel := context.WithTimeout(ctx, mountTimeout)
 	defer cancel()
-	return v.m.MountPod(ctx, pod)
+	if err := v.m.MountPod(ctx, pod); err != nil {
+		return err
+	}
+	if v.api != nil {
+		v.api.RefreshPod(ctx, pod)
+	}
+	return nil
 }
 
 func (v podVolumes) UnmountPod(ctx context.Context, pod *v1.Pod) error {

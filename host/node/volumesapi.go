@@ -30,11 +30,12 @@ func (c apiVolumeClient) CreateToken(ctx context.Context, namespace, serviceAcco
 	return c.client.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, serviceAccount, req, metav1.CreateOptions{})
 }
 
-// newAPIVolumes builds the projected, configMap and secret volumes; in
-// standalone mode they have no client and every publish fails naming the
+// newAPIVolumes builds the projected, configMap, secret and downwardAPI
+// volumes; in standalone mode they have no client and the publish of
+// every volume but one of only downward API items fails naming the
 // volume.
 func (n *Node) newAPIVolumes() *apivolumes.Volumes {
-	cfg := apivolumes.Config{Root: n.cfg.RootDir, Pod: n.desired.Pod, Clock: n.clock, Log: n.log.Named("volumes")}
+	cfg := apivolumes.Config{Root: n.cfg.RootDir, Pod: n.desired.Pod, Allocatable: n.nodeAllocatable, Clock: n.clock, Log: n.log.Named("volumes")}
 	if n.cfg.Kubernetes.enabled() {
 		cfg.Client = apiVolumeClient{n.cfg.Kubernetes.Client}
 	}

@@ -7,13 +7,18 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/podhost/podhost/host/downwardapi"
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 )
 
 // containerConfig is the contract's config of one container of the pod.
 // podIP is the sandbox's IP (for status.podIP in env).
 func (m *Manager) containerConfig(ctx context.Context, pod *v1.Pod, spec *v1.Container, kind string, attempt uint32, imageRef, podIP string) (*runtimev1.ContainerConfig, error) {
-	env, err := containerEnv(pod, spec, podIP, newEnvObjects(ctx, m.opts.EnvObjects, pod.Namespace))
+	in := envInputs{addrs: downwardapi.Addresses{HostIPs: m.opts.HostIPs}, allocatable: m.opts.Allocatable}
+	if podIP != "" {
+		in.addrs.PodIPs = []string{podIP}
+	}
+	env, err := containerEnv(pod, spec, in, newEnvObjects(ctx, m.opts.EnvObjects, pod.Namespace))
 	if err != nil {
 		return nil, err
 	}
@@ -58,13 +63,24 @@ func (m *Manager) containerConfig(ctx context.Context, pod *v1.Pod, spec *v1.Con
 	}, nil
 }
 
+// envInputs are what env values come from besides the pod and the
+// ConfigMaps and Secrets.
+type envInputs struct {
+	// addrs are the pod's IPs (the sandbox's) and the node's.
+	addrs downwardapi.Addresses
+	// allocatable is the node's, which an unset limit takes in a
+	// resourceFieldRef; nil: such variables are a config error.
+	allocatable func() (v1.ResourceList, error)
+}
+
 // containerEnv resolves the container's env as the kubelet does: the
 // variables of envFrom first, then env in order, an env entry replacing a
 // variable of the same name, $(VAR) references expanded to the variables
-// defined before. Values come from the pod's own fields (fieldRef) and
-// from the ConfigMaps and Secrets objs reads (configMapKeyRef,
+// defined before. Values come from the pod's own fields (fieldRef) and its
+// containers' resources (resourceFieldRef), as host/downwardapi resolves
+// them, and from the ConfigMaps and Secrets objs reads (configMapKeyRef,
 // secretKeyRef, envFrom); a missing optional one defines nothing.
-func containerEnv(pod *v1.Pod, spec *v1.Container, podIP string, objs *envObjects) ([]*runtimev1.KeyValue, error) {
+func containerEnv(pod *v1.Pod, spec *v1.Container, in envInputs, objs *envObjects) ([]*runtimev1.KeyValue, error) {
 	from, err := objs.envFrom(spec)
 	if err != nil {
 		return nil, fmt.Errorf("%w: container %q envFrom: %w", ErrContainerConfig, spec.Name, err)
@@ -92,7 +108,7 @@ func containerEnv(pod *v1.Pod, spec *v1.Container, podIP string, objs *envObject
 			if src.ConfigMapKeyRef != nil || src.SecretKeyRef != nil {
 				val, ok, err = objs.keyRef(src)
 			} else {
-				val, err = envFrom(pod, src, podIP)
+				val, err = envFrom(pod, spec, src, in)
 			}
 			if err != nil {
 				return nil, fmt.Errorf("%w: container %q env %q: %w", ErrContainerConfig, spec.Name, e.Name, err)
@@ -107,33 +123,21 @@ func containerEnv(pod *v1.Pod, spec *v1.Container, podIP string, objs *envObject
 }
 
 // envFrom resolves a valueFrom source.
-func envFrom(pod *v1.Pod, src *v1.EnvVarSource, podIP string) (string, error) {
-	if src.FieldRef == nil {
-		return "", fmt.Errorf("only fieldRef value sources are supported")
-	}
-	path := src.FieldRef.FieldPath
-	switch path {
-	case "metadata.name":
-		return pod.Name, nil
-	case "metadata.namespace":
-		return pod.Namespace, nil
-	case "metadata.uid":
-		return string(pod.UID), nil
-	case "spec.nodeName":
-		return pod.Spec.NodeName, nil
-	case "spec.serviceAccountName":
-		return pod.Spec.ServiceAccountName, nil
-	case "status.podIP":
-		return podIP, nil
-	}
-	for prefix, m := range map[string]map[string]string{"metadata.labels": pod.Labels, "metadata.annotations": pod.Annotations} {
-		if key, ok := strings.CutPrefix(path, prefix+"['"); ok {
-			if key, ok = strings.CutSuffix(key, "']"); ok {
-				return m[key], nil
-			}
+func envFrom(pod *v1.Pod, spec *v1.Container, src *v1.EnvVarSource, in envInputs) (string, error) {
+	switch {
+	case src.FieldRef != nil:
+		return downwardapi.EnvField(pod, src.FieldRef.FieldPath, in.addrs)
+	case src.ResourceFieldRef != nil:
+		if in.allocatable == nil {
+			return "", fmt.Errorf("resourceFieldRef: the node's allocatable resources are not known")
 		}
+		alloc, err := in.allocatable()
+		if err != nil {
+			return "", fmt.Errorf("resourceFieldRef: the node's allocatable resources: %w", err)
+		}
+		return downwardapi.EnvResource(pod, spec, src.ResourceFieldRef, alloc)
 	}
-	return "", fmt.Errorf("field path %q is not supported", path)
+	return "", fmt.Errorf("unsupported value source")
 }
 
 func expandAll(in []string, vars map[string]string) []string {

@@ -64,7 +64,7 @@ func TestEnvFromAPIObjects(t *testing.T) {
 		{Name: "OPT_KEY", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{LocalObjectReference: v1.LocalObjectReference{Name: "cfg"}, Key: "nope", Optional: ptr(true)}}},
 		{Name: "OPT_OBJ", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{LocalObjectReference: v1.LocalObjectReference{Name: "gone"}, Key: "k", Optional: ptr(true)}}},
 	}
-	env, err := containerEnv(pod, c, "", newEnvObjects(t.Context(), api, "default"))
+	env, err := containerEnv(pod, c, envInputs{}, newEnvObjects(t.Context(), api, "default"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,16 +93,16 @@ func TestEnvFromAPIObjects(t *testing.T) {
 			`secrets "gone" not found`},
 	} {
 		c := v1.Container{Name: "app", Env: []v1.EnvVar{tc.env}}
-		_, err := containerEnv(pod, &c, "", newEnvObjects(t.Context(), api, "default"))
+		_, err := containerEnv(pod, &c, envInputs{}, newEnvObjects(t.Context(), api, "default"))
 		if !errors.Is(err, ErrContainerConfig) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v; want a container config error with %q", tc.name, err, tc.want)
 		}
 	}
 	c2 := v1.Container{Name: "app", EnvFrom: []v1.EnvFromSource{{ConfigMapRef: &v1.ConfigMapEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "absent"}}}}}
-	if _, err := containerEnv(pod, &c2, "", newEnvObjects(t.Context(), api, "default")); !errors.Is(err, ErrContainerConfig) || !strings.Contains(err.Error(), `configmaps "absent" not found`) {
+	if _, err := containerEnv(pod, &c2, envInputs{}, newEnvObjects(t.Context(), api, "default")); !errors.Is(err, ErrContainerConfig) || !strings.Contains(err.Error(), `configmaps "absent" not found`) {
 		t.Errorf("required envFrom ConfigMap missing: %v", err)
 	}
-	if _, err := containerEnv(pod, &c2, "", newEnvObjects(t.Context(), nil, "default")); !errors.Is(err, ErrContainerConfig) || !strings.Contains(err.Error(), "no API server") {
+	if _, err := containerEnv(pod, &c2, envInputs{}, newEnvObjects(t.Context(), nil, "default")); !errors.Is(err, ErrContainerConfig) || !strings.Contains(err.Error(), "no API server") {
 		t.Errorf("no API server: %v", err)
 	}
 }

@@ -63,6 +63,13 @@ type Options struct {
 	// nil on a node without an API server (such env is refused at
 	// admission there).
 	EnvObjects EnvObjects
+	// HostIPs are the node's addresses, primary first: env status.hostIP
+	// and hostIPs, and status.podIP of a host-network pod.
+	HostIPs []string
+	// Allocatable returns the node's allocatable resources, which a
+	// container's unset limit takes in an env resourceFieldRef. Nil: such
+	// a variable fails the container's config.
+	Allocatable func() (v1.ResourceList, error)
 	// SeccompProfileRoot is the directory of the node's seccomp profiles:
 	// a Localhost profile is a file under it (admission checks that it
 	// exists).

@@ -95,9 +95,13 @@ func desiredVolume(ctx context.Context, pod *v1.Pod, sv *v1.Volume, field string
 		src := &v1.ProjectedVolumeSource{DefaultMode: s.DefaultMode, Sources: []v1.VolumeProjection{{Secret: &v1.SecretProjection{
 			LocalObjectReference: v1.LocalObjectReference{Name: s.SecretName}, Items: s.Items, Optional: s.Optional}}}}
 		return Volume{ID: private(PluginSecret), Plugin: PluginSecret, ReadOnly: true, Projected: src}, nil
+	case sv.DownwardAPI != nil:
+		d := sv.DownwardAPI
+		src := &v1.ProjectedVolumeSource{DefaultMode: d.DefaultMode, Sources: []v1.VolumeProjection{{DownwardAPI: &v1.DownwardAPIProjection{Items: d.Items}}}}
+		return Volume{ID: private(PluginDownwardAPI), Plugin: PluginDownwardAPI, ReadOnly: true, Projected: src}, nil
 	}
 	if name := firstSet(&sv.VolumeSource); name != "" {
-		return Volume{}, &FieldError{field + "." + name, "unsupported volume source (want csi, persistentVolumeClaim, emptyDir, hostPath, projected, configMap or secret)"}
+		return Volume{}, &FieldError{field + "." + name, "unsupported volume source (want csi, persistentVolumeClaim, emptyDir, hostPath, projected, configMap, secret or downwardAPI)"}
 	}
 	return Volume{}, &FieldError{field, "no volume source"}
 }

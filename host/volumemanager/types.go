@@ -16,11 +16,13 @@ const (
 	PluginEmptyDir = "kubernetes.io/empty-dir"
 	PluginHostPath = "kubernetes.io/host-path"
 	// The volumes whose files come from the API server
-	// (host/volumemanager/apivolumes); configMap and secret volumes are a
-	// projected volume of one source.
-	PluginProjected = "kubernetes.io/projected"
-	PluginConfigMap = "kubernetes.io/configmap"
-	PluginSecret    = "kubernetes.io/secret"
+	// (host/volumemanager/apivolumes); configMap, secret and downwardAPI
+	// volumes are a projected volume of one source. The downward API's
+	// files come from the pod itself, so its volumes need no API server.
+	PluginProjected   = "kubernetes.io/projected"
+	PluginConfigMap   = "kubernetes.io/configmap"
+	PluginSecret      = "kubernetes.io/secret"
+	PluginDownwardAPI = "kubernetes.io/downward-api"
 )
 
 // VolumeID is the unique name of a volume on the node: "<plugin>/<name>"
@@ -58,8 +60,8 @@ type Volume struct {
 	ISCSI    *v1.ISCSIPersistentVolumeSource
 	EmptyDir *v1.EmptyDirVolumeSource
 	HostPath *v1.HostPathVolumeSource
-	// Projected holds the sources of projected, configMap and secret
-	// volumes.
+	// Projected holds the sources of projected, configMap, secret and
+	// downwardAPI volumes.
 	Projected *v1.ProjectedVolumeSource
 }
 

@@ -75,7 +75,7 @@ func TestDecode(t *testing.T) {
 		{"not an object", "- a\n- b\n", []string{"error pods/web.yaml: document 1: document is not an object"}},
 		{"not yaml", "a: [1\n", []string{"error pods/web.yaml: document 1: parsing: yaml: line 1: did not find expected ',' or ']'"}},
 		{"unsupported volume source", webPod + "  volumes: [{name: c, configMap: {name: c}}]\n",
-			[]string{"error pods/web.yaml: document 1: spec.volumes[0].configMap: Forbidden: unsupported volume source: podhost supports emptyDir, hostPath, persistentVolumeClaim and csi"}},
+			[]string{"error pods/web.yaml: document 1: spec.volumes[0].configMap: Forbidden: unsupported volume source: podhost supports emptyDir, hostPath, persistentVolumeClaim, csi and downwardAPI (configMap, secret and projected sources need the API server)"}},
 		{"static claim needs its volume", "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\n",
 			[]string{"error pods/web.yaml: document 1: spec.volumeName: Required value: a static claim names its volume"}},
 	}

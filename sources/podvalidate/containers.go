@@ -121,24 +121,10 @@ func validatePorts(ports []v1.ContainerPort, path *field.Path) field.ErrorList {
 	return allErrs
 }
 
-// envFieldPaths are the fieldRef paths the runtime manager resolves, beside
-// one label or annotation.
-var envFieldPaths = sets.New("metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName", "status.podIP")
-
-// labelOrAnnotation reports whether path is metadata.labels['k'] or
-// metadata.annotations['k'].
-func labelOrAnnotation(path string) bool {
-	for _, prefix := range []string{"metadata.labels['", "metadata.annotations['"} {
-		if key, ok := strings.CutPrefix(path, prefix); ok && strings.HasSuffix(key, "']") && len(key) > 2 {
-			return true
-		}
-	}
-	return false
-}
-
 // validateEnv checks variable names, and that a fieldRef names a field the
-// runtime manager resolves (the sources of values podhost does not read
-// are refused by Rules).
+// runtime manager resolves (a resourceFieldRef is checked by
+// validateDownwardAPI, which knows the pod's containers; the sources of
+// values podhost does not read are refused by Rules).
 func validateEnv(c *v1.Container, path *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	for i, e := range c.Env {
@@ -158,8 +144,8 @@ func validateEnv(c *v1.Container, path *field.Path) field.ErrorList {
 		if e.Value != "" {
 			allErrs = append(allErrs, field.Invalid(ep.Child("valueFrom"), "", "may not be specified when value is not empty"))
 		}
-		if from.FieldRef != nil && !envFieldPaths.Has(from.FieldRef.FieldPath) && !labelOrAnnotation(from.FieldRef.FieldPath) {
-			allErrs = append(allErrs, field.NotSupported(ep.Child("valueFrom", "fieldRef", "fieldPath"), from.FieldRef.FieldPath, sets.List(envFieldPaths)))
+		if from.FieldRef != nil {
+			allErrs = append(allErrs, validateFieldSelector(from.FieldRef, envFieldPaths, ep.Child("valueFrom", "fieldRef"))...)
 		}
 	}
 	return allErrs

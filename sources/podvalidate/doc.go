@@ -18,7 +18,11 @@
 // honoured fields that podhost does not honour.
 //
 // Volume sources podhost can serve are emptyDir, hostPath,
-// persistentVolumeClaim and inline csi (and, for pods of the API server,
-// projected, configMap and secret); every other source is refused rather
-// than ignored, so a pod never starts without a volume it asked for.
+// persistentVolumeClaim, inline csi and downwardAPI (and, for pods of the
+// API server, projected, configMap and secret; projected volumes of only
+// downwardAPI sources for every pod); every other source is refused rather
+// than ignored, so a pod never starts without a volume it asked for. The
+// downward API's selectors, modes and the file paths of every item are
+// checked as the API server checks them (downward.go): a path may not be
+// absolute nor have a ".." element.
 package podvalidate

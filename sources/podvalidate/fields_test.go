@@ -158,9 +158,10 @@ func TestRefusedFieldsAreNamed(t *testing.T) {
 			p.Spec.Containers[0].VolumeMounts[0].MountPropagation = ptr.To(v1.MountPropagationBidirectional)
 		}, "spec.containers[0].volumeMounts[0].mountPropagation"},
 		{"stopSignal", func(p *v1.Pod) { p.Spec.Containers[0].Lifecycle = &v1.Lifecycle{StopSignal: ptr.To(v1.SIGUSR1)} }, "spec.containers[0].lifecycle.stopSignal"},
-		{"resourceFieldRef", func(p *v1.Pod) {
-			p.Spec.Containers[0].Env[0] = v1.EnvVar{Name: "A", ValueFrom: &v1.EnvVarSource{ResourceFieldRef: &v1.ResourceFieldSelector{Resource: "limits.cpu"}}}
-		}, "spec.containers[0].env[0].valueFrom.resourceFieldRef"},
+		{"downwardAPI item user", func(p *v1.Pod) {
+			p.Spec.Volumes[1].VolumeSource = v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{Items: []v1.DownwardAPIVolumeFile{
+				{Path: "name", FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.name"}, User: ptr.To[int64](1000)}}}}
+		}, "spec.volumes[1].downwardAPI.items[0].user"},
 		{"resource claims", func(p *v1.Pod) { p.Spec.Containers[0].Resources.Claims = []v1.ResourceClaim{{Name: "gpu"}} }, "spec.containers[0].resources.claims"},
 		{"emptyDir mode", func(p *v1.Pod) { p.Spec.Volumes[1].EmptyDir.Mode = ptr.To[int32](0o700) }, "spec.volumes[1].emptyDir.mode"},
 		{"resize restart", func(p *v1.Pod) {

@@ -29,8 +29,10 @@ func ValidatePod(pod *v1.Pod, claims ClaimLookup) field.ErrorList {
 // ValidateAPIServerPod is ValidatePod for a pod of the API server: its
 // claims are the API server's (not resolved here), and it may also have
 // projected, configMap and secret volumes, whose files the node reads
-// from the API server. Pods of other sources may not: a host without an
-// API server has nowhere to read them from.
+// from the API server. Pods of other sources may not (a host without an
+// API server has nowhere to read them from), except downwardAPI volumes
+// and projected volumes of only downwardAPI sources, whose files come from
+// the pod itself.
 func ValidateAPIServerPod(pod *v1.Pod) field.ErrorList {
 	return validatePod(pod, nil, true)
 }
@@ -115,6 +117,7 @@ func validateSpec(spec *v1.PodSpec, path *field.Path, apiVolumes bool) field.Err
 		allErrs = append(allErrs, field.Invalid(path.Child("terminationGracePeriodSeconds"), *g, "must be greater than or equal to 0"))
 	}
 	allErrs = append(allErrs, validateHosts(spec, path)...)
+	allErrs = append(allErrs, validateDownwardAPI(spec, path)...)
 	allErrs = append(allErrs, validatePartial(spec, path)...)
 	allErrs = append(allErrs, validateSecurity(spec, path)...)
 	return append(allErrs, refusedFields(spec, path)...)

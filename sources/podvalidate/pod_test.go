@@ -115,6 +115,53 @@ func TestValidatePod(t *testing.T) {
 		{"volume source unsupported", func(p *v1.Pod) {
 			p.Spec.Volumes[1].VolumeSource = v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{}}
 		}, []string{"spec.volumes[1].configMap: Forbidden"}},
+		{"downwardAPI volume", func(p *v1.Pod) {
+			p.Spec.Volumes[1].VolumeSource = v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{DefaultMode: ptr.To[int32](0o400), Items: []v1.DownwardAPIVolumeFile{
+				{Path: "podname", FieldRef: &v1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}},
+				{Path: "info/labels", FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.labels"}, Mode: ptr.To[int32](0o644)},
+				{Path: "tier", FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.labels['tier']"}},
+				{Path: "cpu_limit", ResourceFieldRef: &v1.ResourceFieldSelector{ContainerName: "app", Resource: "limits.cpu", Divisor: resource.MustParse("1m")}},
+			}}}
+		}, nil},
+		{"projected downwardAPI volume", func(p *v1.Pod) {
+			p.Spec.Volumes[1].VolumeSource = v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{Sources: []v1.VolumeProjection{
+				{DownwardAPI: &v1.DownwardAPIProjection{Items: []v1.DownwardAPIVolumeFile{{Path: "podname", FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}},
+			}}}
+		}, nil},
+		{"projected configMap without the API server", func(p *v1.Pod) {
+			p.Spec.Volumes[1].VolumeSource = v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{Sources: []v1.VolumeProjection{
+				{DownwardAPI: &v1.DownwardAPIProjection{}},
+				{ConfigMap: &v1.ConfigMapProjection{LocalObjectReference: v1.LocalObjectReference{Name: "cm"}}},
+			}}}
+		}, []string{"spec.volumes[1].projected.sources[1]: Forbidden"}},
+		{"downwardAPI paths and items", func(p *v1.Pod) {
+			field := &v1.ObjectFieldSelector{FieldPath: "metadata.name"}
+			p.Spec.Volumes[1].VolumeSource = v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{DefaultMode: ptr.To[int32](0o1000), Items: []v1.DownwardAPIVolumeFile{
+				{Path: "", FieldRef: field},
+				{Path: "/etc/passwd", FieldRef: field},
+				{Path: "a/../../escape", FieldRef: field},
+				{Path: "..data", FieldRef: field},
+				{Path: "ok", FieldRef: field, Mode: ptr.To[int32](-1)},
+				{Path: "node", FieldRef: &v1.ObjectFieldSelector{FieldPath: "spec.nodeName"}},
+				{Path: "badkey", FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.labels['a b']"}},
+				{Path: "none"},
+				{Path: "both", FieldRef: field, ResourceFieldRef: &v1.ResourceFieldSelector{ContainerName: "app", Resource: "limits.cpu"}},
+				{Path: "cpu", ResourceFieldRef: &v1.ResourceFieldSelector{Resource: "limits.cpu", Divisor: resource.MustParse("2")}},
+			}}}
+		}, []string{
+			"spec.volumes[1].downwardAPI.defaultMode: Invalid value",
+			"spec.volumes[1].downwardAPI.items[0].path: Required value",
+			"spec.volumes[1].downwardAPI.items[1].path: Invalid value",
+			"spec.volumes[1].downwardAPI.items[2].path: Invalid value",
+			"spec.volumes[1].downwardAPI.items[3].path: Invalid value",
+			"spec.volumes[1].downwardAPI.items[4].mode: Invalid value",
+			"spec.volumes[1].downwardAPI.items[5].fieldRef.fieldPath: Unsupported value",
+			"spec.volumes[1].downwardAPI.items[6].fieldRef.fieldPath: Unsupported value",
+			"spec.volumes[1].downwardAPI.items[7]: Required value",
+			"spec.volumes[1].downwardAPI.items[8]: Invalid value",
+			"spec.volumes[1].downwardAPI.items[9].resourceFieldRef.containerName: Required value",
+			"spec.volumes[1].downwardAPI.items[9].resourceFieldRef.divisor: Unsupported value",
+		}},
 		{"hostPath path required", func(p *v1.Pod) {
 			p.Spec.Volumes[1].VolumeSource = v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{}}
 		}, []string{"spec.volumes[1].hostPath.path: Required value"}},
@@ -153,8 +200,30 @@ func TestValidatePod(t *testing.T) {
 			p.Spec.Containers[0].EnvFrom = []v1.EnvFromSource{{ConfigMapRef: &v1.ConfigMapEnvSource{}}}
 		}, []string{"spec.containers[0].envFrom: Forbidden"}},
 		{"env fieldRef unsupported", func(p *v1.Pod) {
-			p.Spec.Containers[0].Env[0] = v1.EnvVar{Name: "A", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "status.hostIP"}}}
+			p.Spec.Containers[0].Env[0] = v1.EnvVar{Name: "A", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.labels"}}}
 		}, []string{"spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Unsupported value"}},
+		{"env fieldRef hostIP", func(p *v1.Pod) {
+			p.Spec.Containers[0].Env[0] = v1.EnvVar{Name: "A", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.hostIP"}}}
+		}, nil},
+		{"env fieldRef apiVersion", func(p *v1.Pod) {
+			p.Spec.Containers[0].Env[0] = v1.EnvVar{Name: "A", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{APIVersion: "v2", FieldPath: "metadata.name"}}}
+		}, []string{"spec.containers[0].env[0].valueFrom.fieldRef.apiVersion: Unsupported value"}},
+		{"env resourceFieldRef", func(p *v1.Pod) {
+			p.Spec.Containers[0].Env[0] = v1.EnvVar{Name: "A", ValueFrom: &v1.EnvVarSource{ResourceFieldRef: &v1.ResourceFieldSelector{Resource: "limits.memory", Divisor: resource.MustParse("1Mi")}}}
+		}, nil},
+		{"env resourceFieldRef of another container", func(p *v1.Pod) {
+			p.Spec.Containers[0].Env[0] = v1.EnvVar{Name: "A", ValueFrom: &v1.EnvVarSource{ResourceFieldRef: &v1.ResourceFieldSelector{ContainerName: "init", Resource: "requests.cpu", Divisor: resource.MustParse("1m")}}}
+		}, nil},
+		{"env resourceFieldRef bad", func(p *v1.Pod) {
+			p.Spec.InitContainers[0].Env = []v1.EnvVar{
+				{Name: "A", ValueFrom: &v1.EnvVarSource{ResourceFieldRef: &v1.ResourceFieldSelector{ContainerName: "nope", Resource: "limits.cpu", Divisor: resource.MustParse("1Mi")}}},
+				{Name: "B", ValueFrom: &v1.EnvVarSource{ResourceFieldRef: &v1.ResourceFieldSelector{Resource: "limits.hugepages-2Mi"}}},
+			}
+		}, []string{
+			"spec.initContainers[0].env[0].valueFrom.resourceFieldRef.containerName: Not found",
+			"spec.initContainers[0].env[0].valueFrom.resourceFieldRef.divisor: Unsupported value",
+			"spec.initContainers[0].env[1].valueFrom.resourceFieldRef.resource: Unsupported value",
+		}},
 		{"env fieldRef label", func(p *v1.Pod) {
 			p.Spec.Containers[0].Env[0] = v1.EnvVar{Name: "A", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.labels['app']"}}}
 		}, nil},
@@ -235,5 +304,49 @@ func TestValidateVolumeAndClaim(t *testing.T) {
 		if got := summarize(tt.errs); strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
 			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestAPIServerPodItemPaths checks the file paths of the API server's
+// volumes too: a configMap, secret or token path may not leave the
+// volume, and an item's owner (user), which podhost does not set, is
+// refused by name.
+func TestAPIServerPodItemPaths(t *testing.T) {
+	pod := validPod()
+	pod.Spec.Volumes[1].VolumeSource = v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{Sources: []v1.VolumeProjection{
+		{ServiceAccountToken: &v1.ServiceAccountTokenProjection{Path: "../token"}},
+		{ConfigMap: &v1.ConfigMapProjection{Items: []v1.KeyToPath{{Key: "k", Path: "ok", User: ptr.To[int64](1000)}, {Key: "k", Path: "/abs"}}}},
+	}}}
+	pod.Spec.Volumes = append(pod.Spec.Volumes, v1.Volume{Name: "s", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{
+		SecretName: "s", Items: []v1.KeyToPath{{Key: "k", Path: "x/../../y"}}}}})
+	got := summarize(ValidateAPIServerPod(pod))
+	want := []string{
+		"spec.volumes[1].projected.sources[0].serviceAccountToken.path: Invalid value",
+		"spec.volumes[1].projected.sources[1].configMap.items[0].user: Forbidden",
+		"spec.volumes[1].projected.sources[1].configMap.items[1].path: Invalid value",
+		"spec.volumes[2].secret.items[0].path: Invalid value",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("ValidateAPIServerPod errors:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+	}
+}
+
+// TestEphemeralContainerResourceFieldRef: an ephemeral container's env
+// resourceFieldRef is checked like the others'.
+func TestEphemeralContainerResourceFieldRef(t *testing.T) {
+	pod := validPod()
+	pod.Spec.Volumes = pod.Spec.Volumes[1:]
+	pod.Spec.Containers[0].VolumeMounts = nil
+	pod.Spec.EphemeralContainers = []v1.EphemeralContainer{{EphemeralContainerCommon: v1.EphemeralContainerCommon{
+		Name: "dbg", Image: "busybox:1", TerminationMessagePolicy: v1.TerminationMessageReadFile,
+		Env: []v1.EnvVar{
+			{Name: "OK", ValueFrom: &v1.EnvVarSource{ResourceFieldRef: &v1.ResourceFieldSelector{ContainerName: "app", Resource: "limits.cpu"}}},
+			{Name: "BAD", ValueFrom: &v1.EnvVarSource{ResourceFieldRef: &v1.ResourceFieldSelector{ContainerName: "gone", Resource: "limits.cpu"}}},
+		},
+	}}}
+	got := summarize(ValidateAPIServerPod(pod))
+	want := []string{"spec.ephemeralContainers[0].env[1].valueFrom.resourceFieldRef.containerName: Not found"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("ValidateAPIServerPod errors:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
 	}
 }

@@ -29,8 +29,13 @@ func validateVolumes(volumes []v1.Volume, path *field.Path, apiVolumes bool) (se
 	return names, allErrs
 }
 
+// noAPIServer is why a pod that does not come from the API server may not
+// have volumes whose files podhost reads from one.
+const noAPIServer = "unsupported volume source: podhost supports emptyDir, hostPath, persistentVolumeClaim, csi and downwardAPI (configMap, secret and projected sources need the API server)"
+
 // validateVolumeSource requires exactly one source, and one podhost serves
-// (projected, configMap and secret only with apiVolumes).
+// (projected sources other than downwardAPI, configMap and secret only
+// with apiVolumes).
 func validateVolumeSource(src *v1.VolumeSource, path *field.Path, apiVolumes bool) field.ErrorList {
 	var allErrs field.ErrorList
 	set := setSources(src)
@@ -57,9 +62,15 @@ func validateVolumeSource(src *v1.VolumeSource, path *field.Path, apiVolumes boo
 		if src.CSI.Driver == "" {
 			allErrs = append(allErrs, field.Required(path.Child("csi", "driver"), ""))
 		}
-	case src.Projected != nil || src.ConfigMap != nil || src.Secret != nil:
+	case src.ConfigMap != nil || src.Secret != nil:
 		if !apiVolumes {
-			allErrs = append(allErrs, field.Forbidden(path.Child(set[0]), "unsupported volume source: podhost supports emptyDir, hostPath, persistentVolumeClaim and csi"))
+			allErrs = append(allErrs, field.Forbidden(path.Child(set[0]), noAPIServer))
+		}
+	case src.Projected != nil:
+		for i, s := range src.Projected.Sources {
+			if !apiVolumes && s.DownwardAPI == nil {
+				allErrs = append(allErrs, field.Forbidden(path.Child("projected", "sources").Index(i), "only downwardAPI sources without an API server: "+noAPIServer))
+			}
 		}
 	}
 	// Every other source is refused by Rules.

@@ -2,15 +2,18 @@ package apivolumes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
-	"sort"
-	"strings"
+	"maps"
+	"path/filepath"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/podhost/podhost/host/downwardapi"
 )
 
 // Token refresh, as the kubelet's: a token is renewed once 80 % of its
@@ -55,10 +58,34 @@ type projected struct {
 	tokens  map[int]*token
 }
 
+// sources are where a volume's files come from besides the pod.
+type sources struct {
+	client      Client // nil in standalone mode
+	allocatable func() (v1.ResourceList, error)
+}
+
+// hasDownwardAPI reports whether a source of the volume is the downward
+// API, whose files change with the pod.
+func (p *projected) hasDownwardAPI() bool {
+	for _, s := range p.sources {
+		if s.DownwardAPI != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// sameMeta reports whether a and b render the same downward API fields
+// that may change while a pod runs: its labels and annotations.
+func sameMeta(a, b *v1.Pod) bool {
+	return maps.Equal(a.Labels, b.Labels) && maps.Equal(a.Annotations, b.Annotations)
+}
+
 // files computes the volume's files at now, asking for the tokens that
 // are due. A source that cannot be read fails the whole volume, naming
 // it; an optional configMap or secret that does not exist gives no files.
-func (p *projected) files(ctx context.Context, c Client, now time.Time) (map[string]File, error) {
+func (p *projected) files(ctx context.Context, from sources, now time.Time) (map[string]File, error) {
+	c := from.client
 	out := map[string]File{}
 	add := func(path string, data []byte, mode *int32) {
 		m := p.defaultMode
@@ -114,11 +141,11 @@ func (p *projected) files(ctx context.Context, c Client, now time.Time) (map[str
 			}
 		case src.DownwardAPI != nil:
 			for j, item := range src.DownwardAPI.Items {
-				v, err := fieldValue(p.pod, item)
+				v, err := downwardValue(p.pod, item, from.allocatable)
 				if err != nil {
 					return nil, fmt.Errorf("%s.downwardAPI.items[%d]: %w", field, j, err)
 				}
-				add(item.Path, []byte(v), item.Mode)
+				add(filepath.Clean(item.Path), []byte(v), item.Mode)
 			}
 		default:
 			return nil, fmt.Errorf("%s: unsupported projection (want serviceAccountToken, configMap, secret or downwardAPI)", field)
@@ -182,51 +209,24 @@ func (p *projected) token(ctx context.Context, c Client, i int, src *v1.ServiceA
 	return resp.Status.Token, nil
 }
 
-// fieldValue is a downwardAPI item's value: the pod's fields that do not
-// change while it runs (resource fields are not served).
-func fieldValue(pod *v1.Pod, item v1.DownwardAPIVolumeFile) (string, error) {
-	if item.FieldRef == nil {
-		return "", fmt.Errorf("only fieldRef is supported")
-	}
-	switch path := item.FieldRef.FieldPath; {
-	case path == "metadata.name":
-		return pod.Name, nil
-	case path == "metadata.namespace":
-		return pod.Namespace, nil
-	case path == "metadata.uid":
-		return string(pod.UID), nil
-	case path == "spec.nodeName":
-		return pod.Spec.NodeName, nil
-	case path == "spec.serviceAccountName":
-		return pod.Spec.ServiceAccountName, nil
-	case path == "metadata.labels":
-		return formatMap(pod.Labels), nil
-	case path == "metadata.annotations":
-		return formatMap(pod.Annotations), nil
-	case strings.HasPrefix(path, "metadata.labels['") && strings.HasSuffix(path, "']"):
-		return pod.Labels[path[len("metadata.labels['"):len(path)-2]], nil
-	case strings.HasPrefix(path, "metadata.annotations['") && strings.HasSuffix(path, "']"):
-		return pod.Annotations[path[len("metadata.annotations['"):len(path)-2]], nil
-	default:
-		return "", fmt.Errorf("fieldRef.fieldPath %q is not supported", path)
-	}
-}
-
-// formatMap renders labels or annotations one key="value" a line, sorted.
-func formatMap(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteByte('\n')
+// downwardValue is a downwardAPI item's content: a field of the pod, or
+// a resource of one of its containers, an unset limit being the node's
+// allocatable.
+func downwardValue(pod *v1.Pod, item v1.DownwardAPIVolumeFile, allocatable func() (v1.ResourceList, error)) (string, error) {
+	switch {
+	case item.FieldRef != nil:
+		return downwardapi.VolumeField(pod, item.FieldRef.FieldPath)
+	case item.ResourceFieldRef != nil:
+		if allocatable == nil {
+			return "", errors.New("resourceFieldRef: the node's allocatable resources are not known")
 		}
-		fmt.Fprintf(&b, "%s=%q", k, m[k])
+		alloc, err := allocatable()
+		if err != nil {
+			return "", fmt.Errorf("resourceFieldRef: the node's allocatable resources: %w", err)
+		}
+		return downwardapi.VolumeResource(pod, item.ResourceFieldRef, alloc)
 	}
-	return b.String()
+	return "", errors.New("neither fieldRef nor resourceFieldRef is set")
 }
 
 // Client is what the volumes read from the API server.

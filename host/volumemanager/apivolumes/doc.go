@@ -1,8 +1,11 @@
 // Package apivolumes owns the pod volumes whose content comes from the API
-// server: projected volumes (serviceAccountToken, configMap, secret and
-// downwardAPI projections, the kube-api-access volume the ServiceAccount
-// admission plugin adds to every pod), and plain configMap and secret
-// volumes, which are a projected volume of one source.
+// server or the pod itself: projected volumes (serviceAccountToken,
+// configMap, secret and downwardAPI projections, the kube-api-access
+// volume the ServiceAccount admission plugin adds to every pod), and plain
+// configMap, secret and downwardAPI volumes, which are a projected volume
+// of one source. A volume of only downward API items needs no API server,
+// so it is served in standalone mode too; its values are computed by
+// host/downwardapi (a container's unset limit is Config.Allocatable).
 //
 // Files are written under the pod's volume directory
 // (<root>/pods/<uid>/volumes/kubernetes.io~projected/<name>/) by
@@ -20,9 +23,12 @@
 //
 // [Volumes] publishes and unpublishes such volumes for the volume manager
 // and keeps them fresh: every period it re-reads the configMaps and
-// secrets, and it asks for a new service-account token (TokenRequest,
-// bound to the pod) once 80 % of the token's lifetime has passed or 24
-// hours after it was issued, whichever comes first, as the kubelet does.
+// secrets and renders the downward API items from the newest desired pod
+// (and [Volumes.RefreshPod], which each sync of the pod calls, rewrites
+// them at once when its labels or annotations changed), and it asks for a
+// new service-account token (TokenRequest, bound to the pod) once 80 % of
+// the token's lifetime has passed or 24 hours after it was issued,
+// whichever comes first, as the kubelet does.
 // Time is an injected clock. Only the host (host/node, and host/volumeplugins,
 // which routes volumes to it) imports this package.
 package apivolumes

@@ -37,9 +37,14 @@ type Config struct {
 	Root string
 	// Client reads from the API server; nil in standalone mode.
 	Client Client
-	// Pod returns the desired pod of a UID.
-	Pod   func(types.UID) (*v1.Pod, bool)
-	Clock Clock
+	// Pod returns the desired pod of a UID: the downward API items of a
+	// volume are rendered from the newest pod at each refresh.
+	Pod func(types.UID) (*v1.Pod, bool)
+	// Allocatable returns the node's allocatable resources, which a
+	// container's unset limit takes in a downward API item
+	// (resourceFieldRef). Nil: such items fail the volume.
+	Allocatable func() (v1.ResourceList, error)
+	Clock       Clock
 	// Period between refreshes; DefaultPeriod when zero.
 	Period time.Duration
 	Log    hclog.Logger
@@ -57,6 +62,7 @@ type Volumes struct {
 type entry struct {
 	mu  sync.Mutex
 	dir string
+	uid types.UID // the pod's; fixed
 	p   *projected
 }
 
@@ -73,7 +79,22 @@ func New(cfg Config) *Volumes {
 
 // Serves reports whether the volumes of plugin are this package's.
 func Serves(plugin string) bool {
-	return plugin == volumemanager.PluginProjected || plugin == volumemanager.PluginConfigMap || plugin == volumemanager.PluginSecret
+	switch plugin {
+	case volumemanager.PluginProjected, volumemanager.PluginConfigMap, volumemanager.PluginSecret, volumemanager.PluginDownwardAPI:
+		return true
+	}
+	return false
+}
+
+// needsAPIServer reports whether a source of src reads from the API
+// server: every source but the downward API's.
+func needsAPIServer(src *v1.ProjectedVolumeSource) bool {
+	for _, s := range src.Sources {
+		if s.DownwardAPI == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // Dir is the volume's directory, which containers mount.
@@ -84,12 +105,12 @@ func (v *Volumes) Dir(pv volumemanager.PodVolume) string {
 // Publish writes the volume's files and keeps them fresh until
 // Unpublish. It is idempotent: a second call rewrites what changed.
 func (v *Volumes) Publish(ctx context.Context, pv volumemanager.PodVolume) error {
-	if v.cfg.Client == nil {
-		return fmt.Errorf("volume %q (%s) %w", pv.Name, pv.Volume.Plugin, ErrNoAPIServer)
-	}
 	src := pv.Volume.Projected
 	if src == nil {
 		return &volumemanager.FieldError{Field: "projected", Detail: "no source"}
+	}
+	if v.cfg.Client == nil && needsAPIServer(src) {
+		return fmt.Errorf("volume %q (%s) %w", pv.Name, pv.Volume.Plugin, ErrNoAPIServer)
 	}
 	pod, ok := v.cfg.Pod(pv.Pod)
 	if !ok {
@@ -99,7 +120,7 @@ func (v *Volumes) Publish(ctx context.Context, pv volumemanager.PodVolume) error
 	v.mu.Lock()
 	e := v.live[dir]
 	if e == nil {
-		e = &entry{dir: dir, p: &projected{tokens: map[int]*token{}}}
+		e = &entry{dir: dir, uid: pv.Pod, p: &projected{tokens: map[int]*token{}}}
 		v.live[dir] = e
 	}
 	v.mu.Unlock()
@@ -111,11 +132,21 @@ func (v *Volumes) Publish(ctx context.Context, pv volumemanager.PodVolume) error
 	if src.DefaultMode != nil {
 		e.p.defaultMode = *src.DefaultMode
 	}
-	return v.write(ctx, e)
+	return v.writeFiles(ctx, e)
 }
 
+// write rewrites e's files from the newest desired pod (its labels and
+// annotations may have changed) and the API server; e.mu is held.
 func (v *Volumes) write(ctx context.Context, e *entry) error {
-	files, err := e.p.files(ctx, v.cfg.Client, v.cfg.Clock.Now())
+	if pod, ok := v.cfg.Pod(e.uid); ok {
+		e.p.pod = pod
+	}
+	return v.writeFiles(ctx, e)
+}
+
+// writeFiles rewrites e's files from e's pod; e.mu is held.
+func (v *Volumes) writeFiles(ctx context.Context, e *entry) error {
+	files, err := e.p.files(ctx, sources{client: v.cfg.Client, allocatable: v.cfg.Allocatable}, v.cfg.Clock.Now())
 	if err != nil {
 		return fmt.Errorf("volume %q: %w", e.p.volume, err)
 	}
@@ -148,10 +179,40 @@ func (v *Volumes) Unpublish(_ context.Context, pv volumemanager.PodVolume) error
 // re-read, tokens renewed when due. A volume that fails keeps its files
 // and is tried again on the next refresh.
 func (v *Volumes) Refresh(ctx context.Context) {
+	v.each(func(*entry) bool { return true }, func(e *entry) {
+		if err := v.write(ctx, e); err != nil {
+			v.cfg.Log.Warn("refreshing a volume", "pod", e.p.pod.Namespace+"/"+e.p.pod.Name, "uid", e.uid, "volume", e.p.volume, "err", err)
+		}
+	})
+}
+
+// RefreshPod rewrites now the volumes of pod that hold downward API items,
+// when its labels or annotations differ from those they were written
+// with: the pod's sync calls it, so that a change of the pod reaches its
+// files without waiting for the period, as the kubelet remounts such
+// volumes on each sync. The other sources of such a volume are read again
+// with it; volumes without downward API items are left to the period.
+func (v *Volumes) RefreshPod(ctx context.Context, pod *v1.Pod) {
+	v.each(func(e *entry) bool { return e.uid == pod.UID }, func(e *entry) {
+		if !e.p.hasDownwardAPI() || sameMeta(e.p.pod, pod) {
+			return
+		}
+		e.p.pod = pod
+		if err := v.writeFiles(ctx, e); err != nil {
+			v.cfg.Log.Warn("rewriting a volume for the pod's new labels or annotations", "pod", pod.Namespace+"/"+pod.Name, "uid", pod.UID, "volume", e.p.volume, "err", err)
+		}
+	})
+}
+
+// each calls fn on every published volume that pick selects, holding
+// the volume's lock, and skips those unpublished meanwhile.
+func (v *Volumes) each(pick func(*entry) bool, fn func(*entry)) {
 	v.mu.Lock()
-	entries := make([]*entry, 0, len(v.live))
+	var entries []*entry
 	for _, e := range v.live {
-		entries = append(entries, e)
+		if pick(e) {
+			entries = append(entries, e)
+		}
 	}
 	v.mu.Unlock()
 	for _, e := range entries {
@@ -160,9 +221,7 @@ func (v *Volumes) Refresh(ctx context.Context) {
 		current := v.live[e.dir] == e
 		v.mu.Unlock()
 		if current {
-			if err := v.write(ctx, e); err != nil {
-				v.cfg.Log.Warn("refreshing a volume", "pod", e.p.pod.Namespace+"/"+e.p.pod.Name, "uid", e.p.pod.UID, "volume", e.p.volume, "err", err)
-			}
+			fn(e)
 		}
 		e.mu.Unlock()
 	}

@@ -185,8 +185,14 @@ func TestPublishErrors(t *testing.T) {
 		{"standalone", nil, kubeAPIAccess(), `volume "v" (kubernetes.io/projected) needs the API server, and this host has none`},
 		{"missing config map", &fakeClient{clock: clock}, cm(false), `volume "v": sources[0].configMap: configmap default/absent`},
 		{"optional config map", &fakeClient{clock: clock}, cm(true), ""},
-		{"resource field", &fakeClient{clock: clock}, &v1.ProjectedVolumeSource{Sources: []v1.VolumeProjection{{DownwardAPI: &v1.DownwardAPIProjection{
-			Items: []v1.DownwardAPIVolumeFile{{Path: "cpu", ResourceFieldRef: &v1.ResourceFieldSelector{Resource: "limits.cpu"}}}}}}}, "sources[0].downwardAPI.items[0]: only fieldRef is supported"},
+		{"resource field without allocatable", &fakeClient{clock: clock}, &v1.ProjectedVolumeSource{Sources: []v1.VolumeProjection{{DownwardAPI: &v1.DownwardAPIProjection{
+			Items: []v1.DownwardAPIVolumeFile{{Path: "cpu", ResourceFieldRef: &v1.ResourceFieldSelector{Resource: "limits.cpu"}}}}}}}, "sources[0].downwardAPI.items[0]: resourceFieldRef: the node's allocatable resources are not known"},
+		{"standalone downward API", nil, &v1.ProjectedVolumeSource{Sources: []v1.VolumeProjection{{DownwardAPI: &v1.DownwardAPIProjection{
+			Items: []v1.DownwardAPIVolumeFile{{Path: "name", FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}}}}, ""},
+		{"escaping path", nil, &v1.ProjectedVolumeSource{Sources: []v1.VolumeProjection{{DownwardAPI: &v1.DownwardAPIProjection{
+			Items: []v1.DownwardAPIVolumeFile{{Path: "a/../../x", FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}}}}, `file path "../x": must not start with ".."`},
+		{"unsupported field", nil, &v1.ProjectedVolumeSource{Sources: []v1.VolumeProjection{{DownwardAPI: &v1.DownwardAPIProjection{
+			Items: []v1.DownwardAPIVolumeFile{{Path: "n", FieldRef: &v1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}}}}}}, `fieldRef.fieldPath "spec.nodeName" is not supported in a volume`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

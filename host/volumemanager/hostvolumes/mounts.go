@@ -20,7 +20,7 @@ import (
 // volume <pod volume dir>/mount (the target the plugin publishes to).
 func (h *Host) TargetPath(pv volumemanager.PodVolume) string {
 	switch pv.Volume.Plugin {
-	case volumemanager.PluginEmptyDir, volumemanager.PluginProjected, volumemanager.PluginConfigMap, volumemanager.PluginSecret:
+	case volumemanager.PluginEmptyDir, volumemanager.PluginProjected, volumemanager.PluginConfigMap, volumemanager.PluginSecret, volumemanager.PluginDownwardAPI:
 		return PodVolumeDir(h.root, pv.Pod, pv.Volume.Plugin, pv.Name)
 	case volumemanager.PluginHostPath:
 		if pv.Volume.HostPath != nil {
