@@ -16,10 +16,14 @@ func (s *server) ListStats(ctx context.Context, _ *runtimev1.ListStatsRequest) (
 	}
 	resp := &runtimev1.ListStatsResponse{}
 	for _, sb := range st.sandboxes {
-		resp.Sandboxes = append(resp.Sandboxes, sandboxStatsToProto(sb))
+		resp.Sandboxes = append(resp.Sandboxes, sandboxStatsToProto(sb, st.createdAt[sb.GetAttributes().GetId()]))
 	}
 	for _, c := range st.containers {
-		resp.Containers = append(resp.Containers, containerStatsToProto(c, st.sandboxOf[c.GetAttributes().GetId()]))
+		id := c.GetAttributes().GetId()
+		resp.Containers = append(resp.Containers, containerStatsToProto(c, st.sandboxOf[id], st.createdAt[id]))
+	}
+	for _, fs := range st.imageFs {
+		resp.ImageFilesystems = append(resp.ImageFilesystems, fsToProto(fs))
 	}
 	return resp, nil
 }
@@ -29,6 +33,8 @@ type runtimeStats struct {
 	sandboxes  []*criapi.PodSandboxStats
 	containers []*criapi.ContainerStats
 	sandboxOf  map[string]string // container ID → sandbox ID
+	createdAt  map[string]int64  // sandbox or container ID → creation
+	imageFs    []*criapi.FilesystemUsage
 }
 
 // Stats reads every container's stats from containerd's CRI
@@ -59,15 +65,22 @@ func (r *criRuntime) Stats(ctx context.Context) (runtimeStats, error) {
 	if err != nil {
 		return runtimeStats{}, criError("list pod sandboxes", err)
 	}
-	return joinStats(sbs.GetItems(), list.GetContainers(), cs.GetStats()), nil
+	img, err := b.img.ImageFsInfo(ctx, &criapi.ImageFsInfoRequest{})
+	if err != nil {
+		return runtimeStats{}, criError("image filesystem info", err)
+	}
+	st := joinStats(sbs.GetItems(), list.GetContainers(), cs.GetStats())
+	st.imageFs = img.GetImageFilesystems()
+	return st, nil
 }
 
 // joinStats names each container's sandbox and sums the containers of
 // each sandbox into its stats.
 func joinStats(sandboxes []*criapi.PodSandbox, containers []*criapi.Container, stats []*criapi.ContainerStats) runtimeStats {
-	st := runtimeStats{sandboxOf: map[string]string{}}
+	st := runtimeStats{sandboxOf: map[string]string{}, createdAt: map[string]int64{}}
 	for _, c := range containers {
 		st.sandboxOf[c.GetId()] = c.GetPodSandboxId()
+		st.createdAt[c.GetId()] = c.GetCreatedAt()
 	}
 	perSandbox := map[string][]*criapi.ContainerStats{}
 	for _, c := range stats {
@@ -80,6 +93,7 @@ func joinStats(sandboxes []*criapi.PodSandbox, containers []*criapi.Container, s
 		if sb.GetState() != criapi.PodSandboxState_SANDBOX_READY {
 			continue
 		}
+		st.createdAt[sb.GetId()] = sb.GetCreatedAt()
 		out := &criapi.PodSandboxStats{
 			Attributes: &criapi.PodSandboxAttributes{Id: sb.GetId(), Metadata: sb.GetMetadata(), Labels: sb.GetLabels(), Annotations: sb.GetAnnotations()},
 			Linux:      &criapi.LinuxPodSandboxStats{},
@@ -122,7 +136,7 @@ func addMemory(sum, m *criapi.MemoryUsage) *criapi.MemoryUsage {
 	return sum
 }
 
-func sandboxStatsToProto(s *criapi.PodSandboxStats) *runtimev1.SandboxStats {
+func sandboxStatsToProto(s *criapi.PodSandboxStats, createdAt int64) *runtimev1.SandboxStats {
 	a := s.GetAttributes()
 	m := a.GetMetadata()
 	l := s.GetLinux()
@@ -133,10 +147,11 @@ func sandboxStatsToProto(s *criapi.PodSandboxStats) *runtimev1.SandboxStats {
 		Cpu:       cpuToProto(l.GetCpu()),
 		Memory:    memoryToProto(l.GetMemory()),
 		Network:   networkToProto(l.GetNetwork()),
+		CreatedAt: createdAt,
 	}
 }
 
-func containerStatsToProto(c *criapi.ContainerStats, sandboxID string) *runtimev1.ContainerStats {
+func containerStatsToProto(c *criapi.ContainerStats, sandboxID string, createdAt int64) *runtimev1.ContainerStats {
 	a := c.GetAttributes()
 	out := &runtimev1.ContainerStats{
 		ContainerId: a.GetId(),
@@ -145,12 +160,17 @@ func containerStatsToProto(c *criapi.ContainerStats, sandboxID string) *runtimev
 		Labels:      a.GetLabels(),
 		Cpu:         cpuToProto(c.GetCpu()),
 		Memory:      memoryToProto(c.GetMemory()),
+		CreatedAt:   createdAt,
 	}
 	if fs := c.GetWritableLayer(); fs != nil && fs.GetUsedBytes() != nil {
-		out.WritableLayer = &runtimev1.FilesystemUsage{Timestamp: fs.GetTimestamp(), Mountpoint: fs.GetFsId().GetMountpoint(),
-			UsedBytes: fs.GetUsedBytes().GetValue(), InodesUsed: fs.GetInodesUsed().GetValue()}
+		out.WritableLayer = fsToProto(fs)
 	}
 	return out
+}
+
+func fsToProto(fs *criapi.FilesystemUsage) *runtimev1.FilesystemUsage {
+	return &runtimev1.FilesystemUsage{Timestamp: fs.GetTimestamp(), Mountpoint: fs.GetFsId().GetMountpoint(),
+		UsedBytes: fs.GetUsedBytes().GetValue(), InodesUsed: fs.GetInodesUsed().GetValue()}
 }
 
 // cpuToProto is nil when CRI did not tell the usage.

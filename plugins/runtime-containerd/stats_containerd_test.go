@@ -48,6 +48,9 @@ func TestStatsWithContainerd(t *testing.T) {
 			if cs.GetMemory().GetWorkingSetBytes() == 0 || sbs.GetMemory().GetWorkingSetBytes() == 0 || cs.GetCpu().GetTimestamp() == 0 {
 				t.Fatalf("container memory %v cpu %v, sandbox memory %v; want a working set and a timestamp", cs.GetMemory(), cs.GetCpu(), sbs.GetMemory())
 			}
+			if cs.GetCreatedAt() == 0 || sbs.GetCreatedAt() == 0 || len(resp.GetImageFilesystems()) == 0 || resp.GetImageFilesystems()[0].GetMountpoint() == "" {
+				t.Errorf("creation times container %d sandbox %d, image filesystems %v; want both times and a mount point", cs.GetCreatedAt(), sbs.GetCreatedAt(), resp.GetImageFilesystems())
+			}
 			if cs.GetWritableLayer() == nil {
 				t.Errorf("container stats have no writable layer: %v", cs)
 			}

@@ -4007,11 +4007,13 @@ func (*ListStatsRequest) Descriptor() ([]byte, []int) {
 }
 
 type ListStatsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Sandboxes     []*SandboxStats        `protobuf:"bytes,1,rep,name=sandboxes,proto3" json:"sandboxes,omitempty"`
-	Containers    []*ContainerStats      `protobuf:"bytes,2,rep,name=containers,proto3" json:"containers,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Sandboxes  []*SandboxStats        `protobuf:"bytes,1,rep,name=sandboxes,proto3" json:"sandboxes,omitempty"`
+	Containers []*ContainerStats      `protobuf:"bytes,2,rep,name=containers,proto3" json:"containers,omitempty"`
+	// The filesystems holding the runtime's images (CRI's ImageFsInfo).
+	ImageFilesystems []*FilesystemUsage `protobuf:"bytes,3,rep,name=image_filesystems,json=imageFilesystems,proto3" json:"image_filesystems,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ListStatsResponse) Reset() {
@@ -4054,6 +4056,13 @@ func (x *ListStatsResponse) GetSandboxes() []*SandboxStats {
 func (x *ListStatsResponse) GetContainers() []*ContainerStats {
 	if x != nil {
 		return x.Containers
+	}
+	return nil
+}
+
+func (x *ListStatsResponse) GetImageFilesystems() []*FilesystemUsage {
+	if x != nil {
+		return x.ImageFilesystems
 	}
 	return nil
 }
@@ -4199,7 +4208,8 @@ func (x *MemoryUsage) GetMajorPageFaults() uint64 {
 	return 0
 }
 
-// FilesystemUsage is the space a container's writable layer takes.
+// FilesystemUsage is the space a container's writable layer or the image
+// store takes.
 type FilesystemUsage struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Timestamp int64                  `protobuf:"varint,1,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
@@ -4417,7 +4427,9 @@ type SandboxStats struct {
 	Cpu    *CpuUsage    `protobuf:"bytes,4,opt,name=cpu,proto3" json:"cpu,omitempty"`
 	Memory *MemoryUsage `protobuf:"bytes,5,opt,name=memory,proto3" json:"memory,omitempty"`
 	// Unset for a sandbox on the host's network.
-	Network       *NetworkUsage `protobuf:"bytes,6,opt,name=network,proto3" json:"network,omitempty"`
+	Network *NetworkUsage `protobuf:"bytes,6,opt,name=network,proto3" json:"network,omitempty"`
+	// Unix time in nanoseconds.
+	CreatedAt     int64 `protobuf:"varint,7,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4494,6 +4506,13 @@ func (x *SandboxStats) GetNetwork() *NetworkUsage {
 	return nil
 }
 
+func (x *SandboxStats) GetCreatedAt() int64 {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return 0
+}
+
 type ContainerStats struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ContainerId   string                 `protobuf:"bytes,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
@@ -4503,6 +4522,8 @@ type ContainerStats struct {
 	Cpu           *CpuUsage              `protobuf:"bytes,5,opt,name=cpu,proto3" json:"cpu,omitempty"`
 	Memory        *MemoryUsage           `protobuf:"bytes,6,opt,name=memory,proto3" json:"memory,omitempty"`
 	WritableLayer *FilesystemUsage       `protobuf:"bytes,7,opt,name=writable_layer,json=writableLayer,proto3" json:"writable_layer,omitempty"`
+	// Unix time in nanoseconds.
+	CreatedAt     int64 `protobuf:"varint,8,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4584,6 +4605,13 @@ func (x *ContainerStats) GetWritableLayer() *FilesystemUsage {
 		return x.WritableLayer
 	}
 	return nil
+}
+
+func (x *ContainerStats) GetCreatedAt() int64 {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return 0
 }
 
 var File_runtime_v1_runtime_proto protoreflect.FileDescriptor
@@ -4892,12 +4920,13 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"\x05ports\x18\x02 \x03(\x05R\x05ports\"'\n" +
 	"\x13PortForwardResponse\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\"\x12\n" +
-	"\x10ListStatsRequest\"\x97\x01\n" +
+	"\x10ListStatsRequest\"\xe9\x01\n" +
 	"\x11ListStatsResponse\x12>\n" +
 	"\tsandboxes\x18\x01 \x03(\v2 .podhost.runtime.v1.SandboxStatsR\tsandboxes\x12B\n" +
 	"\n" +
 	"containers\x18\x02 \x03(\v2\".podhost.runtime.v1.ContainerStatsR\n" +
-	"containers\"_\n" +
+	"containers\x12P\n" +
+	"\x11image_filesystems\x18\x03 \x03(\v2#.podhost.runtime.v1.FilesystemUsageR\x10imageFilesystems\"_\n" +
 	"\bCpuUsage\x12\x1c\n" +
 	"\ttimestamp\x18\x01 \x01(\x03R\ttimestamp\x125\n" +
 	"\x17usage_core_nano_seconds\x18\x02 \x01(\x04R\x14usageCoreNanoSeconds\"\xe2\x01\n" +
@@ -4930,7 +4959,7 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"\x11default_interface\x18\x02 \x01(\v2\".podhost.runtime.v1.InterfaceUsageR\x10defaultInterface\x12B\n" +
 	"\n" +
 	"interfaces\x18\x03 \x03(\v2\".podhost.runtime.v1.InterfaceUsageR\n" +
-	"interfaces\"\x94\x03\n" +
+	"interfaces\"\xb3\x03\n" +
 	"\fSandboxStats\x12\x1d\n" +
 	"\n" +
 	"sandbox_id\x18\x01 \x01(\tR\tsandboxId\x12?\n" +
@@ -4938,10 +4967,12 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"\x06labels\x18\x03 \x03(\v2,.podhost.runtime.v1.SandboxStats.LabelsEntryR\x06labels\x12.\n" +
 	"\x03cpu\x18\x04 \x01(\v2\x1c.podhost.runtime.v1.CpuUsageR\x03cpu\x127\n" +
 	"\x06memory\x18\x05 \x01(\v2\x1f.podhost.runtime.v1.MemoryUsageR\x06memory\x12:\n" +
-	"\anetwork\x18\x06 \x01(\v2 .podhost.runtime.v1.NetworkUsageR\anetwork\x1a9\n" +
+	"\anetwork\x18\x06 \x01(\v2 .podhost.runtime.v1.NetworkUsageR\anetwork\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\a \x01(\x03R\tcreatedAt\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xcd\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xec\x03\n" +
 	"\x0eContainerStats\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\tR\vcontainerId\x12\x1d\n" +
 	"\n" +
@@ -4950,7 +4981,9 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"\x06labels\x18\x04 \x03(\v2..podhost.runtime.v1.ContainerStats.LabelsEntryR\x06labels\x12.\n" +
 	"\x03cpu\x18\x05 \x01(\v2\x1c.podhost.runtime.v1.CpuUsageR\x03cpu\x127\n" +
 	"\x06memory\x18\x06 \x01(\v2\x1f.podhost.runtime.v1.MemoryUsageR\x06memory\x12J\n" +
-	"\x0ewritable_layer\x18\a \x01(\v2#.podhost.runtime.v1.FilesystemUsageR\rwritableLayer\x1a9\n" +
+	"\x0ewritable_layer\x18\a \x01(\v2#.podhost.runtime.v1.FilesystemUsageR\rwritableLayer\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\b \x01(\x03R\tcreatedAt\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01*b\n" +
@@ -5160,71 +5193,72 @@ var file_runtime_v1_runtime_proto_depIdxs = []int32{
 	88, // 42: podhost.runtime.v1.Event.labels:type_name -> podhost.runtime.v1.Event.LabelsEntry
 	75, // 43: podhost.runtime.v1.ListStatsResponse.sandboxes:type_name -> podhost.runtime.v1.SandboxStats
 	76, // 44: podhost.runtime.v1.ListStatsResponse.containers:type_name -> podhost.runtime.v1.ContainerStats
-	73, // 45: podhost.runtime.v1.NetworkUsage.default_interface:type_name -> podhost.runtime.v1.InterfaceUsage
-	73, // 46: podhost.runtime.v1.NetworkUsage.interfaces:type_name -> podhost.runtime.v1.InterfaceUsage
-	10, // 47: podhost.runtime.v1.SandboxStats.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
-	89, // 48: podhost.runtime.v1.SandboxStats.labels:type_name -> podhost.runtime.v1.SandboxStats.LabelsEntry
-	70, // 49: podhost.runtime.v1.SandboxStats.cpu:type_name -> podhost.runtime.v1.CpuUsage
-	71, // 50: podhost.runtime.v1.SandboxStats.memory:type_name -> podhost.runtime.v1.MemoryUsage
-	74, // 51: podhost.runtime.v1.SandboxStats.network:type_name -> podhost.runtime.v1.NetworkUsage
-	27, // 52: podhost.runtime.v1.ContainerStats.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
-	90, // 53: podhost.runtime.v1.ContainerStats.labels:type_name -> podhost.runtime.v1.ContainerStats.LabelsEntry
-	70, // 54: podhost.runtime.v1.ContainerStats.cpu:type_name -> podhost.runtime.v1.CpuUsage
-	71, // 55: podhost.runtime.v1.ContainerStats.memory:type_name -> podhost.runtime.v1.MemoryUsage
-	72, // 56: podhost.runtime.v1.ContainerStats.writable_layer:type_name -> podhost.runtime.v1.FilesystemUsage
-	5,  // 57: podhost.runtime.v1.Runtime.Version:input_type -> podhost.runtime.v1.VersionRequest
-	7,  // 58: podhost.runtime.v1.Runtime.Status:input_type -> podhost.runtime.v1.StatusRequest
-	16, // 59: podhost.runtime.v1.Runtime.RunSandbox:input_type -> podhost.runtime.v1.RunSandboxRequest
-	18, // 60: podhost.runtime.v1.Runtime.StopSandbox:input_type -> podhost.runtime.v1.StopSandboxRequest
-	20, // 61: podhost.runtime.v1.Runtime.RemoveSandbox:input_type -> podhost.runtime.v1.RemoveSandboxRequest
-	22, // 62: podhost.runtime.v1.Runtime.SandboxStatus:input_type -> podhost.runtime.v1.SandboxStatusRequest
-	25, // 63: podhost.runtime.v1.Runtime.ListSandboxes:input_type -> podhost.runtime.v1.ListSandboxesRequest
-	33, // 64: podhost.runtime.v1.Runtime.CreateContainer:input_type -> podhost.runtime.v1.CreateContainerRequest
-	35, // 65: podhost.runtime.v1.Runtime.StartContainer:input_type -> podhost.runtime.v1.StartContainerRequest
-	37, // 66: podhost.runtime.v1.Runtime.StopContainer:input_type -> podhost.runtime.v1.StopContainerRequest
-	39, // 67: podhost.runtime.v1.Runtime.RemoveContainer:input_type -> podhost.runtime.v1.RemoveContainerRequest
-	42, // 68: podhost.runtime.v1.Runtime.ContainerStatus:input_type -> podhost.runtime.v1.ContainerStatusRequest
-	45, // 69: podhost.runtime.v1.Runtime.ListContainers:input_type -> podhost.runtime.v1.ListContainersRequest
-	47, // 70: podhost.runtime.v1.Runtime.ReopenContainerLog:input_type -> podhost.runtime.v1.ReopenContainerLogRequest
-	49, // 71: podhost.runtime.v1.Runtime.ExecSync:input_type -> podhost.runtime.v1.ExecSyncRequest
-	52, // 72: podhost.runtime.v1.Runtime.EnsureImage:input_type -> podhost.runtime.v1.EnsureImageRequest
-	54, // 73: podhost.runtime.v1.Runtime.ImageStatus:input_type -> podhost.runtime.v1.ImageStatusRequest
-	56, // 74: podhost.runtime.v1.Runtime.ListImages:input_type -> podhost.runtime.v1.ListImagesRequest
-	58, // 75: podhost.runtime.v1.Runtime.RemoveImage:input_type -> podhost.runtime.v1.RemoveImageRequest
-	60, // 76: podhost.runtime.v1.Runtime.Events:input_type -> podhost.runtime.v1.EventsRequest
-	62, // 77: podhost.runtime.v1.Runtime.Exec:input_type -> podhost.runtime.v1.ExecRequest
-	64, // 78: podhost.runtime.v1.Runtime.Attach:input_type -> podhost.runtime.v1.AttachRequest
-	66, // 79: podhost.runtime.v1.Runtime.PortForward:input_type -> podhost.runtime.v1.PortForwardRequest
-	68, // 80: podhost.runtime.v1.Runtime.ListStats:input_type -> podhost.runtime.v1.ListStatsRequest
-	6,  // 81: podhost.runtime.v1.Runtime.Version:output_type -> podhost.runtime.v1.VersionResponse
-	8,  // 82: podhost.runtime.v1.Runtime.Status:output_type -> podhost.runtime.v1.StatusResponse
-	17, // 83: podhost.runtime.v1.Runtime.RunSandbox:output_type -> podhost.runtime.v1.RunSandboxResponse
-	19, // 84: podhost.runtime.v1.Runtime.StopSandbox:output_type -> podhost.runtime.v1.StopSandboxResponse
-	21, // 85: podhost.runtime.v1.Runtime.RemoveSandbox:output_type -> podhost.runtime.v1.RemoveSandboxResponse
-	23, // 86: podhost.runtime.v1.Runtime.SandboxStatus:output_type -> podhost.runtime.v1.SandboxStatusResponse
-	26, // 87: podhost.runtime.v1.Runtime.ListSandboxes:output_type -> podhost.runtime.v1.ListSandboxesResponse
-	34, // 88: podhost.runtime.v1.Runtime.CreateContainer:output_type -> podhost.runtime.v1.CreateContainerResponse
-	36, // 89: podhost.runtime.v1.Runtime.StartContainer:output_type -> podhost.runtime.v1.StartContainerResponse
-	38, // 90: podhost.runtime.v1.Runtime.StopContainer:output_type -> podhost.runtime.v1.StopContainerResponse
-	40, // 91: podhost.runtime.v1.Runtime.RemoveContainer:output_type -> podhost.runtime.v1.RemoveContainerResponse
-	43, // 92: podhost.runtime.v1.Runtime.ContainerStatus:output_type -> podhost.runtime.v1.ContainerStatusResponse
-	46, // 93: podhost.runtime.v1.Runtime.ListContainers:output_type -> podhost.runtime.v1.ListContainersResponse
-	48, // 94: podhost.runtime.v1.Runtime.ReopenContainerLog:output_type -> podhost.runtime.v1.ReopenContainerLogResponse
-	50, // 95: podhost.runtime.v1.Runtime.ExecSync:output_type -> podhost.runtime.v1.ExecSyncResponse
-	53, // 96: podhost.runtime.v1.Runtime.EnsureImage:output_type -> podhost.runtime.v1.EnsureImageResponse
-	55, // 97: podhost.runtime.v1.Runtime.ImageStatus:output_type -> podhost.runtime.v1.ImageStatusResponse
-	57, // 98: podhost.runtime.v1.Runtime.ListImages:output_type -> podhost.runtime.v1.ListImagesResponse
-	59, // 99: podhost.runtime.v1.Runtime.RemoveImage:output_type -> podhost.runtime.v1.RemoveImageResponse
-	61, // 100: podhost.runtime.v1.Runtime.Events:output_type -> podhost.runtime.v1.Event
-	63, // 101: podhost.runtime.v1.Runtime.Exec:output_type -> podhost.runtime.v1.ExecResponse
-	65, // 102: podhost.runtime.v1.Runtime.Attach:output_type -> podhost.runtime.v1.AttachResponse
-	67, // 103: podhost.runtime.v1.Runtime.PortForward:output_type -> podhost.runtime.v1.PortForwardResponse
-	69, // 104: podhost.runtime.v1.Runtime.ListStats:output_type -> podhost.runtime.v1.ListStatsResponse
-	81, // [81:105] is the sub-list for method output_type
-	57, // [57:81] is the sub-list for method input_type
-	57, // [57:57] is the sub-list for extension type_name
-	57, // [57:57] is the sub-list for extension extendee
-	0,  // [0:57] is the sub-list for field type_name
+	72, // 45: podhost.runtime.v1.ListStatsResponse.image_filesystems:type_name -> podhost.runtime.v1.FilesystemUsage
+	73, // 46: podhost.runtime.v1.NetworkUsage.default_interface:type_name -> podhost.runtime.v1.InterfaceUsage
+	73, // 47: podhost.runtime.v1.NetworkUsage.interfaces:type_name -> podhost.runtime.v1.InterfaceUsage
+	10, // 48: podhost.runtime.v1.SandboxStats.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
+	89, // 49: podhost.runtime.v1.SandboxStats.labels:type_name -> podhost.runtime.v1.SandboxStats.LabelsEntry
+	70, // 50: podhost.runtime.v1.SandboxStats.cpu:type_name -> podhost.runtime.v1.CpuUsage
+	71, // 51: podhost.runtime.v1.SandboxStats.memory:type_name -> podhost.runtime.v1.MemoryUsage
+	74, // 52: podhost.runtime.v1.SandboxStats.network:type_name -> podhost.runtime.v1.NetworkUsage
+	27, // 53: podhost.runtime.v1.ContainerStats.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
+	90, // 54: podhost.runtime.v1.ContainerStats.labels:type_name -> podhost.runtime.v1.ContainerStats.LabelsEntry
+	70, // 55: podhost.runtime.v1.ContainerStats.cpu:type_name -> podhost.runtime.v1.CpuUsage
+	71, // 56: podhost.runtime.v1.ContainerStats.memory:type_name -> podhost.runtime.v1.MemoryUsage
+	72, // 57: podhost.runtime.v1.ContainerStats.writable_layer:type_name -> podhost.runtime.v1.FilesystemUsage
+	5,  // 58: podhost.runtime.v1.Runtime.Version:input_type -> podhost.runtime.v1.VersionRequest
+	7,  // 59: podhost.runtime.v1.Runtime.Status:input_type -> podhost.runtime.v1.StatusRequest
+	16, // 60: podhost.runtime.v1.Runtime.RunSandbox:input_type -> podhost.runtime.v1.RunSandboxRequest
+	18, // 61: podhost.runtime.v1.Runtime.StopSandbox:input_type -> podhost.runtime.v1.StopSandboxRequest
+	20, // 62: podhost.runtime.v1.Runtime.RemoveSandbox:input_type -> podhost.runtime.v1.RemoveSandboxRequest
+	22, // 63: podhost.runtime.v1.Runtime.SandboxStatus:input_type -> podhost.runtime.v1.SandboxStatusRequest
+	25, // 64: podhost.runtime.v1.Runtime.ListSandboxes:input_type -> podhost.runtime.v1.ListSandboxesRequest
+	33, // 65: podhost.runtime.v1.Runtime.CreateContainer:input_type -> podhost.runtime.v1.CreateContainerRequest
+	35, // 66: podhost.runtime.v1.Runtime.StartContainer:input_type -> podhost.runtime.v1.StartContainerRequest
+	37, // 67: podhost.runtime.v1.Runtime.StopContainer:input_type -> podhost.runtime.v1.StopContainerRequest
+	39, // 68: podhost.runtime.v1.Runtime.RemoveContainer:input_type -> podhost.runtime.v1.RemoveContainerRequest
+	42, // 69: podhost.runtime.v1.Runtime.ContainerStatus:input_type -> podhost.runtime.v1.ContainerStatusRequest
+	45, // 70: podhost.runtime.v1.Runtime.ListContainers:input_type -> podhost.runtime.v1.ListContainersRequest
+	47, // 71: podhost.runtime.v1.Runtime.ReopenContainerLog:input_type -> podhost.runtime.v1.ReopenContainerLogRequest
+	49, // 72: podhost.runtime.v1.Runtime.ExecSync:input_type -> podhost.runtime.v1.ExecSyncRequest
+	52, // 73: podhost.runtime.v1.Runtime.EnsureImage:input_type -> podhost.runtime.v1.EnsureImageRequest
+	54, // 74: podhost.runtime.v1.Runtime.ImageStatus:input_type -> podhost.runtime.v1.ImageStatusRequest
+	56, // 75: podhost.runtime.v1.Runtime.ListImages:input_type -> podhost.runtime.v1.ListImagesRequest
+	58, // 76: podhost.runtime.v1.Runtime.RemoveImage:input_type -> podhost.runtime.v1.RemoveImageRequest
+	60, // 77: podhost.runtime.v1.Runtime.Events:input_type -> podhost.runtime.v1.EventsRequest
+	62, // 78: podhost.runtime.v1.Runtime.Exec:input_type -> podhost.runtime.v1.ExecRequest
+	64, // 79: podhost.runtime.v1.Runtime.Attach:input_type -> podhost.runtime.v1.AttachRequest
+	66, // 80: podhost.runtime.v1.Runtime.PortForward:input_type -> podhost.runtime.v1.PortForwardRequest
+	68, // 81: podhost.runtime.v1.Runtime.ListStats:input_type -> podhost.runtime.v1.ListStatsRequest
+	6,  // 82: podhost.runtime.v1.Runtime.Version:output_type -> podhost.runtime.v1.VersionResponse
+	8,  // 83: podhost.runtime.v1.Runtime.Status:output_type -> podhost.runtime.v1.StatusResponse
+	17, // 84: podhost.runtime.v1.Runtime.RunSandbox:output_type -> podhost.runtime.v1.RunSandboxResponse
+	19, // 85: podhost.runtime.v1.Runtime.StopSandbox:output_type -> podhost.runtime.v1.StopSandboxResponse
+	21, // 86: podhost.runtime.v1.Runtime.RemoveSandbox:output_type -> podhost.runtime.v1.RemoveSandboxResponse
+	23, // 87: podhost.runtime.v1.Runtime.SandboxStatus:output_type -> podhost.runtime.v1.SandboxStatusResponse
+	26, // 88: podhost.runtime.v1.Runtime.ListSandboxes:output_type -> podhost.runtime.v1.ListSandboxesResponse
+	34, // 89: podhost.runtime.v1.Runtime.CreateContainer:output_type -> podhost.runtime.v1.CreateContainerResponse
+	36, // 90: podhost.runtime.v1.Runtime.StartContainer:output_type -> podhost.runtime.v1.StartContainerResponse
+	38, // 91: podhost.runtime.v1.Runtime.StopContainer:output_type -> podhost.runtime.v1.StopContainerResponse
+	40, // 92: podhost.runtime.v1.Runtime.RemoveContainer:output_type -> podhost.runtime.v1.RemoveContainerResponse
+	43, // 93: podhost.runtime.v1.Runtime.ContainerStatus:output_type -> podhost.runtime.v1.ContainerStatusResponse
+	46, // 94: podhost.runtime.v1.Runtime.ListContainers:output_type -> podhost.runtime.v1.ListContainersResponse
+	48, // 95: podhost.runtime.v1.Runtime.ReopenContainerLog:output_type -> podhost.runtime.v1.ReopenContainerLogResponse
+	50, // 96: podhost.runtime.v1.Runtime.ExecSync:output_type -> podhost.runtime.v1.ExecSyncResponse
+	53, // 97: podhost.runtime.v1.Runtime.EnsureImage:output_type -> podhost.runtime.v1.EnsureImageResponse
+	55, // 98: podhost.runtime.v1.Runtime.ImageStatus:output_type -> podhost.runtime.v1.ImageStatusResponse
+	57, // 99: podhost.runtime.v1.Runtime.ListImages:output_type -> podhost.runtime.v1.ListImagesResponse
+	59, // 100: podhost.runtime.v1.Runtime.RemoveImage:output_type -> podhost.runtime.v1.RemoveImageResponse
+	61, // 101: podhost.runtime.v1.Runtime.Events:output_type -> podhost.runtime.v1.Event
+	63, // 102: podhost.runtime.v1.Runtime.Exec:output_type -> podhost.runtime.v1.ExecResponse
+	65, // 103: podhost.runtime.v1.Runtime.Attach:output_type -> podhost.runtime.v1.AttachResponse
+	67, // 104: podhost.runtime.v1.Runtime.PortForward:output_type -> podhost.runtime.v1.PortForwardResponse
+	69, // 105: podhost.runtime.v1.Runtime.ListStats:output_type -> podhost.runtime.v1.ListStatsResponse
+	82, // [82:106] is the sub-list for method output_type
+	58, // [58:82] is the sub-list for method input_type
+	58, // [58:58] is the sub-list for extension type_name
+	58, // [58:58] is the sub-list for extension extendee
+	0,  // [0:58] is the sub-list for field type_name
 }
 
 func init() { file_runtime_v1_runtime_proto_init() }
