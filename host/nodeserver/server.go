@@ -38,7 +38,11 @@ type Options struct {
 	Logs     LogsFunc
 	// Streams finds the runtime's URLs for exec, attach and port-forward.
 	Streams Streams
-	Logger  hclog.Logger
+	// Stats serves /stats/summary and /metrics/resource; nil: not served.
+	Stats Stats
+	// Pods serves /pods; nil: not served.
+	Pods   PodsFunc
+	Logger hclog.Logger
 }
 
 // Server is the daemon endpoint.
@@ -88,6 +92,7 @@ func New(opts Options) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /containerLogs/{ns}/{pod}/{container}", s.containerLogs)
 	s.handleStreams(mux)
+	s.handleStats(mux)
 	s.srv = &http.Server{
 		Handler:           s.authenticated(mux),
 		ReadHeaderTimeout: 10 * time.Second,
