@@ -50,7 +50,9 @@ type Provider struct {
 
 	mu        sync.Mutex
 	cur, prev *Sample
-	runtimeOK bool
+	// lastErr is the runtime's last error, so that one that repeats
+	// every period (a plugin without stats) is logged once.
+	lastErr string
 }
 
 // New returns a provider that has read nothing yet.
@@ -82,7 +84,8 @@ func (p *Provider) Run(ctx context.Context) {
 }
 
 // Gather reads every number once and keeps the reading. A part that fails
-// is logged and left out of it.
+// is logged (once while it keeps failing alike) and left out of it. Calls
+// of Gather must not overlap (Run makes them one after another).
 func (p *Provider) Gather(ctx context.Context) {
 	s := &Sample{Time: time.Now()}
 	node, err := p.cfg.System.Node()
@@ -94,9 +97,13 @@ func (p *Provider) Gather(ctx context.Context) {
 		p.cfg.Logger.Warn("reading the root directory's filesystem", "err", err)
 	}
 	rt, err := p.cfg.Runtime(ctx)
-	if err != nil {
-		p.cfg.Logger.Warn("reading the runtime's stats", "err", err)
-	} else {
+	if msg := errString(err); msg != p.lastErr {
+		p.lastErr = msg
+		if err != nil {
+			p.cfg.Logger.Warn("reading the runtime's stats", "err", err)
+		}
+	}
+	if err == nil {
 		s.Runtime = rt
 		for _, fs := range rt.GetImageFilesystems() {
 			if fs.GetMountpoint() == "" {
@@ -131,4 +138,11 @@ func (p *Provider) Summary() (statsapi.Summary, error) {
 		return s, fmt.Errorf("the runtime's stats of %s could not be read", cur.Time.Format(time.RFC3339))
 	}
 	return s, nil
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
