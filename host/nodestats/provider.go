@@ -105,14 +105,10 @@ func (p *Provider) Gather(ctx context.Context) {
 	}
 	if err == nil {
 		s.Runtime = rt
-		for _, fs := range rt.GetImageFilesystems() {
-			if fs.GetMountpoint() == "" {
-				continue
-			}
-			if s.ImageFs, err = p.cfg.System.Statfs(fs.GetMountpoint()); err != nil {
+		if fss := rt.GetImageFilesystems(); len(fss) > 0 && fss[0].GetMountpoint() != "" {
+			if s.ImageFs, err = p.cfg.System.Statfs(fss[0].GetMountpoint()); err != nil {
 				p.cfg.Logger.Warn("reading the image filesystem", "err", err)
 			}
-			break
 		}
 	}
 	if p.cfg.Volumes != nil {

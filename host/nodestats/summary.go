@@ -80,18 +80,18 @@ func nodeStats(name string, cur Sample, prev *Sample) statsapi.NodeStats {
 		fs := fsStats(cur.Time, n.RootFs)
 		ns.Fs = &fs
 	}
-	if cur.Runtime != nil {
-		for _, fs := range cur.Runtime.GetImageFilesystems() {
-			img := cur.ImageFs
-			img.Used = fs.GetUsedBytes()
-			st := fsStats(unixNano(fs.GetTimestamp()).Time, img)
-			if cur.ImageFs.Capacity == 0 {
-				st = statsapi.FsStats{Time: unixNano(fs.GetTimestamp()), UsedBytes: ptr(fs.GetUsedBytes())}
-			}
-			st.InodesUsed = ptr(fs.GetInodesUsed())
-			ns.Runtime = &statsapi.RuntimeStats{ImageFs: &st}
-			break
+	// The first image filesystem is the image store (the kubelet's
+	// ImageFs); Gather read its capacity.
+	if fss := cur.Runtime.GetImageFilesystems(); len(fss) > 0 {
+		fs := fss[0]
+		img := cur.ImageFs
+		img.Used = fs.GetUsedBytes()
+		st := fsStats(unixNano(fs.GetTimestamp()).Time, img)
+		if cur.ImageFs.Capacity == 0 {
+			st = statsapi.FsStats{Time: unixNano(fs.GetTimestamp()), UsedBytes: ptr(fs.GetUsedBytes())}
 		}
+		st.InodesUsed = ptr(fs.GetInodesUsed())
+		ns.Runtime = &statsapi.RuntimeStats{ImageFs: &st}
 	}
 	return ns
 }
