@@ -42,7 +42,7 @@ func (n *Node) buildKubeAgent() (*kubeAgent, error) {
 		srv, err := nodeserver.New(nodeserver.Options{
 			Addr: k.Server.Addr, CertFile: k.Server.CertFile, KeyFile: k.Server.KeyFile, ClientCAFile: k.Server.ClientCAFile,
 			Client: k.Client, NodeName: n.cfg.NodeName, Logs: podsAPI{n}.Logs, Streams: streamsAPI{n},
-			Stats: a.stats, Pods: n.kubePods, Logger: n.log.Named("nodeserver"),
+			Stats: a.stats, Pods: n.kubePods, Metrics: n.metricsGatherer(), Logger: n.log.Named("nodeserver"),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("kubernetes.server: %w", err)

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 
+	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -44,6 +45,13 @@ func (n *Node) volumeUsage() map[string][]nodestats.Volume {
 		}
 	}
 	return out
+}
+
+// metricsGatherer is the node's registry when it can be read (a
+// prometheus.Registry), for the daemon endpoint's /metrics.
+func (n *Node) metricsGatherer() prometheus.Gatherer {
+	g, _ := n.cfg.Registry.(prometheus.Gatherer)
+	return g
 }
 
 // kubePods lists the pods the node runs with their status, for /pods.

@@ -8,7 +8,8 @@
 // numbers and pods (stats.go): /stats/summary (the kubelet's Summary API,
 // with only_cpu_and_memory), /metrics/resource (what metrics-server
 // reads), /pods (a v1.PodList) and /healthz, from what host/nodestats
-// keeps: a request never asks the runtime.
+// keeps: a request never asks the runtime; and /metrics, the node's own
+// Prometheus registry.
 //
 // Streams are served as the kubelet serves them: the runtime answers an
 // exec, attach or port-forward with a URL on its own streaming server

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/podhost/podhost/host/localapi"
@@ -41,8 +42,11 @@ type Options struct {
 	// Stats serves /stats/summary and /metrics/resource; nil: not served.
 	Stats Stats
 	// Pods serves /pods; nil: not served.
-	Pods   PodsFunc
-	Logger hclog.Logger
+	Pods PodsFunc
+	// Metrics serves /metrics, the node's own Prometheus metrics; nil:
+	// not served.
+	Metrics prometheus.Gatherer
+	Logger  hclog.Logger
 }
 
 // Server is the daemon endpoint.

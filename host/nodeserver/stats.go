@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	v1 "k8s.io/api/core/v1"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 )
@@ -25,7 +26,8 @@ type Stats interface {
 type PodsFunc func(ctx context.Context) ([]v1.Pod, error)
 
 // handleStats registers /stats/summary and /metrics/resource when the
-// node has stats, /pods when it lists pods, and /healthz.
+// node has stats, /pods when it lists pods, /metrics when it has metrics,
+// and /healthz.
 func (s *Server) handleStats(mux *http.ServeMux) {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -37,6 +39,9 @@ func (s *Server) handleStats(mux *http.ServeMux) {
 	}
 	if s.opts.Pods != nil {
 		mux.HandleFunc("GET /pods", s.pods)
+	}
+	if s.opts.Metrics != nil {
+		mux.Handle("GET /metrics", promhttp.HandlerFor(s.opts.Metrics, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -60,7 +61,9 @@ func TestStatsPodsAndHealthz(t *testing.T) {
 	pods := func(context.Context) ([]v1.Pod, error) {
 		return []v1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"}}}, nil
 	}
-	s := startNode(t, c, (&fakeLogs{}).logs, &fakeStreams{}, func(o *Options) { o.Stats, o.Pods = stats, pods })
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(prometheus.NewGauge(prometheus.GaugeOpts{Name: "kubelet_desired_pods"}))
+	s := startNode(t, c, (&fakeLogs{}).logs, &fakeStreams{}, func(o *Options) { o.Stats, o.Pods, o.Metrics = stats, pods, reg })
 	ctx := t.Context()
 
 	// reader may get nodes/stats and nodes/metrics only.
@@ -119,6 +122,8 @@ func TestStatsPodsAndHealthz(t *testing.T) {
 		{"metrics: no credentials", plain, "", "metrics/resource", http.StatusUnauthorized, "no client certificate"},
 		{"metrics: a service account without access", plain, nobody, "metrics/resource", http.StatusForbidden, "may not get nodes/metrics"},
 		{"metrics: a service account with nodes/metrics", plain, reader, "metrics/resource", http.StatusOK, "node_cpu_usage_seconds_total 7"},
+		{"node metrics: a service account without access", plain, nobody, "metrics", http.StatusForbidden, "may not get nodes/metrics"},
+		{"node metrics: a service account with nodes/metrics", plain, reader, "metrics", http.StatusOK, "kubelet_desired_pods 0"},
 		{"pods: a service account with nodes/stats only", plain, reader, "pods", http.StatusForbidden, "may not get nodes/proxy"},
 		{"pods: the API server's client certificate", withCert, "", "pods", http.StatusOK, `"kind":"PodList"`},
 		{"healthz: no credentials", plain, "", "healthz", http.StatusUnauthorized, "no client certificate"},

@@ -33,8 +33,8 @@ const holdMiB = 48
 // memory in another, then reads the node's /stats/summary and
 // /metrics/resource through the API server's node proxy (client-go, the
 // upstream types and Prometheus' parser), as metrics-server does, and
-// checks the numbers against the containers' cgroup files; /healthz and
-// /pods through the proxy too; and that the endpoint refuses an
+// checks the numbers against the containers' cgroup files; /metrics,
+// /healthz and /pods through the proxy too; and that the endpoint refuses an
 // unauthenticated caller and a service account without nodes/stats.
 func TestKubeStats(t *testing.T) {
 	ip := machineIP(t)
@@ -152,6 +152,9 @@ func TestKubeStats(t *testing.T) {
 		t.Errorf("scrape_error %v; want 0", m)
 	}
 
+	if got := string(proxy("metrics")); !strings.Contains(got, `kubelet_desired_pods{static=""} 1`) {
+		t.Errorf("/metrics lacks kubelet_desired_pods{static=\"\"} 1:\n%s", got)
+	}
 	if got := string(proxy("healthz")); got != "ok" {
 		t.Errorf("healthz %q; want ok", got)
 	}
