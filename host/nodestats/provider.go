@@ -96,7 +96,11 @@ func (p *Provider) Gather(ctx context.Context) {
 	if s.Node.RootFs, err = p.cfg.System.Statfs(p.cfg.RootDir); err != nil {
 		p.cfg.Logger.Warn("reading the root directory's filesystem", "err", err)
 	}
-	rt, err := p.cfg.Runtime(ctx)
+	// A runtime that does not answer within a period gives no reading
+	// rather than holding the next ones back.
+	rctx, cancel := context.WithTimeout(ctx, p.cfg.Period)
+	rt, err := p.cfg.Runtime(rctx)
+	cancel()
 	if msg := errString(err); msg != p.lastErr {
 		p.lastErr = msg
 		if err != nil {

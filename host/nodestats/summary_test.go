@@ -167,3 +167,17 @@ func TestParseProc(t *testing.T) {
 		t.Errorf("reading this machine: %v", err)
 	}
 }
+
+// A runtime that does not answer within the period gives a reading
+// without pods (and scrape_error 1), not a gatherer stuck on it.
+func TestGatherBoundsTheRuntimeCall(t *testing.T) {
+	p := New(Config{NodeName: "n1", System: fakeSystem{}, Period: time.Millisecond, Runtime: func(ctx context.Context) (*runtimev1.ListStatsResponse, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}})
+	p.Gather(t.Context())
+	s, err := p.Summary()
+	if err == nil || len(s.Pods) != 0 || s.Node.CPU == nil {
+		t.Errorf("summary %+v, %v; want the node's numbers, no pods and an error", s, err)
+	}
+}
