@@ -5,7 +5,9 @@
 // probes and hooks), the runtime manager over the runtime plugin, the
 // volume manager over host/volumeplugins (the adapter of every volume
 // kind), the local state store and the event ring, and exposes them to
-// the local API.
+// the local API; in Kubernetes mode also to the daemon endpoint
+// (host/nodeserver, kubeagent.go), with the node's stats gathered by
+// host/nodestats (nodestats.go).
 //
 // Only cmd/host imports it. It holds wiring and the glue between packages
 // (turning changes of the desired pod set into pod worker updates); the

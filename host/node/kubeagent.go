@@ -11,6 +11,7 @@ import (
 
 	"github.com/podhost/podhost/host/kubenode"
 	"github.com/podhost/podhost/host/nodeserver"
+	"github.com/podhost/podhost/host/nodestats"
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 )
 
@@ -26,6 +27,7 @@ type KubeServer struct {
 type kubeAgent struct {
 	agent  *kubenode.Agent
 	server *nodeserver.Server
+	stats  *nodestats.Provider // with the server only
 }
 
 // buildKubeAgent listens on the daemon endpoint and builds the node agent
@@ -36,10 +38,11 @@ func (n *Node) buildKubeAgent() (*kubeAgent, error) {
 	var port int32
 	var features []string
 	if k.Server != nil {
+		a.stats = n.newNodeStats()
 		srv, err := nodeserver.New(nodeserver.Options{
 			Addr: k.Server.Addr, CertFile: k.Server.CertFile, KeyFile: k.Server.KeyFile, ClientCAFile: k.Server.ClientCAFile,
 			Client: k.Client, NodeName: n.cfg.NodeName, Logs: podsAPI{n}.Logs, Streams: streamsAPI{n},
-			Logger: n.log.Named("nodeserver"),
+			Stats: a.stats, Pods: n.kubePods, Metrics: n.metricsGatherer(), Logger: n.log.Named("nodeserver"),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("kubernetes.server: %w", err)
@@ -93,6 +96,9 @@ func (a *kubeAgent) run(ctx context.Context, log interface{ Error(string, ...any
 	if a.server != nil {
 		go func() {
 			defer close(done)
+			stats := make(chan struct{})
+			go func() { defer close(stats); a.stats.Run(ctx) }()
+			defer func() { <-stats }()
 			if err := a.server.Serve(ctx); err != nil {
 				log.Error("the daemon endpoint stopped", "err", err)
 			}

@@ -67,7 +67,32 @@ func (a *authorizer) check(r *http.Request) error {
 	if a.client == nil && fromCert {
 		return nil
 	}
-	return a.authorize(r.Context(), u, verbOf(r.Method))
+	var last error
+	for _, sub := range subresourcesOf(r.URL.Path) {
+		if last = a.authorize(r.Context(), u, verbOf(r.Method), sub); last == nil {
+			return nil
+		}
+	}
+	return last
+}
+
+// subresourcesOf is the nodes subresources that allow a path, as the
+// kubelet's authorization with KubeletFineGrainedAuthz: /stats/… is
+// nodes/stats, /metrics/… nodes/metrics; /pods and /healthz their own
+// subresource or, failing that, nodes/proxy; everything else nodes/proxy.
+func subresourcesOf(path string) []string {
+	under := func(prefix string) bool { return path == prefix || strings.HasPrefix(path, prefix+"/") }
+	switch {
+	case under("/stats"):
+		return []string{"stats"}
+	case under("/metrics"):
+		return []string{"metrics"}
+	case under("/pods"), under("/runningpods"):
+		return []string{"pods", "proxy"}
+	case under("/healthz"):
+		return []string{"healthz", "proxy"}
+	}
+	return []string{"proxy"}
 }
 
 func (a *authorizer) authenticate(r *http.Request) (user, bool, error) {
@@ -117,15 +142,15 @@ func (a *authorizer) reviewToken(ctx context.Context, tok string) (user, error) 
 	return u, uerr
 }
 
-func (a *authorizer) authorize(ctx context.Context, u user, verb string) error {
-	key := u.name + "\x00" + strings.Join(u.groups, ",") + "\x00" + verb
+func (a *authorizer) authorize(ctx context.Context, u user, verb, subresource string) error {
+	key := u.name + "\x00" + strings.Join(u.groups, ",") + "\x00" + verb + "\x00" + subresource
 	a.mu.Lock()
 	c, ok := a.access[key]
 	a.mu.Unlock()
 	if !ok || !a.now().Before(c.expires) {
 		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 			User: u.name, UID: u.uid, Groups: u.groups, Extra: u.extra,
-			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Resource: "nodes", Subresource: "proxy", Name: a.nodeName},
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Resource: "nodes", Subresource: subresource, Name: a.nodeName},
 		}}
 		res, err := a.client.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
 		if err != nil {
@@ -141,7 +166,7 @@ func (a *authorizer) authorize(ctx context.Context, u user, verb string) error {
 		a.mu.Unlock()
 	}
 	if !c.v {
-		return fmt.Errorf("%w: user %q may not %s nodes/proxy of node %s", errForbidden, u.name, verb, a.nodeName)
+		return fmt.Errorf("%w: user %q may not %s nodes/%s of node %s", errForbidden, u.name, verb, subresource, a.nodeName)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/podhost/podhost/host/localapi"
@@ -38,6 +39,13 @@ type Options struct {
 	Logs     LogsFunc
 	// Streams finds the runtime's URLs for exec, attach and port-forward.
 	Streams Streams
+	// Stats serves /stats/summary and /metrics/resource; nil: not served.
+	Stats Stats
+	// Pods serves /pods; nil: not served.
+	Pods PodsFunc
+	// Metrics serves /metrics, the node's own Prometheus metrics; nil:
+	// not served.
+	Metrics prometheus.Gatherer
 	Logger  hclog.Logger
 }
 
@@ -88,6 +96,7 @@ func New(opts Options) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /containerLogs/{ns}/{pod}/{container}", s.containerLogs)
 	s.handleStreams(mux)
+	s.handleStats(mux)
 	s.srv = &http.Server{
 		Handler:           s.authenticated(mux),
 		ReadHeaderTimeout: 10 * time.Second,

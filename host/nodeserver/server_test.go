@@ -91,7 +91,7 @@ func (f *fakeLogs) lastOptions() (localapi.LogOptions, string) {
 
 // startNode registers node n1 with its daemon endpoint and starts the
 // server with the node's own credentials.
-func startNode(t *testing.T, c *kubecluster.Cluster, logs LogsFunc, streams Streams) *Server {
+func startNode(t *testing.T, c *kubecluster.Cluster, logs LogsFunc, streams Streams, adjust ...func(*Options)) *Server {
 	t.Helper()
 	ctx := t.Context()
 	nodeClient, err := c.NodeClient("n1")
@@ -102,8 +102,12 @@ func startNode(t *testing.T, c *kubecluster.Cluster, logs LogsFunc, streams Stre
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Options{Addr: "127.0.0.1:0", CertFile: certFile, KeyFile: keyFile, ClientCAFile: c.CAFile,
-		Client: nodeClient, NodeName: "n1", Logs: logs, Streams: streams})
+	opts := Options{Addr: "127.0.0.1:0", CertFile: certFile, KeyFile: keyFile, ClientCAFile: c.CAFile,
+		Client: nodeClient, NodeName: "n1", Logs: logs, Streams: streams}
+	for _, f := range adjust {
+		f(&opts)
+	}
+	s, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,8 @@
 // container log manager does (logrotate.go). ExecURL, AttachURL and
 // PortForwardURL (streams.go) find a pod's running container or ready
 // sandbox and ask the runtime for its streaming URL, for the node's
-// daemon endpoint.
+// daemon endpoint. ListStats (stats.go) passes the runtime's stats on to
+// host/nodestats.
 //
 // host/node, the running agent, imports it; so do bench/podstart and the
 // e2e tests, for the labels they look runtime objects up by. It imports

@@ -8,6 +8,10 @@
 // event makes the plugin look its object up in CRI (ctrdevents.go,
 // watch.go, observe.go), and a list diff (diff.go) resyncs when the
 // subscription starts or comes back after containerd restarted.
+// ListStats (stats.go) comes from CRI's ListContainerStats; a sandbox's
+// CPU and memory are its containers' sums, since containerd 1.6's
+// ListPodSandboxStats fails for sandboxes without a cgroup parent (podhost
+// sets none), and sandbox network counters are not reported.
 //
 // Layout: main.go serves, server.go and convert.go translate the proto,
 // the other files are the logic (criRuntime), which knows nothing of the

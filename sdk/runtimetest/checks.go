@@ -42,6 +42,7 @@ var checks = []check{
 	{name: "container lifecycle", run: checkContainerLifecycle},
 	{name: "a killed container reports its exit code", run: checkExitCodes},
 	{name: "ExecSync runs commands in running containers only", run: checkExecSync},
+	{name: "ListStats lists running containers under their sandboxes, or is UNIMPLEMENTED", run: checkListStats},
 	{name: "ListContainers filters by label, sandbox, id and state", run: checkListContainers},
 	{name: "EnsureImage makes the image present", run: checkEnsureImage},
 	{name: "an absent image", run: checkAbsentImage},

@@ -84,10 +84,10 @@ const checkLabel = "runtimetest.podhost.io/check"
 
 // allowed reports whether the runtime contract allows code from method.
 // UNIMPLEMENTED is allowed only from Events, whose check decides whether
-// the plugin may answer it.
+// the plugin may answer it, and from ListStats, which is optional.
 func allowed(method string, code codes.Code) bool {
 	if code == codes.Unimplemented {
-		return method == runtimev1.Runtime_Events_FullMethodName
+		return method == runtimev1.Runtime_Events_FullMethodName || method == runtimev1.Runtime_ListStats_FullMethodName
 	}
 	return slices.Contains(allowedCodes, code)
 }

@@ -47,6 +47,15 @@ func startKubeHostWith(t *testing.T, plugins string) *kubeHost {
 // containerd through via (startPodHostVia), started with opts.
 func startKubeHostVia(t *testing.T, plugins string, via func(*crisetup.Containerd) string, opts ...crisetup.Option) *kubeHost {
 	t.Helper()
+	return startKubeHostOn(t, net.IPv4(127, 0, 0, 1), plugins, via, opts...)
+}
+
+// startKubeHostOn is startKubeHostVia with the node's InternalIP and
+// daemon endpoint on ip. The API server's node proxy (/api/v1/nodes/N/proxy)
+// refuses loopback addresses ("address not allowed"), while logs and
+// streams go through its kubelet client, which does not.
+func startKubeHostOn(t *testing.T, ip net.IP, plugins string, via func(*crisetup.Containerd) string, opts ...crisetup.Option) *kubeHost {
+	t.Helper()
 	c := kubecluster.StartForTest(t, kubecluster.Options{Nodes: []string{kubeNode}})
 	kubeconfig, err := c.NodeKubeconfig(kubeNode)
 	if err != nil {
@@ -54,13 +63,13 @@ func startKubeHostVia(t *testing.T, plugins string, via func(*crisetup.Container
 	}
 	// The daemon endpoint listens where the node's InternalIP says, on a
 	// port of its own, with a certificate the API server trusts.
-	cert, key, err := c.NodeServingCert(kubeNode, net.IPv4(127, 0, 0, 1))
+	cert, key, err := c.NodeServingCert(kubeNode, ip)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := startPodHostVia(t, plugins+fmt.Sprintf("nodeName: %s\nkubernetes:\n  kubeconfig: %s\n  nodeIP: 127.0.0.1\n"+
-		"  server: {address: \"127.0.0.1:0\", tlsCertFile: %s, tlsPrivateKeyFile: %s, clientCAFile: %s}\n",
-		kubeNode, kubeconfig, cert, key, c.CAFile), via, opts...)
+	h := startPodHostVia(t, plugins+fmt.Sprintf("nodeName: %s\nkubernetes:\n  kubeconfig: %s\n  nodeIP: %s\n"+
+		"  server: {address: %q, tlsCertFile: %s, tlsPrivateKeyFile: %s, clientCAFile: %s}\n",
+		kubeNode, kubeconfig, ip, net.JoinHostPort(ip.String(), "0"), cert, key, c.CAFile), via, opts...)
 	return &kubeHost{podHost: h, cluster: c, pods: c.Client.CoreV1().Pods("default")}
 }
 

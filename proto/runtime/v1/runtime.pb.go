@@ -3970,6 +3970,650 @@ func (x *PortForwardResponse) GetUrl() string {
 	return ""
 }
 
+type ListStatsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListStatsRequest) Reset() {
+	*x = ListStatsRequest{}
+	mi := &file_runtime_v1_runtime_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListStatsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListStatsRequest) ProtoMessage() {}
+
+func (x *ListStatsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_runtime_v1_runtime_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListStatsRequest.ProtoReflect.Descriptor instead.
+func (*ListStatsRequest) Descriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{63}
+}
+
+type ListStatsResponse struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Sandboxes  []*SandboxStats        `protobuf:"bytes,1,rep,name=sandboxes,proto3" json:"sandboxes,omitempty"`
+	Containers []*ContainerStats      `protobuf:"bytes,2,rep,name=containers,proto3" json:"containers,omitempty"`
+	// The filesystems holding the runtime's images (CRI's ImageFsInfo).
+	ImageFilesystems []*FilesystemUsage `protobuf:"bytes,3,rep,name=image_filesystems,json=imageFilesystems,proto3" json:"image_filesystems,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *ListStatsResponse) Reset() {
+	*x = ListStatsResponse{}
+	mi := &file_runtime_v1_runtime_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListStatsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListStatsResponse) ProtoMessage() {}
+
+func (x *ListStatsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_runtime_v1_runtime_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListStatsResponse.ProtoReflect.Descriptor instead.
+func (*ListStatsResponse) Descriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *ListStatsResponse) GetSandboxes() []*SandboxStats {
+	if x != nil {
+		return x.Sandboxes
+	}
+	return nil
+}
+
+func (x *ListStatsResponse) GetContainers() []*ContainerStats {
+	if x != nil {
+		return x.Containers
+	}
+	return nil
+}
+
+func (x *ListStatsResponse) GetImageFilesystems() []*FilesystemUsage {
+	if x != nil {
+		return x.ImageFilesystems
+	}
+	return nil
+}
+
+// CpuUsage is cumulative CPU time.
+type CpuUsage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Unix time in nanoseconds when it was read.
+	Timestamp int64 `protobuf:"varint,1,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
+	// CPU time consumed since the start, in nanoseconds of one core.
+	UsageCoreNanoSeconds uint64 `protobuf:"varint,2,opt,name=usage_core_nano_seconds,json=usageCoreNanoSeconds,proto3" json:"usage_core_nano_seconds,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *CpuUsage) Reset() {
+	*x = CpuUsage{}
+	mi := &file_runtime_v1_runtime_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CpuUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CpuUsage) ProtoMessage() {}
+
+func (x *CpuUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_runtime_v1_runtime_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CpuUsage.ProtoReflect.Descriptor instead.
+func (*CpuUsage) Descriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *CpuUsage) GetTimestamp() int64 {
+	if x != nil {
+		return x.Timestamp
+	}
+	return 0
+}
+
+func (x *CpuUsage) GetUsageCoreNanoSeconds() uint64 {
+	if x != nil {
+		return x.UsageCoreNanoSeconds
+	}
+	return 0
+}
+
+// MemoryUsage is memory use at one time, in bytes.
+type MemoryUsage struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Timestamp int64                  `protobuf:"varint,1,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
+	// Usage minus inactive file pages: what the OOM killer looks at.
+	WorkingSetBytes uint64 `protobuf:"varint,2,opt,name=working_set_bytes,json=workingSetBytes,proto3" json:"working_set_bytes,omitempty"`
+	UsageBytes      uint64 `protobuf:"varint,3,opt,name=usage_bytes,json=usageBytes,proto3" json:"usage_bytes,omitempty"`
+	RssBytes        uint64 `protobuf:"varint,4,opt,name=rss_bytes,json=rssBytes,proto3" json:"rss_bytes,omitempty"`
+	PageFaults      uint64 `protobuf:"varint,5,opt,name=page_faults,json=pageFaults,proto3" json:"page_faults,omitempty"`
+	MajorPageFaults uint64 `protobuf:"varint,6,opt,name=major_page_faults,json=majorPageFaults,proto3" json:"major_page_faults,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *MemoryUsage) Reset() {
+	*x = MemoryUsage{}
+	mi := &file_runtime_v1_runtime_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemoryUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemoryUsage) ProtoMessage() {}
+
+func (x *MemoryUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_runtime_v1_runtime_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemoryUsage.ProtoReflect.Descriptor instead.
+func (*MemoryUsage) Descriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *MemoryUsage) GetTimestamp() int64 {
+	if x != nil {
+		return x.Timestamp
+	}
+	return 0
+}
+
+func (x *MemoryUsage) GetWorkingSetBytes() uint64 {
+	if x != nil {
+		return x.WorkingSetBytes
+	}
+	return 0
+}
+
+func (x *MemoryUsage) GetUsageBytes() uint64 {
+	if x != nil {
+		return x.UsageBytes
+	}
+	return 0
+}
+
+func (x *MemoryUsage) GetRssBytes() uint64 {
+	if x != nil {
+		return x.RssBytes
+	}
+	return 0
+}
+
+func (x *MemoryUsage) GetPageFaults() uint64 {
+	if x != nil {
+		return x.PageFaults
+	}
+	return 0
+}
+
+func (x *MemoryUsage) GetMajorPageFaults() uint64 {
+	if x != nil {
+		return x.MajorPageFaults
+	}
+	return 0
+}
+
+// FilesystemUsage is the space a container's writable layer or the image
+// store takes.
+type FilesystemUsage struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Timestamp int64                  `protobuf:"varint,1,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
+	// Where the layer lives (the snapshotter's mount point), when known.
+	Mountpoint    string `protobuf:"bytes,2,opt,name=mountpoint,proto3" json:"mountpoint,omitempty"`
+	UsedBytes     uint64 `protobuf:"varint,3,opt,name=used_bytes,json=usedBytes,proto3" json:"used_bytes,omitempty"`
+	InodesUsed    uint64 `protobuf:"varint,4,opt,name=inodes_used,json=inodesUsed,proto3" json:"inodes_used,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FilesystemUsage) Reset() {
+	*x = FilesystemUsage{}
+	mi := &file_runtime_v1_runtime_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FilesystemUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FilesystemUsage) ProtoMessage() {}
+
+func (x *FilesystemUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_runtime_v1_runtime_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FilesystemUsage.ProtoReflect.Descriptor instead.
+func (*FilesystemUsage) Descriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *FilesystemUsage) GetTimestamp() int64 {
+	if x != nil {
+		return x.Timestamp
+	}
+	return 0
+}
+
+func (x *FilesystemUsage) GetMountpoint() string {
+	if x != nil {
+		return x.Mountpoint
+	}
+	return ""
+}
+
+func (x *FilesystemUsage) GetUsedBytes() uint64 {
+	if x != nil {
+		return x.UsedBytes
+	}
+	return 0
+}
+
+func (x *FilesystemUsage) GetInodesUsed() uint64 {
+	if x != nil {
+		return x.InodesUsed
+	}
+	return 0
+}
+
+// InterfaceUsage is one network interface's cumulative counters.
+type InterfaceUsage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	RxBytes       uint64                 `protobuf:"varint,2,opt,name=rx_bytes,json=rxBytes,proto3" json:"rx_bytes,omitempty"`
+	RxErrors      uint64                 `protobuf:"varint,3,opt,name=rx_errors,json=rxErrors,proto3" json:"rx_errors,omitempty"`
+	TxBytes       uint64                 `protobuf:"varint,4,opt,name=tx_bytes,json=txBytes,proto3" json:"tx_bytes,omitempty"`
+	TxErrors      uint64                 `protobuf:"varint,5,opt,name=tx_errors,json=txErrors,proto3" json:"tx_errors,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InterfaceUsage) Reset() {
+	*x = InterfaceUsage{}
+	mi := &file_runtime_v1_runtime_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InterfaceUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InterfaceUsage) ProtoMessage() {}
+
+func (x *InterfaceUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_runtime_v1_runtime_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InterfaceUsage.ProtoReflect.Descriptor instead.
+func (*InterfaceUsage) Descriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *InterfaceUsage) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *InterfaceUsage) GetRxBytes() uint64 {
+	if x != nil {
+		return x.RxBytes
+	}
+	return 0
+}
+
+func (x *InterfaceUsage) GetRxErrors() uint64 {
+	if x != nil {
+		return x.RxErrors
+	}
+	return 0
+}
+
+func (x *InterfaceUsage) GetTxBytes() uint64 {
+	if x != nil {
+		return x.TxBytes
+	}
+	return 0
+}
+
+func (x *InterfaceUsage) GetTxErrors() uint64 {
+	if x != nil {
+		return x.TxErrors
+	}
+	return 0
+}
+
+// NetworkUsage is the sandbox's network namespace's counters.
+type NetworkUsage struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Timestamp int64                  `protobuf:"varint,1,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
+	// The default interface (eth0 in a pod network).
+	DefaultInterface *InterfaceUsage   `protobuf:"bytes,2,opt,name=default_interface,json=defaultInterface,proto3" json:"default_interface,omitempty"`
+	Interfaces       []*InterfaceUsage `protobuf:"bytes,3,rep,name=interfaces,proto3" json:"interfaces,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *NetworkUsage) Reset() {
+	*x = NetworkUsage{}
+	mi := &file_runtime_v1_runtime_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NetworkUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NetworkUsage) ProtoMessage() {}
+
+func (x *NetworkUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_runtime_v1_runtime_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NetworkUsage.ProtoReflect.Descriptor instead.
+func (*NetworkUsage) Descriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{69}
+}
+
+func (x *NetworkUsage) GetTimestamp() int64 {
+	if x != nil {
+		return x.Timestamp
+	}
+	return 0
+}
+
+func (x *NetworkUsage) GetDefaultInterface() *InterfaceUsage {
+	if x != nil {
+		return x.DefaultInterface
+	}
+	return nil
+}
+
+func (x *NetworkUsage) GetInterfaces() []*InterfaceUsage {
+	if x != nil {
+		return x.Interfaces
+	}
+	return nil
+}
+
+type SandboxStats struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SandboxId string                 `protobuf:"bytes,1,opt,name=sandbox_id,json=sandboxId,proto3" json:"sandbox_id,omitempty"`
+	Metadata  *SandboxMetadata       `protobuf:"bytes,2,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	Labels    map[string]string      `protobuf:"bytes,3,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The whole pod's cgroup; unset when the runtime cannot tell.
+	Cpu    *CpuUsage    `protobuf:"bytes,4,opt,name=cpu,proto3" json:"cpu,omitempty"`
+	Memory *MemoryUsage `protobuf:"bytes,5,opt,name=memory,proto3" json:"memory,omitempty"`
+	// Unset for a sandbox on the host's network.
+	Network *NetworkUsage `protobuf:"bytes,6,opt,name=network,proto3" json:"network,omitempty"`
+	// Unix time in nanoseconds.
+	CreatedAt     int64 `protobuf:"varint,7,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SandboxStats) Reset() {
+	*x = SandboxStats{}
+	mi := &file_runtime_v1_runtime_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SandboxStats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SandboxStats) ProtoMessage() {}
+
+func (x *SandboxStats) ProtoReflect() protoreflect.Message {
+	mi := &file_runtime_v1_runtime_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SandboxStats.ProtoReflect.Descriptor instead.
+func (*SandboxStats) Descriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *SandboxStats) GetSandboxId() string {
+	if x != nil {
+		return x.SandboxId
+	}
+	return ""
+}
+
+func (x *SandboxStats) GetMetadata() *SandboxMetadata {
+	if x != nil {
+		return x.Metadata
+	}
+	return nil
+}
+
+func (x *SandboxStats) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+func (x *SandboxStats) GetCpu() *CpuUsage {
+	if x != nil {
+		return x.Cpu
+	}
+	return nil
+}
+
+func (x *SandboxStats) GetMemory() *MemoryUsage {
+	if x != nil {
+		return x.Memory
+	}
+	return nil
+}
+
+func (x *SandboxStats) GetNetwork() *NetworkUsage {
+	if x != nil {
+		return x.Network
+	}
+	return nil
+}
+
+func (x *SandboxStats) GetCreatedAt() int64 {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return 0
+}
+
+type ContainerStats struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ContainerId   string                 `protobuf:"bytes,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	SandboxId     string                 `protobuf:"bytes,2,opt,name=sandbox_id,json=sandboxId,proto3" json:"sandbox_id,omitempty"`
+	Metadata      *ContainerMetadata     `protobuf:"bytes,3,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	Labels        map[string]string      `protobuf:"bytes,4,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Cpu           *CpuUsage              `protobuf:"bytes,5,opt,name=cpu,proto3" json:"cpu,omitempty"`
+	Memory        *MemoryUsage           `protobuf:"bytes,6,opt,name=memory,proto3" json:"memory,omitempty"`
+	WritableLayer *FilesystemUsage       `protobuf:"bytes,7,opt,name=writable_layer,json=writableLayer,proto3" json:"writable_layer,omitempty"`
+	// Unix time in nanoseconds.
+	CreatedAt     int64 `protobuf:"varint,8,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContainerStats) Reset() {
+	*x = ContainerStats{}
+	mi := &file_runtime_v1_runtime_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContainerStats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContainerStats) ProtoMessage() {}
+
+func (x *ContainerStats) ProtoReflect() protoreflect.Message {
+	mi := &file_runtime_v1_runtime_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContainerStats.ProtoReflect.Descriptor instead.
+func (*ContainerStats) Descriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{71}
+}
+
+func (x *ContainerStats) GetContainerId() string {
+	if x != nil {
+		return x.ContainerId
+	}
+	return ""
+}
+
+func (x *ContainerStats) GetSandboxId() string {
+	if x != nil {
+		return x.SandboxId
+	}
+	return ""
+}
+
+func (x *ContainerStats) GetMetadata() *ContainerMetadata {
+	if x != nil {
+		return x.Metadata
+	}
+	return nil
+}
+
+func (x *ContainerStats) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+func (x *ContainerStats) GetCpu() *CpuUsage {
+	if x != nil {
+		return x.Cpu
+	}
+	return nil
+}
+
+func (x *ContainerStats) GetMemory() *MemoryUsage {
+	if x != nil {
+		return x.Memory
+	}
+	return nil
+}
+
+func (x *ContainerStats) GetWritableLayer() *FilesystemUsage {
+	if x != nil {
+		return x.WritableLayer
+	}
+	return nil
+}
+
+func (x *ContainerStats) GetCreatedAt() int64 {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return 0
+}
+
 var File_runtime_v1_runtime_proto protoreflect.FileDescriptor
 
 const file_runtime_v1_runtime_proto_rawDesc = "" +
@@ -4275,7 +4919,74 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"sandbox_id\x18\x01 \x01(\tR\tsandboxId\x12\x14\n" +
 	"\x05ports\x18\x02 \x03(\x05R\x05ports\"'\n" +
 	"\x13PortForwardResponse\x12\x10\n" +
-	"\x03url\x18\x01 \x01(\tR\x03url*b\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\"\x12\n" +
+	"\x10ListStatsRequest\"\xe9\x01\n" +
+	"\x11ListStatsResponse\x12>\n" +
+	"\tsandboxes\x18\x01 \x03(\v2 .podhost.runtime.v1.SandboxStatsR\tsandboxes\x12B\n" +
+	"\n" +
+	"containers\x18\x02 \x03(\v2\".podhost.runtime.v1.ContainerStatsR\n" +
+	"containers\x12P\n" +
+	"\x11image_filesystems\x18\x03 \x03(\v2#.podhost.runtime.v1.FilesystemUsageR\x10imageFilesystems\"_\n" +
+	"\bCpuUsage\x12\x1c\n" +
+	"\ttimestamp\x18\x01 \x01(\x03R\ttimestamp\x125\n" +
+	"\x17usage_core_nano_seconds\x18\x02 \x01(\x04R\x14usageCoreNanoSeconds\"\xe2\x01\n" +
+	"\vMemoryUsage\x12\x1c\n" +
+	"\ttimestamp\x18\x01 \x01(\x03R\ttimestamp\x12*\n" +
+	"\x11working_set_bytes\x18\x02 \x01(\x04R\x0fworkingSetBytes\x12\x1f\n" +
+	"\vusage_bytes\x18\x03 \x01(\x04R\n" +
+	"usageBytes\x12\x1b\n" +
+	"\trss_bytes\x18\x04 \x01(\x04R\brssBytes\x12\x1f\n" +
+	"\vpage_faults\x18\x05 \x01(\x04R\n" +
+	"pageFaults\x12*\n" +
+	"\x11major_page_faults\x18\x06 \x01(\x04R\x0fmajorPageFaults\"\x8f\x01\n" +
+	"\x0fFilesystemUsage\x12\x1c\n" +
+	"\ttimestamp\x18\x01 \x01(\x03R\ttimestamp\x12\x1e\n" +
+	"\n" +
+	"mountpoint\x18\x02 \x01(\tR\n" +
+	"mountpoint\x12\x1d\n" +
+	"\n" +
+	"used_bytes\x18\x03 \x01(\x04R\tusedBytes\x12\x1f\n" +
+	"\vinodes_used\x18\x04 \x01(\x04R\n" +
+	"inodesUsed\"\x94\x01\n" +
+	"\x0eInterfaceUsage\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
+	"\brx_bytes\x18\x02 \x01(\x04R\arxBytes\x12\x1b\n" +
+	"\trx_errors\x18\x03 \x01(\x04R\brxErrors\x12\x19\n" +
+	"\btx_bytes\x18\x04 \x01(\x04R\atxBytes\x12\x1b\n" +
+	"\ttx_errors\x18\x05 \x01(\x04R\btxErrors\"\xc1\x01\n" +
+	"\fNetworkUsage\x12\x1c\n" +
+	"\ttimestamp\x18\x01 \x01(\x03R\ttimestamp\x12O\n" +
+	"\x11default_interface\x18\x02 \x01(\v2\".podhost.runtime.v1.InterfaceUsageR\x10defaultInterface\x12B\n" +
+	"\n" +
+	"interfaces\x18\x03 \x03(\v2\".podhost.runtime.v1.InterfaceUsageR\n" +
+	"interfaces\"\xb3\x03\n" +
+	"\fSandboxStats\x12\x1d\n" +
+	"\n" +
+	"sandbox_id\x18\x01 \x01(\tR\tsandboxId\x12?\n" +
+	"\bmetadata\x18\x02 \x01(\v2#.podhost.runtime.v1.SandboxMetadataR\bmetadata\x12D\n" +
+	"\x06labels\x18\x03 \x03(\v2,.podhost.runtime.v1.SandboxStats.LabelsEntryR\x06labels\x12.\n" +
+	"\x03cpu\x18\x04 \x01(\v2\x1c.podhost.runtime.v1.CpuUsageR\x03cpu\x127\n" +
+	"\x06memory\x18\x05 \x01(\v2\x1f.podhost.runtime.v1.MemoryUsageR\x06memory\x12:\n" +
+	"\anetwork\x18\x06 \x01(\v2 .podhost.runtime.v1.NetworkUsageR\anetwork\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\a \x01(\x03R\tcreatedAt\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xec\x03\n" +
+	"\x0eContainerStats\x12!\n" +
+	"\fcontainer_id\x18\x01 \x01(\tR\vcontainerId\x12\x1d\n" +
+	"\n" +
+	"sandbox_id\x18\x02 \x01(\tR\tsandboxId\x12A\n" +
+	"\bmetadata\x18\x03 \x01(\v2%.podhost.runtime.v1.ContainerMetadataR\bmetadata\x12F\n" +
+	"\x06labels\x18\x04 \x03(\v2..podhost.runtime.v1.ContainerStats.LabelsEntryR\x06labels\x12.\n" +
+	"\x03cpu\x18\x05 \x01(\v2\x1c.podhost.runtime.v1.CpuUsageR\x03cpu\x127\n" +
+	"\x06memory\x18\x06 \x01(\v2\x1f.podhost.runtime.v1.MemoryUsageR\x06memory\x12J\n" +
+	"\x0ewritable_layer\x18\a \x01(\v2#.podhost.runtime.v1.FilesystemUsageR\rwritableLayer\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\b \x01(\x03R\tcreatedAt\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01*b\n" +
 	"\fSandboxState\x12\x1d\n" +
 	"\x19SANDBOX_STATE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13SANDBOX_STATE_READY\x10\x01\x12\x1a\n" +
@@ -4300,7 +5011,7 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"\x1cEVENT_TYPE_CONTAINER_REMOVED\x10\x04\x12\x1c\n" +
 	"\x18EVENT_TYPE_SANDBOX_READY\x10\x05\x12\x1f\n" +
 	"\x1bEVENT_TYPE_SANDBOX_NOTREADY\x10\x06\x12\x1e\n" +
-	"\x1aEVENT_TYPE_SANDBOX_REMOVED\x10\a2\xa8\x11\n" +
+	"\x1aEVENT_TYPE_SANDBOX_REMOVED\x10\a2\x82\x12\n" +
 	"\aRuntime\x12R\n" +
 	"\aVersion\x12\".podhost.runtime.v1.VersionRequest\x1a#.podhost.runtime.v1.VersionResponse\x12O\n" +
 	"\x06Status\x12!.podhost.runtime.v1.StatusRequest\x1a\".podhost.runtime.v1.StatusResponse\x12[\n" +
@@ -4326,7 +5037,8 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"\x06Events\x12!.podhost.runtime.v1.EventsRequest\x1a\x19.podhost.runtime.v1.Event0\x01\x12I\n" +
 	"\x04Exec\x12\x1f.podhost.runtime.v1.ExecRequest\x1a .podhost.runtime.v1.ExecResponse\x12O\n" +
 	"\x06Attach\x12!.podhost.runtime.v1.AttachRequest\x1a\".podhost.runtime.v1.AttachResponse\x12^\n" +
-	"\vPortForward\x12&.podhost.runtime.v1.PortForwardRequest\x1a'.podhost.runtime.v1.PortForwardResponseB7Z5github.com/podhost/podhost/proto/runtime/v1;runtimev1b\x06proto3"
+	"\vPortForward\x12&.podhost.runtime.v1.PortForwardRequest\x1a'.podhost.runtime.v1.PortForwardResponse\x12X\n" +
+	"\tListStats\x12$.podhost.runtime.v1.ListStatsRequest\x1a%.podhost.runtime.v1.ListStatsResponseB7Z5github.com/podhost/podhost/proto/runtime/v1;runtimev1b\x06proto3"
 
 var (
 	file_runtime_v1_runtime_proto_rawDescOnce sync.Once
@@ -4341,7 +5053,7 @@ func file_runtime_v1_runtime_proto_rawDescGZIP() []byte {
 }
 
 var file_runtime_v1_runtime_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_runtime_v1_runtime_proto_msgTypes = make([]protoimpl.MessageInfo, 75)
+var file_runtime_v1_runtime_proto_msgTypes = make([]protoimpl.MessageInfo, 86)
 var file_runtime_v1_runtime_proto_goTypes = []any{
 	(SandboxState)(0),                  // 0: podhost.runtime.v1.SandboxState
 	(ContainerState)(0),                // 1: podhost.runtime.v1.ContainerState
@@ -4411,44 +5123,55 @@ var file_runtime_v1_runtime_proto_goTypes = []any{
 	(*AttachResponse)(nil),             // 65: podhost.runtime.v1.AttachResponse
 	(*PortForwardRequest)(nil),         // 66: podhost.runtime.v1.PortForwardRequest
 	(*PortForwardResponse)(nil),        // 67: podhost.runtime.v1.PortForwardResponse
-	nil,                                // 68: podhost.runtime.v1.SandboxConfig.LabelsEntry
-	nil,                                // 69: podhost.runtime.v1.SandboxConfig.AnnotationsEntry
-	nil,                                // 70: podhost.runtime.v1.SandboxConfig.SysctlsEntry
-	nil,                                // 71: podhost.runtime.v1.Sandbox.LabelsEntry
-	nil,                                // 72: podhost.runtime.v1.Sandbox.AnnotationsEntry
-	nil,                                // 73: podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
-	nil,                                // 74: podhost.runtime.v1.ContainerConfig.LabelsEntry
-	nil,                                // 75: podhost.runtime.v1.ContainerConfig.AnnotationsEntry
-	nil,                                // 76: podhost.runtime.v1.Container.LabelsEntry
-	nil,                                // 77: podhost.runtime.v1.Container.AnnotationsEntry
-	nil,                                // 78: podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
-	nil,                                // 79: podhost.runtime.v1.Event.LabelsEntry
+	(*ListStatsRequest)(nil),           // 68: podhost.runtime.v1.ListStatsRequest
+	(*ListStatsResponse)(nil),          // 69: podhost.runtime.v1.ListStatsResponse
+	(*CpuUsage)(nil),                   // 70: podhost.runtime.v1.CpuUsage
+	(*MemoryUsage)(nil),                // 71: podhost.runtime.v1.MemoryUsage
+	(*FilesystemUsage)(nil),            // 72: podhost.runtime.v1.FilesystemUsage
+	(*InterfaceUsage)(nil),             // 73: podhost.runtime.v1.InterfaceUsage
+	(*NetworkUsage)(nil),               // 74: podhost.runtime.v1.NetworkUsage
+	(*SandboxStats)(nil),               // 75: podhost.runtime.v1.SandboxStats
+	(*ContainerStats)(nil),             // 76: podhost.runtime.v1.ContainerStats
+	nil,                                // 77: podhost.runtime.v1.SandboxConfig.LabelsEntry
+	nil,                                // 78: podhost.runtime.v1.SandboxConfig.AnnotationsEntry
+	nil,                                // 79: podhost.runtime.v1.SandboxConfig.SysctlsEntry
+	nil,                                // 80: podhost.runtime.v1.Sandbox.LabelsEntry
+	nil,                                // 81: podhost.runtime.v1.Sandbox.AnnotationsEntry
+	nil,                                // 82: podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
+	nil,                                // 83: podhost.runtime.v1.ContainerConfig.LabelsEntry
+	nil,                                // 84: podhost.runtime.v1.ContainerConfig.AnnotationsEntry
+	nil,                                // 85: podhost.runtime.v1.Container.LabelsEntry
+	nil,                                // 86: podhost.runtime.v1.Container.AnnotationsEntry
+	nil,                                // 87: podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
+	nil,                                // 88: podhost.runtime.v1.Event.LabelsEntry
+	nil,                                // 89: podhost.runtime.v1.SandboxStats.LabelsEntry
+	nil,                                // 90: podhost.runtime.v1.ContainerStats.LabelsEntry
 }
 var file_runtime_v1_runtime_proto_depIdxs = []int32{
 	9,  // 0: podhost.runtime.v1.StatusResponse.conditions:type_name -> podhost.runtime.v1.Condition
 	10, // 1: podhost.runtime.v1.SandboxConfig.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
-	68, // 2: podhost.runtime.v1.SandboxConfig.labels:type_name -> podhost.runtime.v1.SandboxConfig.LabelsEntry
-	69, // 3: podhost.runtime.v1.SandboxConfig.annotations:type_name -> podhost.runtime.v1.SandboxConfig.AnnotationsEntry
+	77, // 2: podhost.runtime.v1.SandboxConfig.labels:type_name -> podhost.runtime.v1.SandboxConfig.LabelsEntry
+	78, // 3: podhost.runtime.v1.SandboxConfig.annotations:type_name -> podhost.runtime.v1.SandboxConfig.AnnotationsEntry
 	14, // 4: podhost.runtime.v1.SandboxConfig.dns:type_name -> podhost.runtime.v1.DNSConfig
-	70, // 5: podhost.runtime.v1.SandboxConfig.sysctls:type_name -> podhost.runtime.v1.SandboxConfig.SysctlsEntry
+	79, // 5: podhost.runtime.v1.SandboxConfig.sysctls:type_name -> podhost.runtime.v1.SandboxConfig.SysctlsEntry
 	12, // 6: podhost.runtime.v1.SandboxConfig.security:type_name -> podhost.runtime.v1.SecurityContext
 	13, // 7: podhost.runtime.v1.SecurityContext.seccomp:type_name -> podhost.runtime.v1.SecurityProfile
 	4,  // 8: podhost.runtime.v1.SecurityProfile.profile_type:type_name -> podhost.runtime.v1.SecurityProfile.ProfileType
 	10, // 9: podhost.runtime.v1.Sandbox.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
 	0,  // 10: podhost.runtime.v1.Sandbox.state:type_name -> podhost.runtime.v1.SandboxState
-	71, // 11: podhost.runtime.v1.Sandbox.labels:type_name -> podhost.runtime.v1.Sandbox.LabelsEntry
-	72, // 12: podhost.runtime.v1.Sandbox.annotations:type_name -> podhost.runtime.v1.Sandbox.AnnotationsEntry
+	80, // 11: podhost.runtime.v1.Sandbox.labels:type_name -> podhost.runtime.v1.Sandbox.LabelsEntry
+	81, // 12: podhost.runtime.v1.Sandbox.annotations:type_name -> podhost.runtime.v1.Sandbox.AnnotationsEntry
 	11, // 13: podhost.runtime.v1.RunSandboxRequest.config:type_name -> podhost.runtime.v1.SandboxConfig
 	15, // 14: podhost.runtime.v1.SandboxStatusResponse.sandbox:type_name -> podhost.runtime.v1.Sandbox
 	0,  // 15: podhost.runtime.v1.SandboxFilter.state:type_name -> podhost.runtime.v1.SandboxState
-	73, // 16: podhost.runtime.v1.SandboxFilter.label_selector:type_name -> podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
+	82, // 16: podhost.runtime.v1.SandboxFilter.label_selector:type_name -> podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
 	24, // 17: podhost.runtime.v1.ListSandboxesRequest.filter:type_name -> podhost.runtime.v1.SandboxFilter
 	15, // 18: podhost.runtime.v1.ListSandboxesResponse.sandboxes:type_name -> podhost.runtime.v1.Sandbox
 	27, // 19: podhost.runtime.v1.ContainerConfig.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
 	28, // 20: podhost.runtime.v1.ContainerConfig.envs:type_name -> podhost.runtime.v1.KeyValue
 	29, // 21: podhost.runtime.v1.ContainerConfig.mounts:type_name -> podhost.runtime.v1.Mount
-	74, // 22: podhost.runtime.v1.ContainerConfig.labels:type_name -> podhost.runtime.v1.ContainerConfig.LabelsEntry
-	75, // 23: podhost.runtime.v1.ContainerConfig.annotations:type_name -> podhost.runtime.v1.ContainerConfig.AnnotationsEntry
+	83, // 22: podhost.runtime.v1.ContainerConfig.labels:type_name -> podhost.runtime.v1.ContainerConfig.LabelsEntry
+	84, // 23: podhost.runtime.v1.ContainerConfig.annotations:type_name -> podhost.runtime.v1.ContainerConfig.AnnotationsEntry
 	31, // 24: podhost.runtime.v1.ContainerConfig.resources:type_name -> podhost.runtime.v1.Resources
 	30, // 25: podhost.runtime.v1.ContainerConfig.devices:type_name -> podhost.runtime.v1.Device
 	12, // 26: podhost.runtime.v1.ContainerConfig.security:type_name -> podhost.runtime.v1.SecurityContext
@@ -4456,69 +5179,86 @@ var file_runtime_v1_runtime_proto_depIdxs = []int32{
 	11, // 28: podhost.runtime.v1.CreateContainerRequest.sandbox_config:type_name -> podhost.runtime.v1.SandboxConfig
 	27, // 29: podhost.runtime.v1.Container.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
 	1,  // 30: podhost.runtime.v1.Container.state:type_name -> podhost.runtime.v1.ContainerState
-	76, // 31: podhost.runtime.v1.Container.labels:type_name -> podhost.runtime.v1.Container.LabelsEntry
-	77, // 32: podhost.runtime.v1.Container.annotations:type_name -> podhost.runtime.v1.Container.AnnotationsEntry
+	85, // 31: podhost.runtime.v1.Container.labels:type_name -> podhost.runtime.v1.Container.LabelsEntry
+	86, // 32: podhost.runtime.v1.Container.annotations:type_name -> podhost.runtime.v1.Container.AnnotationsEntry
 	41, // 33: podhost.runtime.v1.ContainerStatusResponse.container:type_name -> podhost.runtime.v1.Container
 	1,  // 34: podhost.runtime.v1.ContainerFilter.state:type_name -> podhost.runtime.v1.ContainerState
-	78, // 35: podhost.runtime.v1.ContainerFilter.label_selector:type_name -> podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
+	87, // 35: podhost.runtime.v1.ContainerFilter.label_selector:type_name -> podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
 	44, // 36: podhost.runtime.v1.ListContainersRequest.filter:type_name -> podhost.runtime.v1.ContainerFilter
 	41, // 37: podhost.runtime.v1.ListContainersResponse.containers:type_name -> podhost.runtime.v1.Container
 	2,  // 38: podhost.runtime.v1.EnsureImageRequest.pull_policy:type_name -> podhost.runtime.v1.PullPolicy
 	51, // 39: podhost.runtime.v1.ImageStatusResponse.image:type_name -> podhost.runtime.v1.Image
 	51, // 40: podhost.runtime.v1.ListImagesResponse.images:type_name -> podhost.runtime.v1.Image
 	3,  // 41: podhost.runtime.v1.Event.type:type_name -> podhost.runtime.v1.EventType
-	79, // 42: podhost.runtime.v1.Event.labels:type_name -> podhost.runtime.v1.Event.LabelsEntry
-	5,  // 43: podhost.runtime.v1.Runtime.Version:input_type -> podhost.runtime.v1.VersionRequest
-	7,  // 44: podhost.runtime.v1.Runtime.Status:input_type -> podhost.runtime.v1.StatusRequest
-	16, // 45: podhost.runtime.v1.Runtime.RunSandbox:input_type -> podhost.runtime.v1.RunSandboxRequest
-	18, // 46: podhost.runtime.v1.Runtime.StopSandbox:input_type -> podhost.runtime.v1.StopSandboxRequest
-	20, // 47: podhost.runtime.v1.Runtime.RemoveSandbox:input_type -> podhost.runtime.v1.RemoveSandboxRequest
-	22, // 48: podhost.runtime.v1.Runtime.SandboxStatus:input_type -> podhost.runtime.v1.SandboxStatusRequest
-	25, // 49: podhost.runtime.v1.Runtime.ListSandboxes:input_type -> podhost.runtime.v1.ListSandboxesRequest
-	33, // 50: podhost.runtime.v1.Runtime.CreateContainer:input_type -> podhost.runtime.v1.CreateContainerRequest
-	35, // 51: podhost.runtime.v1.Runtime.StartContainer:input_type -> podhost.runtime.v1.StartContainerRequest
-	37, // 52: podhost.runtime.v1.Runtime.StopContainer:input_type -> podhost.runtime.v1.StopContainerRequest
-	39, // 53: podhost.runtime.v1.Runtime.RemoveContainer:input_type -> podhost.runtime.v1.RemoveContainerRequest
-	42, // 54: podhost.runtime.v1.Runtime.ContainerStatus:input_type -> podhost.runtime.v1.ContainerStatusRequest
-	45, // 55: podhost.runtime.v1.Runtime.ListContainers:input_type -> podhost.runtime.v1.ListContainersRequest
-	47, // 56: podhost.runtime.v1.Runtime.ReopenContainerLog:input_type -> podhost.runtime.v1.ReopenContainerLogRequest
-	49, // 57: podhost.runtime.v1.Runtime.ExecSync:input_type -> podhost.runtime.v1.ExecSyncRequest
-	52, // 58: podhost.runtime.v1.Runtime.EnsureImage:input_type -> podhost.runtime.v1.EnsureImageRequest
-	54, // 59: podhost.runtime.v1.Runtime.ImageStatus:input_type -> podhost.runtime.v1.ImageStatusRequest
-	56, // 60: podhost.runtime.v1.Runtime.ListImages:input_type -> podhost.runtime.v1.ListImagesRequest
-	58, // 61: podhost.runtime.v1.Runtime.RemoveImage:input_type -> podhost.runtime.v1.RemoveImageRequest
-	60, // 62: podhost.runtime.v1.Runtime.Events:input_type -> podhost.runtime.v1.EventsRequest
-	62, // 63: podhost.runtime.v1.Runtime.Exec:input_type -> podhost.runtime.v1.ExecRequest
-	64, // 64: podhost.runtime.v1.Runtime.Attach:input_type -> podhost.runtime.v1.AttachRequest
-	66, // 65: podhost.runtime.v1.Runtime.PortForward:input_type -> podhost.runtime.v1.PortForwardRequest
-	6,  // 66: podhost.runtime.v1.Runtime.Version:output_type -> podhost.runtime.v1.VersionResponse
-	8,  // 67: podhost.runtime.v1.Runtime.Status:output_type -> podhost.runtime.v1.StatusResponse
-	17, // 68: podhost.runtime.v1.Runtime.RunSandbox:output_type -> podhost.runtime.v1.RunSandboxResponse
-	19, // 69: podhost.runtime.v1.Runtime.StopSandbox:output_type -> podhost.runtime.v1.StopSandboxResponse
-	21, // 70: podhost.runtime.v1.Runtime.RemoveSandbox:output_type -> podhost.runtime.v1.RemoveSandboxResponse
-	23, // 71: podhost.runtime.v1.Runtime.SandboxStatus:output_type -> podhost.runtime.v1.SandboxStatusResponse
-	26, // 72: podhost.runtime.v1.Runtime.ListSandboxes:output_type -> podhost.runtime.v1.ListSandboxesResponse
-	34, // 73: podhost.runtime.v1.Runtime.CreateContainer:output_type -> podhost.runtime.v1.CreateContainerResponse
-	36, // 74: podhost.runtime.v1.Runtime.StartContainer:output_type -> podhost.runtime.v1.StartContainerResponse
-	38, // 75: podhost.runtime.v1.Runtime.StopContainer:output_type -> podhost.runtime.v1.StopContainerResponse
-	40, // 76: podhost.runtime.v1.Runtime.RemoveContainer:output_type -> podhost.runtime.v1.RemoveContainerResponse
-	43, // 77: podhost.runtime.v1.Runtime.ContainerStatus:output_type -> podhost.runtime.v1.ContainerStatusResponse
-	46, // 78: podhost.runtime.v1.Runtime.ListContainers:output_type -> podhost.runtime.v1.ListContainersResponse
-	48, // 79: podhost.runtime.v1.Runtime.ReopenContainerLog:output_type -> podhost.runtime.v1.ReopenContainerLogResponse
-	50, // 80: podhost.runtime.v1.Runtime.ExecSync:output_type -> podhost.runtime.v1.ExecSyncResponse
-	53, // 81: podhost.runtime.v1.Runtime.EnsureImage:output_type -> podhost.runtime.v1.EnsureImageResponse
-	55, // 82: podhost.runtime.v1.Runtime.ImageStatus:output_type -> podhost.runtime.v1.ImageStatusResponse
-	57, // 83: podhost.runtime.v1.Runtime.ListImages:output_type -> podhost.runtime.v1.ListImagesResponse
-	59, // 84: podhost.runtime.v1.Runtime.RemoveImage:output_type -> podhost.runtime.v1.RemoveImageResponse
-	61, // 85: podhost.runtime.v1.Runtime.Events:output_type -> podhost.runtime.v1.Event
-	63, // 86: podhost.runtime.v1.Runtime.Exec:output_type -> podhost.runtime.v1.ExecResponse
-	65, // 87: podhost.runtime.v1.Runtime.Attach:output_type -> podhost.runtime.v1.AttachResponse
-	67, // 88: podhost.runtime.v1.Runtime.PortForward:output_type -> podhost.runtime.v1.PortForwardResponse
-	66, // [66:89] is the sub-list for method output_type
-	43, // [43:66] is the sub-list for method input_type
-	43, // [43:43] is the sub-list for extension type_name
-	43, // [43:43] is the sub-list for extension extendee
-	0,  // [0:43] is the sub-list for field type_name
+	88, // 42: podhost.runtime.v1.Event.labels:type_name -> podhost.runtime.v1.Event.LabelsEntry
+	75, // 43: podhost.runtime.v1.ListStatsResponse.sandboxes:type_name -> podhost.runtime.v1.SandboxStats
+	76, // 44: podhost.runtime.v1.ListStatsResponse.containers:type_name -> podhost.runtime.v1.ContainerStats
+	72, // 45: podhost.runtime.v1.ListStatsResponse.image_filesystems:type_name -> podhost.runtime.v1.FilesystemUsage
+	73, // 46: podhost.runtime.v1.NetworkUsage.default_interface:type_name -> podhost.runtime.v1.InterfaceUsage
+	73, // 47: podhost.runtime.v1.NetworkUsage.interfaces:type_name -> podhost.runtime.v1.InterfaceUsage
+	10, // 48: podhost.runtime.v1.SandboxStats.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
+	89, // 49: podhost.runtime.v1.SandboxStats.labels:type_name -> podhost.runtime.v1.SandboxStats.LabelsEntry
+	70, // 50: podhost.runtime.v1.SandboxStats.cpu:type_name -> podhost.runtime.v1.CpuUsage
+	71, // 51: podhost.runtime.v1.SandboxStats.memory:type_name -> podhost.runtime.v1.MemoryUsage
+	74, // 52: podhost.runtime.v1.SandboxStats.network:type_name -> podhost.runtime.v1.NetworkUsage
+	27, // 53: podhost.runtime.v1.ContainerStats.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
+	90, // 54: podhost.runtime.v1.ContainerStats.labels:type_name -> podhost.runtime.v1.ContainerStats.LabelsEntry
+	70, // 55: podhost.runtime.v1.ContainerStats.cpu:type_name -> podhost.runtime.v1.CpuUsage
+	71, // 56: podhost.runtime.v1.ContainerStats.memory:type_name -> podhost.runtime.v1.MemoryUsage
+	72, // 57: podhost.runtime.v1.ContainerStats.writable_layer:type_name -> podhost.runtime.v1.FilesystemUsage
+	5,  // 58: podhost.runtime.v1.Runtime.Version:input_type -> podhost.runtime.v1.VersionRequest
+	7,  // 59: podhost.runtime.v1.Runtime.Status:input_type -> podhost.runtime.v1.StatusRequest
+	16, // 60: podhost.runtime.v1.Runtime.RunSandbox:input_type -> podhost.runtime.v1.RunSandboxRequest
+	18, // 61: podhost.runtime.v1.Runtime.StopSandbox:input_type -> podhost.runtime.v1.StopSandboxRequest
+	20, // 62: podhost.runtime.v1.Runtime.RemoveSandbox:input_type -> podhost.runtime.v1.RemoveSandboxRequest
+	22, // 63: podhost.runtime.v1.Runtime.SandboxStatus:input_type -> podhost.runtime.v1.SandboxStatusRequest
+	25, // 64: podhost.runtime.v1.Runtime.ListSandboxes:input_type -> podhost.runtime.v1.ListSandboxesRequest
+	33, // 65: podhost.runtime.v1.Runtime.CreateContainer:input_type -> podhost.runtime.v1.CreateContainerRequest
+	35, // 66: podhost.runtime.v1.Runtime.StartContainer:input_type -> podhost.runtime.v1.StartContainerRequest
+	37, // 67: podhost.runtime.v1.Runtime.StopContainer:input_type -> podhost.runtime.v1.StopContainerRequest
+	39, // 68: podhost.runtime.v1.Runtime.RemoveContainer:input_type -> podhost.runtime.v1.RemoveContainerRequest
+	42, // 69: podhost.runtime.v1.Runtime.ContainerStatus:input_type -> podhost.runtime.v1.ContainerStatusRequest
+	45, // 70: podhost.runtime.v1.Runtime.ListContainers:input_type -> podhost.runtime.v1.ListContainersRequest
+	47, // 71: podhost.runtime.v1.Runtime.ReopenContainerLog:input_type -> podhost.runtime.v1.ReopenContainerLogRequest
+	49, // 72: podhost.runtime.v1.Runtime.ExecSync:input_type -> podhost.runtime.v1.ExecSyncRequest
+	52, // 73: podhost.runtime.v1.Runtime.EnsureImage:input_type -> podhost.runtime.v1.EnsureImageRequest
+	54, // 74: podhost.runtime.v1.Runtime.ImageStatus:input_type -> podhost.runtime.v1.ImageStatusRequest
+	56, // 75: podhost.runtime.v1.Runtime.ListImages:input_type -> podhost.runtime.v1.ListImagesRequest
+	58, // 76: podhost.runtime.v1.Runtime.RemoveImage:input_type -> podhost.runtime.v1.RemoveImageRequest
+	60, // 77: podhost.runtime.v1.Runtime.Events:input_type -> podhost.runtime.v1.EventsRequest
+	62, // 78: podhost.runtime.v1.Runtime.Exec:input_type -> podhost.runtime.v1.ExecRequest
+	64, // 79: podhost.runtime.v1.Runtime.Attach:input_type -> podhost.runtime.v1.AttachRequest
+	66, // 80: podhost.runtime.v1.Runtime.PortForward:input_type -> podhost.runtime.v1.PortForwardRequest
+	68, // 81: podhost.runtime.v1.Runtime.ListStats:input_type -> podhost.runtime.v1.ListStatsRequest
+	6,  // 82: podhost.runtime.v1.Runtime.Version:output_type -> podhost.runtime.v1.VersionResponse
+	8,  // 83: podhost.runtime.v1.Runtime.Status:output_type -> podhost.runtime.v1.StatusResponse
+	17, // 84: podhost.runtime.v1.Runtime.RunSandbox:output_type -> podhost.runtime.v1.RunSandboxResponse
+	19, // 85: podhost.runtime.v1.Runtime.StopSandbox:output_type -> podhost.runtime.v1.StopSandboxResponse
+	21, // 86: podhost.runtime.v1.Runtime.RemoveSandbox:output_type -> podhost.runtime.v1.RemoveSandboxResponse
+	23, // 87: podhost.runtime.v1.Runtime.SandboxStatus:output_type -> podhost.runtime.v1.SandboxStatusResponse
+	26, // 88: podhost.runtime.v1.Runtime.ListSandboxes:output_type -> podhost.runtime.v1.ListSandboxesResponse
+	34, // 89: podhost.runtime.v1.Runtime.CreateContainer:output_type -> podhost.runtime.v1.CreateContainerResponse
+	36, // 90: podhost.runtime.v1.Runtime.StartContainer:output_type -> podhost.runtime.v1.StartContainerResponse
+	38, // 91: podhost.runtime.v1.Runtime.StopContainer:output_type -> podhost.runtime.v1.StopContainerResponse
+	40, // 92: podhost.runtime.v1.Runtime.RemoveContainer:output_type -> podhost.runtime.v1.RemoveContainerResponse
+	43, // 93: podhost.runtime.v1.Runtime.ContainerStatus:output_type -> podhost.runtime.v1.ContainerStatusResponse
+	46, // 94: podhost.runtime.v1.Runtime.ListContainers:output_type -> podhost.runtime.v1.ListContainersResponse
+	48, // 95: podhost.runtime.v1.Runtime.ReopenContainerLog:output_type -> podhost.runtime.v1.ReopenContainerLogResponse
+	50, // 96: podhost.runtime.v1.Runtime.ExecSync:output_type -> podhost.runtime.v1.ExecSyncResponse
+	53, // 97: podhost.runtime.v1.Runtime.EnsureImage:output_type -> podhost.runtime.v1.EnsureImageResponse
+	55, // 98: podhost.runtime.v1.Runtime.ImageStatus:output_type -> podhost.runtime.v1.ImageStatusResponse
+	57, // 99: podhost.runtime.v1.Runtime.ListImages:output_type -> podhost.runtime.v1.ListImagesResponse
+	59, // 100: podhost.runtime.v1.Runtime.RemoveImage:output_type -> podhost.runtime.v1.RemoveImageResponse
+	61, // 101: podhost.runtime.v1.Runtime.Events:output_type -> podhost.runtime.v1.Event
+	63, // 102: podhost.runtime.v1.Runtime.Exec:output_type -> podhost.runtime.v1.ExecResponse
+	65, // 103: podhost.runtime.v1.Runtime.Attach:output_type -> podhost.runtime.v1.AttachResponse
+	67, // 104: podhost.runtime.v1.Runtime.PortForward:output_type -> podhost.runtime.v1.PortForwardResponse
+	69, // 105: podhost.runtime.v1.Runtime.ListStats:output_type -> podhost.runtime.v1.ListStatsResponse
+	82, // [82:106] is the sub-list for method output_type
+	58, // [58:82] is the sub-list for method input_type
+	58, // [58:58] is the sub-list for extension type_name
+	58, // [58:58] is the sub-list for extension extendee
+	0,  // [0:58] is the sub-list for field type_name
 }
 
 func init() { file_runtime_v1_runtime_proto_init() }
@@ -4534,7 +5274,7 @@ func file_runtime_v1_runtime_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_runtime_v1_runtime_proto_rawDesc), len(file_runtime_v1_runtime_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   75,
+			NumMessages:   86,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -67,6 +67,7 @@ const (
 	Runtime_Exec_FullMethodName               = "/podhost.runtime.v1.Runtime/Exec"
 	Runtime_Attach_FullMethodName             = "/podhost.runtime.v1.Runtime/Attach"
 	Runtime_PortForward_FullMethodName        = "/podhost.runtime.v1.Runtime/PortForward"
+	Runtime_ListStats_FullMethodName          = "/podhost.runtime.v1.Runtime/ListStats"
 )
 
 // RuntimeClient is the client API for Runtime service.
@@ -179,6 +180,16 @@ type RuntimeClient interface {
 	// pair per connection, the port in each stream's header). NOT_FOUND
 	// when the sandbox is unknown; FAILED_PRECONDITION when it is not ready.
 	PortForward(ctx context.Context, in *PortForwardRequest, opts ...grpc.CallOption) (*PortForwardResponse, error)
+	// ListStats reports the resource usage of the sandboxes and containers
+	// the runtime holds (CRI's ListPodSandboxStats and ListContainerStats in
+	// one answer): cumulative CPU time, memory and the writable layer's
+	// usage, each with the time it was read. A sandbox or container that
+	// vanishes meanwhile is left out, not an error; a number the runtime
+	// cannot tell is absent (its message unset), never a made-up zero. The
+	// host asks at most every few seconds and caches the answer (the node's
+	// /stats/summary and /metrics/resource); it never asks per request.
+	// Plugins without stats answer UNIMPLEMENTED. Read-only.
+	ListStats(ctx context.Context, in *ListStatsRequest, opts ...grpc.CallOption) (*ListStatsResponse, error)
 }
 
 type runtimeClient struct {
@@ -428,6 +439,16 @@ func (c *runtimeClient) PortForward(ctx context.Context, in *PortForwardRequest,
 	return out, nil
 }
 
+func (c *runtimeClient) ListStats(ctx context.Context, in *ListStatsRequest, opts ...grpc.CallOption) (*ListStatsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListStatsResponse)
+	err := c.cc.Invoke(ctx, Runtime_ListStats_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // RuntimeServer is the server API for Runtime service.
 // All implementations must embed UnimplementedRuntimeServer
 // for forward compatibility.
@@ -538,6 +559,16 @@ type RuntimeServer interface {
 	// pair per connection, the port in each stream's header). NOT_FOUND
 	// when the sandbox is unknown; FAILED_PRECONDITION when it is not ready.
 	PortForward(context.Context, *PortForwardRequest) (*PortForwardResponse, error)
+	// ListStats reports the resource usage of the sandboxes and containers
+	// the runtime holds (CRI's ListPodSandboxStats and ListContainerStats in
+	// one answer): cumulative CPU time, memory and the writable layer's
+	// usage, each with the time it was read. A sandbox or container that
+	// vanishes meanwhile is left out, not an error; a number the runtime
+	// cannot tell is absent (its message unset), never a made-up zero. The
+	// host asks at most every few seconds and caches the answer (the node's
+	// /stats/summary and /metrics/resource); it never asks per request.
+	// Plugins without stats answer UNIMPLEMENTED. Read-only.
+	ListStats(context.Context, *ListStatsRequest) (*ListStatsResponse, error)
 	mustEmbedUnimplementedRuntimeServer()
 }
 
@@ -616,6 +647,9 @@ func (UnimplementedRuntimeServer) Attach(context.Context, *AttachRequest) (*Atta
 }
 func (UnimplementedRuntimeServer) PortForward(context.Context, *PortForwardRequest) (*PortForwardResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method PortForward not implemented")
+}
+func (UnimplementedRuntimeServer) ListStats(context.Context, *ListStatsRequest) (*ListStatsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListStats not implemented")
 }
 func (UnimplementedRuntimeServer) mustEmbedUnimplementedRuntimeServer() {}
 func (UnimplementedRuntimeServer) testEmbeddedByValue()                 {}
@@ -1045,6 +1079,24 @@ func _Runtime_PortForward_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Runtime_ListStats_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListStatsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RuntimeServer).ListStats(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Runtime_ListStats_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RuntimeServer).ListStats(ctx, req.(*ListStatsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Runtime_ServiceDesc is the grpc.ServiceDesc for Runtime service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1139,6 +1191,10 @@ var Runtime_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PortForward",
 			Handler:    _Runtime_PortForward_Handler,
+		},
+		{
+			MethodName: "ListStats",
+			Handler:    _Runtime_ListStats_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
