@@ -53,9 +53,11 @@ func (r *Reconciler) PodVolumesUnmounted(uid types.UID) bool {
 	return true
 }
 
-// VolumesInUse are the shared volumes that are desired or may still be
-// staged, and every placeholder of a failed reconstruction: the volumes
-// that must not be attached elsewhere. Sorted.
+// VolumesInUse are the shared volumes that are desired (from before their
+// stage starts) or may still be staged or published (until an unstage
+// succeeded), and every placeholder of a failed reconstruction: the
+// volumes that must not be detached from this node, as node.status.
+// volumesInUse reports them. Sorted.
 func (r *Reconciler) VolumesInUse() []VolumeID {
 	set := map[VolumeID]bool{}
 	for _, vols := range r.desired {
@@ -66,7 +68,8 @@ func (r *Reconciler) VolumesInUse() []VolumeID {
 		}
 	}
 	for id, d := range r.actual {
-		if d.vol.Shared || d.vol.Unresolved {
+		_, busy := r.inflight[id]
+		if d.vol.Unresolved || (d.vol.Shared && (d.state != NotMounted || len(d.pods) > 0 || busy)) {
 			set[id] = true
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -209,4 +210,89 @@ func TestKubeVolumesProjected(t *testing.T) {
 	// from the API.
 	poll(t, 30*time.Second, func() bool { _, err := os.Stat(dir); return os.IsNotExist(err) },
 		func() string { return "the volume directory " + dir + " after the pod is gone" })
+}
+
+// volumesInUse is the node's status.volumesInUse as the API server has it.
+func (k *kubeHost) volumesInUse() []string {
+	k.t.Helper()
+	n, err := k.cluster.Client.CoreV1().Nodes().Get(k.t.Context(), kubeNode, metav1.GetOptions{})
+	if err != nil {
+		k.t.Fatalf("read node: %v", err)
+	}
+	out := make([]string, len(n.Status.VolumesInUse))
+	for i, v := range n.Status.VolumesInUse {
+		out[i] = string(v)
+	}
+	return out
+}
+
+// TestKubeVolumesInUse: node.status.volumesInUse names a claim's CSI
+// volume in the kubelet's form while its device is staged, and keeps it
+// while the unstage fails after the pod is gone: the Node the host posts
+// for a second volume still lists the first. Once the unstage succeeds
+// the name goes, and never before the staging mount is gone (each read
+// of the Node without it is followed by a look at the mount table).
+func TestKubeVolumesInUse(t *testing.T) {
+	d := startLoopDriverWith(t, "faults:\n- {rpc: NodeUnstageVolume, action: fail, code: Internal}\n")
+	k := kubeCSIHost(t, d)
+	k.waitNodeReady(60 * time.Second)
+	zero := int64(0)
+	handle := d.createVolume(t, "kube-inuse")
+	name := "kubernetes.io/csi/" + loopDriver + "^" + handle
+	staging := k.stagingPath(loopDriver, handle)
+	k.createVolumeAndClaim("inuse", handle, true)
+
+	k.create(kubeClaimPod("kinuse", "inuse", `echo mounted; exec sleep 3600`))
+	k.waitAPIRunning("kinuse", 90*time.Second)
+	poll(t, 60*time.Second, func() bool { return slices.Contains(k.volumesInUse(), name) },
+		func() string {
+			return fmt.Sprintf("volumesInUse %v; want %s while pod kinuse runs", k.volumesInUse(), name)
+		})
+	if n := mountCount(t, staging); n != 1 {
+		t.Errorf("%d staging mounts of the volume in use; want 1", n)
+	}
+
+	// stagedWhileNotInUse reads the Node, then the mount table: a Node
+	// without the volume while its device is still staged breaks the rule.
+	stagedWhileNotInUse := func() bool {
+		inUse := k.volumesInUse()
+		if slices.Contains(inUse, name) {
+			return false
+		}
+		if n := mountCount(t, staging); n != 0 {
+			t.Fatalf("volumesInUse %v without %s while its device is staged (%d staging mounts)", inUse, name, n)
+		}
+		return true
+	}
+	k.deleteAPIPod("kinuse", &zero)
+	k.waitAPIGone("kinuse", 60*time.Second)
+	poll(t, 60*time.Second, func() bool {
+		stagedWhileNotInUse()
+		return strings.Contains(strings.Join(d.calls(t), ","), "NodeUnstageVolume Internal")
+	}, func() string { return fmt.Sprintf("driver calls %q; want a failed unstage", d.calls(t)) })
+
+	// A second volume comes into use: the Node posted for it still lists
+	// the first, whose unstage keeps failing.
+	other := d.createVolume(t, "kube-inuse-other")
+	otherName := "kubernetes.io/csi/" + loopDriver + "^" + other
+	k.createVolumeAndClaim("other", other, true)
+	k.create(kubeClaimPod("kother", "other", `echo mounted; exec sleep 3600`))
+	poll(t, 90*time.Second, func() bool { return slices.Contains(k.volumesInUse(), otherName) },
+		func() string { return fmt.Sprintf("volumesInUse %v; want %s", k.volumesInUse(), otherName) })
+	if inUse := k.volumesInUse(); !slices.Contains(inUse, name) {
+		t.Errorf("volumesInUse %v after a failed unstage of %s; want it kept (%d staging mounts)", inUse, name, mountCount(t, staging))
+	}
+	k.waitAPIRunning("kother", 90*time.Second)
+	k.deleteAPIPod("kother", &zero)
+	k.waitAPIGone("kother", 60*time.Second)
+
+	d.setFaults(t, "")
+	poll(t, 3*time.Minute, func() bool {
+		return stagedWhileNotInUse() && !slices.Contains(k.volumesInUse(), otherName)
+	}, func() string {
+		return fmt.Sprintf("volumesInUse %v; want neither volume once both are unstaged (driver calls %q)", k.volumesInUse(), d.calls(t))
+	})
+	if n := mountsBelow(t, k.root); n != 0 {
+		t.Errorf("%d mounts below the root after both volumes left use", n)
+	}
 }
