@@ -60,8 +60,8 @@ func (n *Node) buildKubeAgent() (*kubeAgent, error) {
 		Client: k.Client, NodeName: n.cfg.NodeName, Addresses: addrs, DaemonPort: port, DeclaredFeatures: features,
 		RootDir: n.cfg.RootDir, KubeletVersion: kubeletVersion(n.cfg.HostVersion),
 		RuntimeVersion: n.runtimeVersion, RuntimeReady: n.runtimeReady, Labels: k.Labels,
-		VolumesInUse: n.volumesInUse,
-		Logger:       n.log.Named("kubenode"), Registry: n.cfg.Registry,
+		VolumesInUse: n.volumesInUse, VolumesReported: n.volumesReported,
+		Logger: n.log.Named("kubenode"), Registry: n.cfg.Registry,
 	})
 	if err != nil {
 		if a.server != nil {

@@ -89,7 +89,7 @@ func (r *Reconciler) Records() []Record {
 		d := r.actual[id]
 		rec := Record{Volume: d.vol, Device: d.state}
 		op, busy := r.inflight[id]
-		if busy && op.Pod == "" && rec.Device != Mounted {
+		if busy && op.Pod == "" && op.Kind != OpVerifyAttached && rec.Device != Mounted {
 			rec.Device = Uncertain
 		}
 		if busy && op.Kind == OpUnstage {
