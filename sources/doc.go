@@ -18,7 +18,9 @@
 //  2. A pod whose persistentVolumeClaim volumes do not all name a claim in
 //     the desired set is rejected with the field at fault, except a pod of
 //     the API server: its claims are the API server's, resolved when its
-//     volumes are mounted.
+//     volumes are mounted. When a source refused such a claim (an
+//     [ObjectError] of kind PersistentVolumeClaim), the pod's error ends
+//     with the claim's.
 //  3. Errors a source reports (a manifest that does not decode or validate)
 //     are passed through unchanged; they never affect other objects.
 //  4. [Desired.Synced] is true once every source the merger was built with

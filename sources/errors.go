@@ -5,6 +5,15 @@ import (
 	"fmt"
 )
 
+// ObjectError is a source's error about one object it could not take (a
+// manifest document that did not decode or validate), naming the object
+// as far as it is known: kind "Pod", "PersistentVolume" or
+// "PersistentVolumeClaim", or empty.
+type ObjectError interface {
+	error
+	Object() (kind, namespace, name string)
+}
+
 // ErrConflict is matched by every [*ConflictError].
 var ErrConflict = errors.New("name claimed by another source")
 

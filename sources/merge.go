@@ -2,10 +2,12 @@ package sources
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/podhost/podhost/sources/podvalidate"
@@ -211,6 +213,7 @@ func (m *Merger) compute() Desired {
 	for _, c := range d.Claims {
 		known[c.Claim.Namespace+"/"+c.Claim.Name] = true
 	}
+	badClaims := rejectedClaims(d.Errors)
 	lookup := func(ns, name string) bool { return known[ns+"/"+name] }
 	for _, p := range candidates {
 		var errs field.ErrorList
@@ -221,6 +224,9 @@ func (m *Merger) compute() Desired {
 		}
 		if len(errs) > 0 {
 			err := fmt.Errorf("%s: pod %s/%s: %w", p.Origin.Where, p.Pod.Namespace, p.Pod.Name, errs.ToAggregate())
+			if p.Origin.Source != SourceAPIServer {
+				err = claimProblems(err, p.Pod, badClaims)
+			}
 			d.Rejected = append(d.Rejected, Rejected{Pod: p, Err: err})
 			continue
 		}
@@ -273,3 +279,41 @@ func (m *Merger) synced() bool {
 }
 
 func podKey(p Pod) string { return p.Pod.Namespace + "/" + p.Pod.Name }
+
+// rejectedClaims are the errors of the PersistentVolumeClaims a source
+// could not take, by namespace/name: the first of each.
+func rejectedClaims(errs []error) map[string]error {
+	out := map[string]error{}
+	for _, err := range errs {
+		var oe ObjectError
+		if !errors.As(err, &oe) {
+			continue
+		}
+		kind, ns, name := oe.Object()
+		if kind != "PersistentVolumeClaim" || name == "" {
+			continue
+		}
+		if _, ok := out[ns+"/"+name]; !ok {
+			out[ns+"/"+name] = err
+		}
+	}
+	return out
+}
+
+// claimProblems adds to err, pod's rejection, why each claim of the pod
+// that a source rejected was: the pod's "Not found" then names the
+// claim's real problem.
+func claimProblems(err error, pod *v1.Pod, bad map[string]error) error {
+	seen := map[string]bool{}
+	for _, v := range pod.Spec.Volumes {
+		c := v.PersistentVolumeClaim
+		if c == nil || seen[c.ClaimName] {
+			continue
+		}
+		seen[c.ClaimName] = true
+		if why, ok := bad[pod.Namespace+"/"+c.ClaimName]; ok {
+			err = fmt.Errorf("%w; claim %s/%s was rejected: %v", err, pod.Namespace, c.ClaimName, why)
+		}
+	}
+	return err
+}

@@ -187,3 +187,30 @@ func TestConflictErrorMessage(t *testing.T) {
 		}
 	}
 }
+
+// objectErr is a source's error about one object, as a manifest document's.
+type objectErr struct{ kind, ns, name, msg string }
+
+func (e objectErr) Error() string                          { return e.msg }
+func (e objectErr) Object() (kind, namespace, name string) { return e.kind, e.ns, e.name }
+
+// TestRejectedPodNamesItsClaimsProblem: a pod whose claim was rejected
+// beside it (no spec.volumeName) is rejected with the claim's own error,
+// not only "Not found"; a pod of the API server is not (its claims are the
+// API server's).
+func TestRejectedPodNamesItsClaimsProblem(t *testing.T) {
+	m := NewMerger(SourceFile)
+	bad := objectErr{"PersistentVolumeClaim", "default", "data", "a.yaml: document 1: PersistentVolumeClaim default/data: spec.volumeName: Required value"}
+	d := m.Update(Snapshot{Source: SourceFile, Pods: []Pod{pod("default/web", "a.yaml", "data"), pod("default/other", "a.yaml", "elsewhere")},
+		Errors: []error{objectErr{"Pod", "default", "data", "a pod of that name"}, bad}})
+	if len(d.Rejected) != 2 {
+		t.Fatalf("rejected %v; want both pods", d.Rejected)
+	}
+	for _, r := range d.Rejected {
+		msg := r.Err.Error()
+		hasClaim := strings.Contains(msg, "claim default/data was rejected: "+bad.msg)
+		if want := r.Pod.Pod.Name == "web"; hasClaim != want || !strings.Contains(msg, "claimName: Not found") {
+			t.Errorf("pod %s rejected with %q; want the Not found, and the claim's error: %v", r.Pod.Pod.Name, msg, want)
+		}
+	}
+}

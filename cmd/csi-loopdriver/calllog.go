@@ -18,6 +18,8 @@ type callRecord struct {
 	StagingTargetPath string    `json:"staging_target_path,omitempty"`
 	TargetPath        string    `json:"target_path,omitempty"`
 	VolumePath        string    `json:"volume_path,omitempty"`
+	// PublishContext is a NodeStage or NodePublish request's.
+	PublishContext map[string]string `json:"publish_context,omitempty"`
 	// Code is the gRPC code name of the answer ("OK" on success).
 	Code    string `json:"code"`
 	Message string `json:"message,omitempty"`

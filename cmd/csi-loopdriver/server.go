@@ -154,6 +154,8 @@ type (
 	withStagingPath interface{ GetStagingTargetPath() string }
 	withTargetPath  interface{ GetTargetPath() string }
 	withVolumePath  interface{ GetVolumePath() string }
+	// NodeStage and NodePublish (ControllerPublish answers one).
+	withPublishContext interface{ GetPublishContext() map[string]string }
 )
 
 // intercept applies the configured faults to each call and appends it to
@@ -172,6 +174,9 @@ func (d *driver) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 	}
 	if r, ok := req.(withTargetPath); ok {
 		rec.TargetPath = r.GetTargetPath()
+	}
+	if r, ok := req.(withPublishContext); ok {
+		rec.PublishContext = r.GetPublishContext()
 	}
 	if r, ok := req.(withVolumePath); ok {
 		rec.VolumePath = r.GetVolumePath()

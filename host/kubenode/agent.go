@@ -117,6 +117,9 @@ func (a *Agent) observe(ctx context.Context) observed {
 	o.info.ContainerRuntimeVersion = a.runtimeVersion
 	o.info.KubeletVersion = a.o.KubeletVersion
 	o.capacity, o.allocatable = a.resources()
+	if a.o.VolumesInUse != nil {
+		o.volumesInUse, o.volumesKnown = a.o.VolumesInUse()
+	}
 	if a.o.Health != nil {
 		o.health = a.o.Health(ctx)
 	} else {

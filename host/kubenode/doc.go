@@ -1,7 +1,7 @@
 // Package kubenode owns this host's Node object in a Kubernetes API server:
 // it registers the Node, keeps its status (conditions, addresses, capacity,
-// allocatable, daemon endpoints, node info) and renews its Lease in
-// kube-node-lease, as a kubelet does for its node. It knows nothing of pods;
+// allocatable, daemon endpoints, node info, volumes in use) and renews its
+// Lease in kube-node-lease, as a kubelet does for its node. It knows nothing of pods;
 // the pod source and status sink live elsewhere. Only host/node imports this
 // package.
 //
@@ -25,6 +25,12 @@
 //     that read's resourceVersion: a write by someone else in between gives
 //     a conflict, and the agent re-reads and retries (at most 5 times per
 //     round). A Node that was deleted is registered again.
+//
+// status.volumesInUse is Options.VolumesInUse, set once the node knows its
+// volumes (until then the Node's list stays), and every list the API
+// server accepted goes to Options.VolumesReported: the attach/detach
+// controller does not detach a volume a node reports in use, and a node
+// stages a volume that needs attaching only once it was reported.
 //
 // Conditions keep the kubelet's Type and Reason strings, which tooling
 // reads (KubeletReady/KubeletNotReady, KubeletHasSufficientMemory/

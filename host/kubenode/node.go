@@ -23,13 +23,17 @@ type observed struct {
 	capacity, allocatable v1.ResourceList
 	info                  v1.NodeSystemInfo
 	health                Health
+	// volumesInUse is status.volumesInUse when volumesKnown; else the
+	// Node's list is kept.
+	volumesInUse []v1.UniqueVolumeName
+	volumesKnown bool
 }
 
 // applyNode returns a copy of base with the agent's fields set from o at
 // now: its labels, addresses, daemon endpoint, capacity and allocatable
 // (the resources it measures; others, such as extended resources an admin
-// advertised, are kept), node info and conditions. The spec, annotations
-// and other labels are base's.
+// advertised, are kept), node info, conditions and, when known, the
+// volumes in use. The spec, annotations and other labels are base's.
 func applyNode(base *v1.Node, o observed, now time.Time) *v1.Node {
 	n := base.DeepCopy()
 	if n.Labels == nil {
@@ -44,6 +48,12 @@ func applyNode(base *v1.Node, o observed, now time.Time) *v1.Node {
 	s.Allocatable = mergeResources(s.Allocatable, o.allocatable)
 	s.NodeInfo = o.info
 	s.Conditions = setConditions(s.Conditions, wantConditions(o.health, o.capacity), metav1.NewTime(now))
+	if o.volumesKnown {
+		s.VolumesInUse = nil
+		if len(o.volumesInUse) > 0 {
+			s.VolumesInUse = slices.Clone(o.volumesInUse)
+		}
+	}
 	return n
 }
 

@@ -111,6 +111,18 @@ type Options struct {
 	// Recorder gets the events on the Node (events.go); nil: they are
 	// written to the API server through Client while Run runs.
 	Recorder record.EventRecorder
+	// VolumesInUse returns status.volumesInUse: the unique names of the
+	// volumes the node has, may have or is about to have staged
+	// ("kubernetes.io/csi/<driver>^<handle>"), which the attach/detach
+	// controller must not detach, sorted. known is false until the node
+	// can tell (its volume state rebuilt after a start): the Node's list
+	// is then kept as it is. Nil: the field is never set.
+	VolumesInUse func() (names []v1.UniqueVolumeName, known bool)
+	// VolumesReported is called with status.volumesInUse of every Node
+	// the API server accepted from the agent (registered or patched):
+	// what the attach/detach controller can now see in use, as the
+	// kubelet's MarkVolumesAsReportedInUse. Nil: not called.
+	VolumesReported func(names []v1.UniqueVolumeName)
 }
 
 // Thresholds say when the machine is under pressure, as the kubelet's

@@ -69,6 +69,9 @@ func (s *statusLoop) wrote(n *v1.Node, changed bool) {
 	s.a.setNode(n)
 	s.report.posted(s.a.o.Clock.Now(), changed)
 	s.a.metrics.statusPosts.Inc()
+	if s.a.o.VolumesReported != nil {
+		s.a.o.VolumesReported(n.Status.VolumesInUse)
+	}
 }
 
 // post reads the Node, sets what the agent owns and patches its status,

@@ -131,16 +131,21 @@ func (n *Node) podRefs() []podRef {
 	return refs
 }
 
-// sourceErrorItem shows a manifest that did not become a pod (it does not
-// parse or does not validate) as a rejected pod carrying the error, which
-// names the file and the field: under the name written in the file, or the
-// file's name when the document did not decode that far.
+// sourceErrorItem shows a manifest document that did not become a pod, a
+// PersistentVolume or a PersistentVolumeClaim (it does not parse or does
+// not validate) as a rejected pod carrying the error, which names the
+// file, the document and the field: a pod under the name written in the
+// file; a volume or a claim (whose error names it), or a document that did
+// not decode that far, under the file's name.
 func sourceErrorItem(err error) (localapi.PodItem, bool) {
 	var doc *manifest.DocumentError
-	if !errors.As(err, &doc) || (doc.Kind != "" && doc.Kind != "Pod") {
+	if !errors.As(err, &doc) {
 		return localapi.PodItem{}, false
 	}
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: doc.Namespace, Name: doc.Name}}
+	if doc.Kind != "" && doc.Kind != "Pod" {
+		pod.Name = "" // not a pod: no pod of that name
+	}
 	if pod.Namespace == "" {
 		pod.Namespace = v1.NamespaceDefault
 	}

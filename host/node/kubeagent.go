@@ -63,6 +63,7 @@ func (n *Node) buildKubeAgent() (*kubeAgent, error) {
 		Client: k.Client, NodeName: n.cfg.NodeName, Addresses: addrs, DaemonPort: port, DeclaredFeatures: features,
 		RootDir: n.cfg.RootDir, KubeletVersion: kubeletVersion(n.cfg.HostVersion),
 		RuntimeVersion: n.runtimeVersion, RuntimeReady: n.runtimeReady, Labels: k.Labels,
+		VolumesInUse: n.volumesInUse, VolumesReported: n.volumesReported,
 		Logger: n.log.Named("kubenode"), Registry: n.cfg.Registry,
 	})
 	if err != nil {
@@ -73,6 +74,26 @@ func (n *Node) buildKubeAgent() (*kubeAgent, error) {
 	}
 	a.agent = agent
 	return a, nil
+}
+
+// volumesInUse is node.status.volumesInUse: the volume manager's volumes in
+// use, in the kubelet's unique names, once its state is rebuilt after the
+// start (until then the Node's list stays, as the last run reported it).
+func (n *Node) volumesInUse() ([]v1.UniqueVolumeName, bool) {
+	if n.volumes == nil {
+		return nil, true // a node built without volumes
+	}
+	select {
+	case <-n.volumesReady:
+	default:
+		return nil, false
+	}
+	ids := n.volumes.VolumesInUse()
+	out := make([]v1.UniqueVolumeName, len(ids))
+	for i, id := range ids {
+		out[i] = v1.UniqueVolumeName(id)
+	}
+	return out, true
 }
 
 // kubeletVersion is the version the node reports: the Kubernetes version

@@ -127,6 +127,8 @@ func (n *Node) newVolumeManager() error {
 		Metrics:    reconstruction,
 		Mounts:     plugins,
 		BootID:     readBootID(),
+
+		Attachments: n.volumeAttachments(),
 	})
 	if err := reconstruction.watch(n.cfg.Registry, n.volumes); err != nil {
 		return err

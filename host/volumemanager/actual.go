@@ -17,6 +17,10 @@ type device struct {
 	// stage error then keeps it uncertain (T5).
 	reconstructed bool
 	pods          map[types.UID]*podMount
+	// attached: a volume with Attach was found attached (OpVerifyAttached)
+	// with publishContext; forgotten with the device.
+	attached       bool
+	publishContext map[string]string
 }
 
 // podMount is the actual state of one (volume, pod) publish.

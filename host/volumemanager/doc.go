@@ -48,8 +48,15 @@
 // keeps the usage of the claims of running pods for the kubelet's volume
 // stats: it asks only plugins that declare metrics, never about a volume
 // with an operation in flight, and a stats lease holds back (and cuts
-// short) the call when a teardown of the volume is due. Still to come:
-// node status (volumesInUse), ReadWriteOncePod checks and expansion.
+// short) the call when a teardown of the volume is due. VolumesInUse is
+// what host/node reports as node.status.volumesInUse in Kubernetes mode: a
+// shared volume from the moment a pod desires it until its unstage
+// succeeded. A volume the cluster attaches (Volume.Attach, decided by
+// Attachments, attach.go) is staged and published only once it was
+// reported in use (MarkVolumesReportedInUse) and its attachment was found
+// (OpVerifyAttached, retried with the back-off), with the attachment's
+// publish context; the attachment is forgotten with the device. Still to
+// come: ReadWriteOncePod checks and expansion.
 //
 // A publish carries the pod's MountArgs (fsGroup and its change policy,
 // the kubelet's MounterArgs); the set-up code of each volume kind gives

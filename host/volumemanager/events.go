@@ -47,9 +47,14 @@ func opEvent(op Op, err error) (eventType, reason, message string, ok bool) {
 		OpStage:   "MountVolume.MountDevice",
 		OpPublish: "MountVolume.SetUp",
 		OpMap:     "MapVolume.MapPodDevice",
+		// The volume is not attached yet (not an error of the node's).
+		OpVerifyAttached: "MountVolume.WaitForAttach",
 	}[op.Kind]
-	if op.Kind == OpStage && op.Volume.Block {
+	switch {
+	case op.Kind == OpStage && op.Volume.Block:
 		step = "MapVolume.SetUpDevice"
+	case op.Kind == OpVerifyAttached && op.Volume.Block:
+		step = "MapVolume.WaitForAttach"
 	}
 	if step == "" {
 		return "", "", "", false

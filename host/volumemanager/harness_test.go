@@ -21,8 +21,9 @@ type harness struct {
 	world    *world
 	inflight map[int]Op
 	next     int
-	fail     map[string]bool // reconstruction failures, pod/name
-	lostDirs map[string]bool // pod volume directories gone, pod/name
+	fail     map[string]bool                // reconstruction failures, pod/name
+	attached map[VolumeID]map[string]string // the cluster's attachments: publish contexts
+	lostDirs map[string]bool                // pod volume directories gone, pod/name
 	out      strings.Builder
 }
 
@@ -30,6 +31,7 @@ func newHarness() *harness {
 	return &harness{
 		r: NewReconciler(testClassifier), now: time.Unix(0, 0).UTC(), world: newWorld(),
 		inflight: map[int]Op{}, fail: map[string]bool{}, lostDirs: map[string]bool{},
+		attached: map[VolumeID]map[string]string{},
 	}
 }
 
@@ -50,6 +52,11 @@ func (h *harness) run(c *lifecycletest.Cmd) string {
 		vols, err := DesiredVolumes(context.Background(), pod, testResolver{})
 		if err != nil {
 			return lifecycletest.Errorf("%v", err)
+		}
+		if c.Opt("attach", "") != "" {
+			for i := range vols {
+				vols[i].Volume.Attach = vols[i].Volume.Shared
+			}
 		}
 		h.r.SetPod(pod.UID, vols)
 	case "remove":
@@ -75,6 +82,17 @@ func (h *harness) run(c *lifecycletest.Cmd) string {
 		h.printf("unmounted=%v", h.r.PodVolumesUnmounted(types.UID(c.Opt("pod", ""))))
 	case "inuse":
 		h.printf("inuse=%v", h.r.VolumesInUse())
+	case "report":
+		// The node status with the volumes in use was accepted.
+		h.r.MarkVolumesReportedInUse(h.r.VolumesInUse())
+	case "attach":
+		// The cluster attaches vol (a VolumeAttachment attached), with the
+		// publish context pc=key:value.
+		pc := map[string]string{}
+		if k, v, ok := strings.Cut(c.Opt("pc", ""), ":"); ok {
+			pc[k] = v
+		}
+		h.attached[VolumeID(c.Opt("vol", ""))] = pc
 	case "fail-reconstruct":
 		h.fail[c.Opt("pod", "")+"/"+c.Opt("name", "")] = true
 	case "heal-reconstruct":
@@ -101,6 +119,10 @@ func (h *harness) step() {
 	for _, op := range ops {
 		h.next++
 		h.inflight[h.next] = op
+		if pc := op.Volume.PublishContext; len(pc) > 0 {
+			h.printf("%d: %s pc=%v", h.next, op, pc)
+			continue
+		}
 		h.printf("%d: %s", h.next, op)
 	}
 	if next, ok := h.r.NextRetry(h.now); ok && len(ops) == 0 {
@@ -150,6 +172,14 @@ func (h *harness) complete(op Op, err error) error {
 		h.r.Resolve(h.now, op, ans, rerr)
 		return rerr
 	}
+	if op.Kind == OpVerifyAttached {
+		pc, ok := h.attached[op.Volume.ID]
+		if err == nil && !ok {
+			err = fmt.Errorf("VolumeAttachment of %s: %w", op.Volume.ID, ErrNotAttached)
+		}
+		h.r.Attached(h.now, op, pc, err)
+		return err
+	}
 	class := Final
 	if err != nil {
 		class = testClassifier(err)
@@ -171,6 +201,9 @@ func (h *harness) state() {
 		}
 		if d.vol.Unresolved {
 			line += " unresolved"
+		}
+		if d.attached {
+			line += " attached"
 		}
 		for _, uid := range sortedKeys(d.pods) {
 			pm := d.pods[uid]

@@ -27,6 +27,9 @@ type Config struct {
 	// BootID is the kernel's ID of this boot; the records saved carry it,
 	// and those of another boot have lost every mount.
 	BootID string
+	// Attachments, when set, says which volumes wait for the cluster to
+	// attach them (attach.go).
+	Attachments Attachments
 }
 
 // Metrics counts what operators watch. It must not block.
@@ -179,8 +182,12 @@ func (m *Manager) Run(ctx context.Context) error {
 			m.wg.Add(1)
 			go func() {
 				defer m.wg.Done()
-				if op.Kind == OpReconstruct {
+				switch op.Kind {
+				case OpReconstruct:
 					m.reconstruct(ctx, op)
+					return
+				case OpVerifyAttached:
+					m.verifyAttached(ctx, op)
 					return
 				}
 				m.complete(op, call(ctx, m.cfg.Plugins, op))
@@ -205,6 +212,16 @@ func (m *Manager) Run(ctx context.Context) error {
 func (m *Manager) complete(op Op, err error) {
 	m.mu.Lock()
 	m.r.Complete(m.cfg.Clock.Now(), op, err)
+	m.mu.Unlock()
+	m.report(op, err)
+	m.poke()
+}
+
+// report gives the event of op's result to the pods it concerns: its
+// own, every pod that desires a device's volume, or the node's for an
+// unstage.
+func (m *Manager) report(op Op, err error) {
+	m.mu.Lock()
 	var pods []types.UID
 	switch {
 	case op.Pod != "":
@@ -224,7 +241,6 @@ func (m *Manager) complete(op Op, err error) {
 			m.cfg.Events.Event(uid, typ, reason, msg)
 		}
 	}
-	m.poke()
 }
 
 // poke wakes Run and every waiter.

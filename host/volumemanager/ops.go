@@ -23,9 +23,13 @@ const (
 	// of an unresolved placeholder (Reconstructor); it changes nothing on
 	// the node, and its answer goes to Reconciler.Resolve.
 	OpReconstruct
+	// OpVerifyAttached asks Attachments whether a volume with Attach is
+	// attached to the node, and for its publish context; it changes
+	// nothing on the node, and its answer goes to Reconciler.Attached.
+	OpVerifyAttached
 )
 
-var opNames = [...]string{"stage", "unstage", "publish", "unpublish", "map", "unmap", "reconstruct"}
+var opNames = [...]string{"stage", "unstage", "publish", "unpublish", "map", "unmap", "reconstruct", "verify-attached"}
 
 func (k OpKind) String() string {
 	if int(k) < len(opNames) {

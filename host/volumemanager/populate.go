@@ -15,6 +15,9 @@ import (
 // A malformed volume spec gives a FieldError and adds nothing.
 func (m *Manager) AddPod(ctx context.Context, pod *v1.Pod) error {
 	vols, err := DesiredVolumes(ctx, pod, m.cfg.Resolver)
+	if err == nil && m.cfg.Attachments != nil {
+		err = requireAttach(ctx, m.cfg.Attachments, pod, vols)
+	}
 	if err != nil {
 		return fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}

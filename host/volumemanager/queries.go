@@ -53,9 +53,11 @@ func (r *Reconciler) PodVolumesUnmounted(uid types.UID) bool {
 	return true
 }
 
-// VolumesInUse are the shared volumes that are desired or may still be
-// staged, and every placeholder of a failed reconstruction: the volumes
-// that must not be attached elsewhere. Sorted.
+// VolumesInUse are the shared volumes that are desired (from before their
+// stage starts) or may still be staged or published (until an unstage
+// succeeded), and every placeholder of a failed reconstruction: the
+// volumes that must not be detached from this node, as node.status.
+// volumesInUse reports them. Sorted.
 func (r *Reconciler) VolumesInUse() []VolumeID {
 	set := map[VolumeID]bool{}
 	for _, vols := range r.desired {
@@ -66,7 +68,8 @@ func (r *Reconciler) VolumesInUse() []VolumeID {
 		}
 	}
 	for id, d := range r.actual {
-		if d.vol.Shared || d.vol.Unresolved {
+		_, busy := r.inflight[id]
+		if d.vol.Unresolved || (d.vol.Shared && (d.state != NotMounted || len(d.pods) > 0 || busy)) {
 			set[id] = true
 		}
 	}
@@ -86,7 +89,7 @@ func (r *Reconciler) Records() []Record {
 		d := r.actual[id]
 		rec := Record{Volume: d.vol, Device: d.state}
 		op, busy := r.inflight[id]
-		if busy && op.Pod == "" && rec.Device != Mounted {
+		if busy && op.Pod == "" && op.Kind != OpVerifyAttached && rec.Device != Mounted {
 			rec.Device = Uncertain
 		}
 		if busy && op.Kind == OpUnstage {

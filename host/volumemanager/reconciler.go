@@ -18,6 +18,7 @@ type Reconciler struct {
 	inflight  map[VolumeID]Op
 	backoff   map[opKey]backoff
 	lastErr   map[types.UID]error
+	reported  map[VolumeID]bool // in node.status.volumesInUse (MarkVolumesReportedInUse)
 	populated bool
 	seq       uint64
 	dirty     bool
@@ -38,6 +39,7 @@ func NewReconciler(c Classifier) *Reconciler {
 		inflight: map[VolumeID]Op{},
 		backoff:  map[opKey]backoff{},
 		lastErr:  map[types.UID]error{},
+		reported: map[VolumeID]bool{},
 
 		statsHeld:    map[VolumeID]int{},
 		statsWaiting: map[VolumeID]bool{},
@@ -83,7 +85,7 @@ func (r *Reconciler) Step(now time.Time) []Op {
 		if _, busy := r.inflight[id]; busy {
 			return
 		}
-		if !op.Kind.mounts() && r.statsHeld[id] > 0 {
+		if !op.Kind.mounts() && op.Kind != OpVerifyAttached && r.statsHeld[id] > 0 {
 			r.statsWaiting[id] = true // a stats call first (HoldStats)
 			return
 		}
@@ -121,15 +123,24 @@ func (r *Reconciler) Step(now time.Time) []Op {
 			pv := r.desired[uid][name]
 			v := pv.Volume
 			d := r.actual[v.ID]
-			if v.Shared && (d == nil || d.state != Mounted) {
+			stage := v.Shared && (d == nil || d.state != Mounted)
+			if stage {
 				if ph := r.heldBy(v); ph != "" {
 					r.lastErr[uid] = heldError(v, ph)
 					continue
 				}
-				start(Op{Kind: OpStage, Volume: v})
+			} else if d != nil && d.pods[uid] != nil && d.pods[uid].state == Mounted {
 				continue
 			}
-			if d != nil && d.pods[uid] != nil && d.pods[uid].state == Mounted {
+			if v.Attach {
+				if d == nil || !d.attached {
+					r.verifyAttached(uid, v, start)
+					continue
+				}
+				v.PublishContext = d.publishContext
+			}
+			if stage {
+				start(Op{Kind: OpStage, Volume: v})
 				continue
 			}
 			start(Op{Kind: publishKind(v), Volume: v, Pod: uid, Name: name, Args: pv.Args})
@@ -164,14 +175,21 @@ func (r *Reconciler) Step(now time.Time) []Op {
 // success. A completion of an operation this reconciler no longer has in
 // flight (one started before a restart) is ignored.
 //
-// An OpReconstruct completed here failed with err (Resolve takes its
-// answer).
+// An OpReconstruct or OpVerifyAttached completed here failed with err
+// (Resolve and Attached take their answers).
 func (r *Reconciler) Complete(now time.Time, op Op, err error) {
 	if op.Kind == OpReconstruct {
 		if err == nil {
 			err = errors.New("no answer")
 		}
 		r.Resolve(now, op, Reconstructed{}, err)
+		return
+	}
+	if op.Kind == OpVerifyAttached {
+		if err == nil {
+			err = errors.New("no answer")
+		}
+		r.Attached(now, op, nil, err)
 		return
 	}
 	id := op.Volume.ID

@@ -54,6 +54,15 @@ type Volume struct {
 	// Unresolved marks a placeholder for a pod volume directory whose
 	// plugin could not reconstruct it: it may only be unpublished.
 	Unresolved bool
+	// Attach says the cluster attaches the volume to the node (a CSI
+	// driver that needs ControllerPublishVolume, through the attach/detach
+	// controller): it is staged and published only once it was reported
+	// in use and its attachment was found (Attachments, attach.go).
+	Attach bool
+	// PublishContext is what the attachment returned (a CSI
+	// VolumeAttachment's status.attachmentMetadata), given to the stage
+	// and publish of a volume with Attach; empty otherwise.
+	PublishContext map[string]string
 
 	CSI      *v1.CSIPersistentVolumeSource
 	FC       *v1.FCVolumeSource

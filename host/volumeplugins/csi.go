@@ -133,7 +133,7 @@ func (c *csiVolumes) Stage(ctx context.Context, v volumemanager.Volume) error {
 		return fmt.Errorf("creating staging path: %w", err)
 	}
 	_, err = cl.Stage(ctx, &volumev1.StageRequest{
-		VolumeId: v.CSI.VolumeHandle, StagingPath: path, Capability: capability(v),
+		VolumeId: v.CSI.VolumeHandle, PublishContext: v.PublishContext, StagingPath: path, Capability: capability(v),
 		VolumeContext: volumeContext(volumemanager.PodVolume{Volume: v}), Driver: v.CSI.Driver,
 	})
 	return edgeError(name, "Stage", err)
@@ -172,7 +172,7 @@ func (c *csiVolumes) Publish(ctx context.Context, pv volumemanager.PodVolume) er
 		return err
 	}
 	_, err = cl.Publish(ctx, &volumev1.PublishRequest{
-		VolumeId: pv.Volume.CSI.VolumeHandle, StagingPath: c.stagingPath(pv.Volume), TargetPath: target,
+		VolumeId: pv.Volume.CSI.VolumeHandle, PublishContext: pv.Volume.PublishContext, StagingPath: c.stagingPath(pv.Volume), TargetPath: target,
 		Capability: capability(pv.Volume), Readonly: pv.Volume.ReadOnly, VolumeContext: volumeContext(pv), Driver: pv.Volume.CSI.Driver,
 	})
 	if err := edgeError(name, "Publish", err); err != nil {
@@ -209,7 +209,7 @@ func (c *csiVolumes) Map(ctx context.Context, pv volumemanager.PodVolume) error 
 		return fmt.Errorf("creating the device file's directory: %w", err)
 	}
 	_, err = cl.MapBlock(ctx, &volumev1.MapBlockRequest{
-		VolumeId: pv.Volume.CSI.VolumeHandle, StagingPath: c.stagingPath(pv.Volume), TargetPath: target,
+		VolumeId: pv.Volume.CSI.VolumeHandle, PublishContext: pv.Volume.PublishContext, StagingPath: c.stagingPath(pv.Volume), TargetPath: target,
 		Capability: capability(pv.Volume), Readonly: pv.Volume.ReadOnly, VolumeContext: volumeContext(pv), Driver: pv.Volume.CSI.Driver,
 	})
 	return edgeError(name, "MapBlock", err)

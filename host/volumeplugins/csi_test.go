@@ -249,3 +249,50 @@ func TestCSIStageWithTheVolumesAccessMode(t *testing.T) {
 		})
 	}
 }
+
+// contextClient records the publish contexts of Stage, Publish and
+// MapBlock.
+type contextClient struct {
+	volumev1.VolumeClient
+	calls []string
+}
+
+func (f *contextClient) Stage(_ context.Context, r *volumev1.StageRequest, _ ...grpc.CallOption) (*volumev1.StageResponse, error) {
+	f.calls = append(f.calls, fmt.Sprintf("stage %v", r.GetPublishContext()))
+	return &volumev1.StageResponse{}, nil
+}
+
+func (f *contextClient) Publish(_ context.Context, r *volumev1.PublishRequest, _ ...grpc.CallOption) (*volumev1.PublishResponse, error) {
+	f.calls = append(f.calls, fmt.Sprintf("publish %v", r.GetPublishContext()))
+	return &volumev1.PublishResponse{}, nil
+}
+
+func (f *contextClient) MapBlock(_ context.Context, r *volumev1.MapBlockRequest, _ ...grpc.CallOption) (*volumev1.MapBlockResponse, error) {
+	f.calls = append(f.calls, fmt.Sprintf("map %v", r.GetPublishContext()))
+	return &volumev1.MapBlockResponse{}, nil
+}
+
+// TestCSIPublishContext: the publish context of a volume's attachment
+// (a VolumeAttachment's attachmentMetadata) reaches NodeStage, NodePublish
+// and the block publish.
+func TestCSIPublishContext(t *testing.T) {
+	root := t.TempDir()
+	cl := &contextClient{}
+	c := &csiVolumes{root: root, host: hostvolumes.New(root, nil), clients: fakeClients{"csi": cl}, routes: map[string]string{"loop": "csi"}}
+	v := volumemanager.Volume{ID: "kubernetes.io/csi/loop^h1", Plugin: volumemanager.PluginCSI, Shared: true, PV: "pv1", Attach: true,
+		PublishContext: map[string]string{"lun": "3"}, CSI: &v1.CSIPersistentVolumeSource{Driver: "loop", VolumeHandle: "h1"}}
+	ctx := context.Background()
+	if err := c.Stage(ctx, v); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Publish(ctx, volumemanager.PodVolume{Pod: "u1", Name: "data", Volume: v}); err != nil {
+		t.Fatal(err)
+	}
+	v.Block = true
+	if err := c.Map(ctx, volumemanager.PodVolume{Pod: "u2", Name: "raw", Volume: v}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(cl.calls, ","), "stage map[lun:3],publish map[lun:3],map map[lun:3]"; got != want {
+		t.Errorf("calls %s, want %s", got, want)
+	}
+}

@@ -77,7 +77,7 @@ func TestDecode(t *testing.T) {
 		{"unsupported volume source", webPod + "  volumes: [{name: c, configMap: {name: c}}]\n",
 			[]string{"error pods/web.yaml: document 1: spec.volumes[0].configMap: Forbidden: unsupported volume source: podhost supports emptyDir, hostPath, persistentVolumeClaim, csi and downwardAPI (configMap, secret and projected sources need the API server)"}},
 		{"static claim needs its volume", "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\n",
-			[]string{"error pods/web.yaml: document 1: spec.volumeName: Required value: a static claim names its volume"}},
+			[]string{"error pods/web.yaml: document 1: PersistentVolumeClaim default/data: spec.volumeName: Required value: a static claim names its volume"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,22 +2,31 @@ package e2e
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 )
 
 // kubeCSIHost is a Kubernetes-mode host whose volume-csi plugin serves
-// the loop driver d.
-func kubeCSIHost(t *testing.T, d *loopDriverProc) *kubeHost {
+// the loop driver d, declared in the cluster by a CSIDriver object with
+// attachRequired as given: false as a node-only driver is deployed, true
+// for a driver whose volumes the attach/detach controller attaches
+// (ControllerPublishVolume).
+func kubeCSIHost(t *testing.T, d *loopDriverProc, attachRequired bool) *kubeHost {
 	t.Helper()
 	k := startKubeHostWith(t, fmt.Sprintf(`  - name: csi
     kind: volume
@@ -25,6 +34,10 @@ func kubeCSIHost(t *testing.T, d *loopDriverProc) *kubeHost {
     config: {drivers: [{name: %s, endpoint: "unix://%s"}], stateDir: "%s"}
 `, loopDriver, d.endpoint, filepath.Join(t.TempDir(), "volume-csi")))
 	t.Cleanup(func() { unmountBelow(t, k.root) })
+	drv := &storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: loopDriver}, Spec: storagev1.CSIDriverSpec{AttachRequired: &attachRequired}}
+	if _, err := k.cluster.Client.StorageV1().CSIDrivers().Create(t.Context(), drv, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create CSIDriver: %v", err)
+	}
 	return k
 }
 
@@ -101,7 +114,7 @@ func kubeClaimPod(name, claim, script string) *v1.Pod {
 // come from the API server.
 func TestKubeVolumesClaims(t *testing.T) {
 	d := startLoopDriver(t)
-	k := kubeCSIHost(t, d)
+	k := kubeCSIHost(t, d, false)
 	k.waitNodeReady(60 * time.Second)
 	zero := int64(0)
 
@@ -209,4 +222,183 @@ func TestKubeVolumesProjected(t *testing.T) {
 	// from the API.
 	poll(t, 30*time.Second, func() bool { _, err := os.Stat(dir); return os.IsNotExist(err) },
 		func() string { return "the volume directory " + dir + " after the pod is gone" })
+}
+
+// volumesInUse is the node's status.volumesInUse as the API server has it.
+func (k *kubeHost) volumesInUse() []string {
+	k.t.Helper()
+	n, err := k.cluster.Client.CoreV1().Nodes().Get(k.t.Context(), kubeNode, metav1.GetOptions{})
+	if err != nil {
+		k.t.Fatalf("read node: %v", err)
+	}
+	out := make([]string, len(n.Status.VolumesInUse))
+	for i, v := range n.Status.VolumesInUse {
+		out[i] = string(v)
+	}
+	return out
+}
+
+// TestKubeVolumesInUse: node.status.volumesInUse names a claim's CSI
+// volume in the kubelet's form while its device is staged, and keeps it
+// while the unstage fails after the pod is gone: the Node the host posts
+// for a second volume still lists the first. Once the unstage succeeds
+// the name goes, and never before the staging mount is gone (each read
+// of the Node without it is followed by a look at the mount table).
+func TestKubeVolumesInUse(t *testing.T) {
+	d := startLoopDriverWith(t, "faults:\n- {rpc: NodeUnstageVolume, action: fail, code: Internal}\n")
+	k := kubeCSIHost(t, d, false)
+	k.waitNodeReady(60 * time.Second)
+	zero := int64(0)
+	handle := d.createVolume(t, "kube-inuse")
+	name := "kubernetes.io/csi/" + loopDriver + "^" + handle
+	staging := k.stagingPath(loopDriver, handle)
+	k.createVolumeAndClaim("inuse", handle, true)
+
+	k.create(kubeClaimPod("kinuse", "inuse", `echo mounted; exec sleep 3600`))
+	k.waitAPIRunning("kinuse", 90*time.Second)
+	poll(t, 60*time.Second, func() bool { return slices.Contains(k.volumesInUse(), name) },
+		func() string {
+			return fmt.Sprintf("volumesInUse %v; want %s while pod kinuse runs", k.volumesInUse(), name)
+		})
+	if n := mountCount(t, staging); n != 1 {
+		t.Errorf("%d staging mounts of the volume in use; want 1", n)
+	}
+
+	// stagedWhileNotInUse reads the Node, then the mount table: a Node
+	// without the volume while its device is still staged breaks the rule.
+	stagedWhileNotInUse := func() bool {
+		inUse := k.volumesInUse()
+		if slices.Contains(inUse, name) {
+			return false
+		}
+		if n := mountCount(t, staging); n != 0 {
+			t.Fatalf("volumesInUse %v without %s while its device is staged (%d staging mounts)", inUse, name, n)
+		}
+		return true
+	}
+	k.deleteAPIPod("kinuse", &zero)
+	k.waitAPIGone("kinuse", 60*time.Second)
+	poll(t, 60*time.Second, func() bool {
+		stagedWhileNotInUse()
+		return strings.Contains(strings.Join(d.calls(t), ","), "NodeUnstageVolume Internal")
+	}, func() string { return fmt.Sprintf("driver calls %q; want a failed unstage", d.calls(t)) })
+
+	// A second volume comes into use: the Node posted for it still lists
+	// the first, whose unstage keeps failing.
+	other := d.createVolume(t, "kube-inuse-other")
+	otherName := "kubernetes.io/csi/" + loopDriver + "^" + other
+	k.createVolumeAndClaim("other", other, true)
+	k.create(kubeClaimPod("kother", "other", `echo mounted; exec sleep 3600`))
+	poll(t, 90*time.Second, func() bool { return slices.Contains(k.volumesInUse(), otherName) },
+		func() string { return fmt.Sprintf("volumesInUse %v; want %s", k.volumesInUse(), otherName) })
+	if inUse := k.volumesInUse(); !slices.Contains(inUse, name) {
+		t.Errorf("volumesInUse %v after a failed unstage of %s; want it kept (%d staging mounts)", inUse, name, mountCount(t, staging))
+	}
+	k.waitAPIRunning("kother", 90*time.Second)
+	k.deleteAPIPod("kother", &zero)
+	k.waitAPIGone("kother", 60*time.Second)
+
+	d.setFaults(t, "")
+	poll(t, 3*time.Minute, func() bool {
+		return stagedWhileNotInUse() && !slices.Contains(k.volumesInUse(), otherName)
+	}, func() string {
+		return fmt.Sprintf("volumesInUse %v; want neither volume once both are unstaged (driver calls %q)", k.volumesInUse(), d.calls(t))
+	})
+	if n := mountsBelow(t, k.root); n != 0 {
+		t.Errorf("%d mounts below the root after both volumes left use", n)
+	}
+}
+
+// publishContexts are the publish contexts of the driver's NodeStage and
+// NodePublish calls, as "RPC map[...]" in the order of the calls.
+func (d *loopDriverProc) publishContexts(t *testing.T) []string {
+	t.Helper()
+	b, _ := os.ReadFile(d.callLog)
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		var c struct {
+			RPC            string
+			PublishContext map[string]string `json:"publish_context"`
+		}
+		if json.Unmarshal([]byte(line), &c) == nil && (c.RPC == "NodeStageVolume" || c.RPC == "NodePublishVolume") {
+			out = append(out, fmt.Sprintf("%s %v", c.RPC, c.PublishContext))
+		}
+	}
+	return out
+}
+
+// TestKubeVolumesAttach: a volume of a driver whose CSIDriver says
+// attachRequired (ControllerPublishVolume through the attach/detach
+// controller) is reported in use, then waits, unstaged, with FailedMount
+// events saying it is not attached, until the test attaches it as the
+// controller would: a VolumeAttachment named for the volume handle, the
+// driver and the node, marked attached with attachmentMetadata, and the
+// volume in the Node's status.volumesAttached; then it is staged and
+// published with that publish context.
+func TestKubeVolumesAttach(t *testing.T) {
+	d := startLoopDriver(t)
+	k := kubeCSIHost(t, d, true)
+	k.waitNodeReady(60 * time.Second)
+	zero := int64(0)
+	handle := d.createVolume(t, "kube-attach")
+	name := "kubernetes.io/csi/" + loopDriver + "^" + handle
+	k.createVolumeAndClaim("attached", handle, true)
+	k.create(kubeClaimPod("kattach", "attached", `echo mounted; exec sleep 3600`))
+
+	poll(t, 90*time.Second, func() bool { return hasEvent(k.events("kattach"), "FailedMount", "not attached") },
+		func() string {
+			return fmt.Sprintf("events of kattach:\n%s\nwant FailedMount saying the volume is not attached", eventsString(k.events("kattach")))
+		})
+	if inUse := k.volumesInUse(); !slices.Contains(inUse, name) {
+		t.Errorf("volumesInUse %v while the node waits for the attachment; want %s", inUse, name)
+	}
+	if got := d.publishContexts(t); len(got) != 0 {
+		t.Fatalf("driver calls %v before the volume is attached; want none", got)
+	}
+	if p, _ := k.apiPod("kattach"); p == nil || p.Status.Phase != v1.PodPending {
+		t.Fatalf("kattach: %s; want Pending until its volume is attached", podStatusString(p))
+	}
+
+	sum := sha256.Sum256([]byte(handle + loopDriver + kubeNode))
+	pvName := "attached-pv"
+	va := &storagev1.VolumeAttachment{
+		ObjectMeta: metav1.ObjectMeta{Name: "csi-" + hex.EncodeToString(sum[:])},
+		Spec: storagev1.VolumeAttachmentSpec{Attacher: loopDriver, NodeName: kubeNode,
+			Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: &pvName}},
+	}
+	vas := k.cluster.Client.StorageV1().VolumeAttachments()
+	va, err := vas.Create(t.Context(), va, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create VolumeAttachment: %v", err)
+	}
+	va.Status = storagev1.VolumeAttachmentStatus{Attached: true, AttachmentMetadata: map[string]string{"lun": "7"}}
+	if _, err := vas.UpdateStatus(t.Context(), va, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("mark VolumeAttachment attached: %v", err)
+	}
+	nodes := k.cluster.Client.CoreV1().Nodes()
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := nodes.Get(t.Context(), kubeNode, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		n.Status.VolumesAttached = append(n.Status.VolumesAttached, v1.AttachedVolume{Name: v1.UniqueVolumeName(name)})
+		_, err = nodes.UpdateStatus(t.Context(), n, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("add the volume to the node's volumesAttached: %v", err)
+	}
+
+	k.waitAPIRunning("kattach", 3*time.Minute)
+	k.waitLog("kattach", "main", "mounted")
+	want := "NodeStageVolume map[lun:7],NodePublishVolume map[lun:7]"
+	if got := strings.Join(d.publishContexts(t), ","); got != want {
+		t.Errorf("driver calls %s; want %s", got, want)
+	}
+	k.deleteAPIPod("kattach", &zero)
+	k.waitAPIGone("kattach", 60*time.Second)
+	poll(t, 60*time.Second, func() bool { return !slices.Contains(k.volumesInUse(), name) },
+		func() string {
+			return fmt.Sprintf("volumesInUse %v after the pod is gone; want no %s", k.volumesInUse(), name)
+		})
 }

@@ -25,6 +25,7 @@ func TestSourcesBadManifests(t *testing.T) {
 
 	const head = "apiVersion: v1\nkind: Pod\n"
 	const ctr = "  containers:\n    - {name: c, image: podhost.local/busybox:1}\n"
+	const badClaim = "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\nspec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n"
 	cases := []struct {
 		class, file, doc string
 		// listName is the name the rejected entry is listed under.
@@ -46,6 +47,11 @@ func TestSourcesBadManifests(t *testing.T) {
 			"bad-volume", []string{"bad-volume.yaml", `spec.containers[0].volumeMounts[0].name: Not found: "nowhere"`}},
 		{"bad restartPolicy", "bad-restart.yaml", head + "metadata: {name: bad-restart}\nspec:\n  restartPolicy: Sometimes\n" + ctr,
 			"bad-restart", []string{"bad-restart.yaml", `spec.restartPolicy: Unsupported value: "Sometimes"`}},
+		// The claim beside the pod lacks spec.volumeName: the pod's
+		// reason names that, not only the claim's absence.
+		{"claim without its volume", "bad-claim.yaml", badClaim + "---\n" + head + "metadata: {name: bad-claim}\nspec:\n" + ctr +
+			"  volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]\n",
+			staticName(t, "bad-claim"), []string{"bad-claim.yaml", `claimName: Not found: "data"`, "claim default/data was rejected", "spec.volumeName: Required value"}},
 	}
 	for _, c := range cases {
 		h.writeManifest(c.file, c.doc)
@@ -76,6 +82,17 @@ func TestSourcesBadManifests(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a rejected claim is listed under its file", func(t *testing.T) {
+		var line, out string
+		poll(t, 30*time.Second, func() bool {
+			line, out = h.podsListLine("default/bad-claim.yaml ", "Rejected", "bad-claim.yaml: document 1: PersistentVolumeClaim default/data: spec.volumeName: Required value")
+			return line != ""
+		}, func() string { return "no Rejected line for the claim of bad-claim.yaml:\n" + out })
+		if evs := h.events("bad-claim.yaml"); !hasEvent(evs, "Failed", "PersistentVolumeClaim default/data: spec.volumeName") {
+			t.Errorf("no Warning Failed event for the claim; events:\n%s", eventsString(evs))
+		}
+	})
+
 	t.Run("name claimed by the file source and the API", func(t *testing.T) {
 		var line, out string
 		poll(t, 30*time.Second, func() bool {
