@@ -26,6 +26,14 @@ func (c apiVolumeClient) Secret(ctx context.Context, namespace, name string) (*v
 	return c.client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 }
 
+func (c apiVolumeClient) Services(ctx context.Context, namespace string) ([]v1.Service, error) {
+	list, err := c.client.CoreV1().Services(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
 func (c apiVolumeClient) CreateToken(ctx context.Context, namespace, serviceAccount string, req *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
 	return c.client.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, serviceAccount, req, metav1.CreateOptions{})
 }

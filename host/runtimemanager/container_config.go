@@ -79,13 +79,24 @@ type envInputs struct {
 // defined before. Values come from the pod's own fields (fieldRef) and its
 // containers' resources (resourceFieldRef), as host/downwardapi resolves
 // them, and from the ConfigMaps and Secrets objs reads (configMapKeyRef,
-// secretKeyRef, envFrom); a missing optional one defines nothing.
+// secretKeyRef, envFrom); a missing optional one defines nothing. The
+// service links (servicelinks.go) come last, where no variable of the
+// container has their name.
 func containerEnv(pod *v1.Pod, spec *v1.Container, in envInputs, objs *envObjects) ([]*runtimev1.KeyValue, error) {
 	from, err := objs.envFrom(spec)
 	if err != nil {
 		return nil, fmt.Errorf("%w: container %q envFrom: %w", ErrContainerConfig, spec.Name, err)
 	}
-	vars := map[string]string{}
+	services, err := objs.serviceEnv(pod)
+	if err != nil {
+		return nil, fmt.Errorf("%w: container %q: %w", ErrContainerConfig, spec.Name, err)
+	}
+	// The service links may be referred to; the container's own
+	// variables replace them.
+	vars := make(map[string]string, len(services))
+	for _, kv := range services {
+		vars[kv.key] = kv.value
+	}
 	index := map[string]int{}
 	out := make([]*runtimev1.KeyValue, 0, len(from)+len(spec.Env))
 	set := func(k, v string) {
@@ -118,6 +129,12 @@ func containerEnv(pod *v1.Pod, spec *v1.Container, in envInputs, objs *envObject
 			}
 		}
 		set(e.Name, val)
+	}
+	for _, kv := range services {
+		if _, own := index[kv.key]; !own {
+			index[kv.key] = len(out)
+			out = append(out, &runtimev1.KeyValue{Key: kv.key, Value: kv.value})
+		}
 	}
 	return out, nil
 }

@@ -17,6 +17,9 @@ import (
 type EnvObjects interface {
 	ConfigMap(ctx context.Context, namespace, name string) (*v1.ConfigMap, error)
 	Secret(ctx context.Context, namespace, name string) (*v1.Secret, error)
+	// Services lists a namespace's services, for the service links
+	// (servicelinks.go).
+	Services(ctx context.Context, namespace string) ([]v1.Service, error)
 }
 
 // envObjects are the ConfigMaps and Secrets of one container's env, each

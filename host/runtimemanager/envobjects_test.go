@@ -16,7 +16,9 @@ import (
 type apiObjects struct {
 	configMaps map[string]map[string]string
 	secrets    map[string]map[string][]byte
-	reads      int
+	services   []v1.Service
+	reads      int      // of ConfigMaps and Secrets
+	lists      []string // the namespaces whose services were listed
 }
 
 func (a *apiObjects) ConfigMap(_ context.Context, ns, name string) (*v1.ConfigMap, error) {
@@ -35,6 +37,17 @@ func (a *apiObjects) Secret(_ context.Context, ns, name string) (*v1.Secret, err
 		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "secrets"}, name)
 	}
 	return &v1.Secret{Data: d}, nil
+}
+
+func (a *apiObjects) Services(_ context.Context, ns string) ([]v1.Service, error) {
+	a.lists = append(a.lists, ns)
+	var out []v1.Service
+	for _, s := range a.services {
+		if s.Namespace == ns {
+			out = append(out, s)
+		}
+	}
+	return out, nil
 }
 
 // TestEnvFromAPIObjects: env from ConfigMaps and Secrets as the kubelet

@@ -11,7 +11,8 @@ import (
 
 // TestKubeEnvFromAPIObjects: a pod of the API server gets env from a
 // ConfigMap and a Secret (keys, envFrom with a prefix, an optional missing
-// one) read with the node's credentials; a pod naming a missing ConfigMap
+// one) read with the node's credentials, and the service links of its
+// namespace; a pod naming a missing ConfigMap
 // waits with CreateContainerConfigError and the kubelet's message.
 func TestKubeEnvFromAPIObjects(t *testing.T) {
 	k := startKubeHost(t)
@@ -23,6 +24,15 @@ func TestKubeEnvFromAPIObjects(t *testing.T) {
 	}
 	if _, err := core.Secrets("default").Create(ctx, &v1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds"},
 		Data: map[string][]byte{"password": []byte("s3cret")}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	db, err := core.Services("default").Create(ctx, &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "shop-db"},
+		Spec: v1.ServiceSpec{Ports: []v1.ServicePort{{Name: "pg", Port: 5432}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	master, err := core.Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	ref := func(name string) v1.LocalObjectReference { return v1.LocalObjectReference{Name: name} }
@@ -48,7 +58,10 @@ func TestKubeEnvFromAPIObjects(t *testing.T) {
 		out, _, _ = k.kubectl(t, "", nil, "logs", "env", "-c", "app")
 		return strings.Contains(out, "SUMMARY=")
 	}, func() string { return "the pod printed no env: " + out })
-	wantLines(t, "env of the pod", out, "CFG_MODE=prod\n", "CFG_LEVEL=3\n", "PASSWORD=s3cret\n", "LEVEL=3\n", "SUMMARY=prod-3\n")
+	wantLines(t, "env of the pod", out, "CFG_MODE=prod\n", "CFG_LEVEL=3\n", "PASSWORD=s3cret\n", "LEVEL=3\n", "SUMMARY=prod-3\n",
+		// The service links of its namespace and of the master service.
+		"SHOP_DB_SERVICE_HOST="+db.Spec.ClusterIP+"\n", "SHOP_DB_SERVICE_PORT_PG=5432\n",
+		"SHOP_DB_PORT_5432_TCP=tcp://"+db.Spec.ClusterIP+":5432\n", "KUBERNETES_SERVICE_HOST="+master.Spec.ClusterIP+"\n")
 
 	p := k.waitAPIPod("env-missing", 60*time.Second, "CreateContainerConfigError", func(p *v1.Pod) bool {
 		st := containerStatus(p, "app")
