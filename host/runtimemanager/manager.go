@@ -119,6 +119,9 @@ func New(opts Options) (*Manager, error) {
 	if opts.Plugin != "" {
 		log = log.With("plugin", opts.Plugin)
 	}
+	if opts.EnvObjects != nil {
+		opts.EnvObjects = &lastServices{EnvObjects: opts.EnvObjects}
+	}
 	return &Manager{opts: opts, rt: opts.Runtime, clock: opts.Clock, logRoot: opts.LogRoot, log: log}, nil
 }
 
