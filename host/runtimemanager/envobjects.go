@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -150,3 +151,54 @@ func (o *envObjects) keyRef(src *v1.EnvVarSource) (string, bool, error) {
 
 // keyValue is one variable.
 type keyValue struct{ key, value string }
+
+// lastGood keeps the last answer for each ConfigMap, Secret and namespace's
+// services and gives it when a read fails for another reason than the
+// object being gone, so that an API server out of reach does not keep
+// containers from being created or restarted (the kubelet reads these
+// from caches fed by watches, which outlive an outage too). An object
+// never read has nothing to fall back on: the error stands; one the API
+// server says is gone is gone.
+type lastGood struct {
+	src        EnvObjects
+	mu         sync.Mutex
+	configMaps map[string]*v1.ConfigMap
+	secrets    map[string]*v1.Secret
+	services   map[string][]v1.Service
+}
+
+// remember answers with the last good value of key in m when err is not
+// a NotFound and one is known, and records a good value.
+func remember[T any](mu *sync.Mutex, m *map[string]T, key string, v T, err error) (T, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	switch {
+	case err == nil:
+		if *m == nil {
+			*m = map[string]T{}
+		}
+		(*m)[key] = v
+	case apierrors.IsNotFound(err):
+		delete(*m, key)
+	default:
+		if last, ok := (*m)[key]; ok {
+			return last, nil
+		}
+	}
+	return v, err
+}
+
+func (l *lastGood) ConfigMap(ctx context.Context, namespace, name string) (*v1.ConfigMap, error) {
+	v, err := l.src.ConfigMap(ctx, namespace, name)
+	return remember(&l.mu, &l.configMaps, namespace+"/"+name, v, err)
+}
+
+func (l *lastGood) Secret(ctx context.Context, namespace, name string) (*v1.Secret, error) {
+	v, err := l.src.Secret(ctx, namespace, name)
+	return remember(&l.mu, &l.secrets, namespace+"/"+name, v, err)
+}
+
+func (l *lastGood) Services(ctx context.Context, namespace string) ([]v1.Service, error) {
+	v, err := l.src.Services(ctx, namespace)
+	return remember(&l.mu, &l.services, namespace, v, err)
+}

@@ -8,7 +8,11 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/podhost/podhost/lifecycle/lifecycletest"
+	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 )
 
 // apiObjects is an API server's ConfigMaps and Secrets of namespace
@@ -117,5 +121,80 @@ func TestEnvFromAPIObjects(t *testing.T) {
 	}
 	if _, err := containerEnv(pod, &c2, envInputs{}, newEnvObjects(t.Context(), nil, "default")); !errors.Is(err, ErrContainerConfig) || !strings.Contains(err.Error(), "no API server") {
 		t.Errorf("no API server: %v", err)
+	}
+}
+
+// failingAPI answers until fail is set, then every read fails as an API
+// server out of reach does.
+type failingAPI struct {
+	*apiObjects
+	fail bool
+}
+
+var errUnreachable = errors.New("dial tcp 10.0.0.1:6443: connection refused")
+
+func (f *failingAPI) ConfigMap(ctx context.Context, ns, name string) (*v1.ConfigMap, error) {
+	if f.fail {
+		return nil, errUnreachable
+	}
+	return f.apiObjects.ConfigMap(ctx, ns, name)
+}
+
+func (f *failingAPI) Services(ctx context.Context, ns string) ([]v1.Service, error) {
+	if f.fail {
+		return nil, errUnreachable
+	}
+	return f.apiObjects.Services(ctx, ns)
+}
+
+// TestEnvOutlivesAnAPIOutage: once a ConfigMap and a namespace's services
+// were read, a read that fails because the API server is out of reach
+// answers with them, so a container is still created (or restarted)
+// during an outage; before any read the error stands; a ConfigMap the API
+// server says is gone is gone.
+func TestEnvOutlivesAnAPIOutage(t *testing.T) {
+	api := &apiObjects{
+		configMaps: map[string]map[string]string{"cfg": {"MODE": "prod"}},
+		services: []v1.Service{{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "kubernetes"},
+			Spec: v1.ServiceSpec{ClusterIP: "10.96.0.1", Ports: []v1.ServicePort{{Port: 443}}}}},
+	}
+	src := &failingAPI{apiObjects: api}
+	m, err := New(Options{Runtime: runtimev1.NewRuntimeClient(nil), Clock: lifecycletest.NewFakeClock(epoch), LogRoot: t.TempDir(), EnvObjects: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := newPod("p", "app")
+	pod.Namespace = "default"
+	c := &pod.Spec.Containers[0]
+	c.Env = []v1.EnvVar{{Name: "MODE", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{LocalObjectReference: v1.LocalObjectReference{Name: "cfg"}, Key: "MODE"}}}}
+	read := func() (string, error) {
+		env, err := containerEnv(pod, c, envInputs{}, newEnvObjects(t.Context(), m.opts.EnvObjects, "default"))
+		var got []string
+		for _, kv := range env {
+			got = append(got, kv.GetKey()+"="+kv.GetValue())
+		}
+		return strings.Join(got, " "), err
+	}
+	src.fail = true
+	if _, err := read(); !errors.Is(err, errUnreachable) {
+		t.Errorf("no read yet, the API server out of reach: %v; want its error", err)
+	}
+	src.fail = false
+	want := "MODE=prod KUBERNETES_SERVICE_HOST=10.96.0.1"
+	if got, err := read(); err != nil || !strings.HasPrefix(got, want) {
+		t.Fatalf("reachable: %q, %v; want %s…", got, err, want)
+	}
+	src.fail = true
+	if got, err := read(); err != nil || !strings.HasPrefix(got, want) {
+		t.Errorf("during an outage: %q, %v; want the last answers, %s…", got, err, want)
+	}
+	src.fail = false
+	delete(api.configMaps, "cfg")
+	if _, err := read(); err == nil || !strings.Contains(err.Error(), `configmaps "cfg" not found`) {
+		t.Errorf("ConfigMap deleted: %v; want not found", err)
+	}
+	src.fail = true
+	if _, err := read(); !errors.Is(err, errUnreachable) {
+		t.Errorf("a deleted ConfigMap during an outage: %v; want the outage's error, not the forgotten value", err)
 	}
 }

@@ -120,7 +120,7 @@ func New(opts Options) (*Manager, error) {
 		log = log.With("plugin", opts.Plugin)
 	}
 	if opts.EnvObjects != nil {
-		opts.EnvObjects = &lastServices{EnvObjects: opts.EnvObjects}
+		opts.EnvObjects = &lastGood{src: opts.EnvObjects}
 	}
 	return &Manager{opts: opts, rt: opts.Runtime, clock: opts.Clock, logRoot: opts.LogRoot, log: log}, nil
 }

@@ -2,13 +2,11 @@ package runtimemanager
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"net"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	v1 "k8s.io/api/core/v1"
 )
@@ -111,31 +109,3 @@ func serviceVariables(s *v1.Service) []keyValue {
 // envName is a service or port name as a variable name: upper case, "-"
 // as "_".
 func envName(s string) string { return strings.ToUpper(strings.ReplaceAll(s, "-", "_")) }
-
-// lastServices keeps the last listing of each namespace's services and
-// answers with it when a listing fails, so that an API server out of reach
-// does not keep containers from being created (the kubelet reads services
-// from a cache fed by a watch, which also outlives an outage). A namespace
-// never listed has nothing to fall back on: the error stands.
-type lastServices struct {
-	EnvObjects
-	mu   sync.Mutex
-	last map[string][]v1.Service
-}
-
-func (l *lastServices) Services(ctx context.Context, namespace string) ([]v1.Service, error) {
-	list, err := l.EnvObjects.Services(ctx, namespace)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err != nil {
-		if last, ok := l.last[namespace]; ok {
-			return last, nil
-		}
-		return nil, err
-	}
-	if l.last == nil {
-		l.last = map[string][]v1.Service{}
-	}
-	l.last[namespace] = list
-	return list, nil
-}

@@ -1,17 +1,11 @@
 package runtimemanager
 
 import (
-	"context"
-	"errors"
 	"slices"
 	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/podhost/podhost/lifecycle/lifecycletest"
-	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 )
 
 // TestServiceLinks: the kubelet's service variables. A pod gets those of
@@ -90,56 +84,5 @@ func TestServiceLinks(t *testing.T) {
 		if strings.Contains(k, "SERVICE") {
 			t.Errorf("a node without an API server gave %s", k)
 		}
-	}
-}
-
-// failingServices lists services until fail is set.
-type failingServices struct {
-	*apiObjects
-	fail bool
-}
-
-func (f *failingServices) Services(ctx context.Context, ns string) ([]v1.Service, error) {
-	if f.fail {
-		return nil, errors.New("connection refused")
-	}
-	return f.apiObjects.Services(ctx, ns)
-}
-
-// TestServiceLinksOutliveAnAPIOutage: once a namespace's services were
-// listed, a failed listing uses them, so containers are still created
-// while the API server is out of reach; before any listing the error
-// stands and names what was listed.
-func TestServiceLinksOutliveAnAPIOutage(t *testing.T) {
-	src := &failingServices{apiObjects: &apiObjects{services: []v1.Service{{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "kubernetes"},
-		Spec:       v1.ServiceSpec{ClusterIP: "10.96.0.1", Ports: []v1.ServicePort{{Port: 443}}},
-	}}}}
-	m, err := New(Options{Runtime: runtimev1.NewRuntimeClient(nil), Clock: lifecycletest.NewFakeClock(epoch), LogRoot: t.TempDir(), EnvObjects: src})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pod := newPod("p", "app")
-	pod.Namespace = "default"
-	read := func() (string, error) {
-		env, err := containerEnv(pod, &pod.Spec.Containers[0], envInputs{}, newEnvObjects(t.Context(), m.opts.EnvObjects, "default"))
-		for _, kv := range env {
-			if kv.GetKey() == "KUBERNETES_SERVICE_HOST" {
-				return kv.GetValue(), err
-			}
-		}
-		return "", err
-	}
-	src.fail = true
-	if _, err := read(); err == nil || !strings.Contains(err.Error(), "listing the services of namespace default") {
-		t.Errorf("no listing yet, the API server out of reach: %v; want the error", err)
-	}
-	src.fail = false
-	if got, err := read(); err != nil || got != "10.96.0.1" {
-		t.Fatalf("listing: %q, %v", got, err)
-	}
-	src.fail = true
-	if got, err := read(); err != nil || got != "10.96.0.1" {
-		t.Errorf("during an outage: %q, %v; want the last listing's 10.96.0.1", got, err)
 	}
 }
