@@ -115,28 +115,60 @@ func (c *apiClaims) PersistentVolume(ctx context.Context, pod *v1.Pod, claim str
 	return cl, pv, nil
 }
 
-// csiFSGroupPolicy reads a CSI driver's fsGroupPolicy from its CSIDriver
-// object in Kubernetes mode, as the kubelet does; a driver without one is
-// the default policy. Outside Kubernetes mode there are no CSIDriver
-// objects: nil, the default for every driver.
-func (n *Node) csiFSGroupPolicy() func(ctx context.Context, driver string) (storagev1.FSGroupPolicy, error) {
+// csiDriver reads a CSI driver's CSIDriver object in Kubernetes mode, as
+// the kubelet does; nil without one. Outside Kubernetes mode there are no
+// CSIDriver objects: get is nil.
+func (n *Node) csiDriver() (get func(ctx context.Context, driver string) (*storagev1.CSIDriverSpec, error)) {
 	if !n.cfg.Kubernetes.enabled() {
 		return nil
 	}
 	client := n.cfg.Kubernetes.Client
-	return func(ctx context.Context, driver string) (storagev1.FSGroupPolicy, error) {
+	return func(ctx context.Context, driver string) (*storagev1.CSIDriverSpec, error) {
 		ctx, cancel := context.WithTimeout(ctx, claimTimeout)
 		defer cancel()
 		d, err := client.StorageV1().CSIDrivers().Get(ctx, driver, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			return storagev1.ReadWriteOnceWithFSTypeFSGroupPolicy, nil
+			return nil, nil
 		}
 		if err != nil {
-			return "", fmt.Errorf("reading CSIDriver %s: %w", driver, err)
+			return nil, fmt.Errorf("reading CSIDriver %s: %w", driver, err)
 		}
-		if d.Spec.FSGroupPolicy == nil {
+		return &d.Spec, nil
+	}
+}
+
+// csiFSGroupPolicy is a CSI driver's fsGroupPolicy from its CSIDriver
+// object; a driver without one (or without a policy) has the default.
+// Outside Kubernetes mode: nil, the default for every driver.
+func (n *Node) csiFSGroupPolicy() func(ctx context.Context, driver string) (storagev1.FSGroupPolicy, error) {
+	get := n.csiDriver()
+	if get == nil {
+		return nil
+	}
+	return func(ctx context.Context, driver string) (storagev1.FSGroupPolicy, error) {
+		d, err := get(ctx, driver)
+		if err != nil {
+			return "", err
+		}
+		if d == nil || d.FSGroupPolicy == nil {
 			return storagev1.ReadWriteOnceWithFSTypeFSGroupPolicy, nil
 		}
-		return *d.Spec.FSGroupPolicy, nil
+		return *d.FSGroupPolicy, nil
+	}
+}
+
+// csiPodInfoOnMount is a CSI driver's podInfoOnMount from its CSIDriver
+// object (false without one). Outside Kubernetes mode: nil.
+func (n *Node) csiPodInfoOnMount() func(ctx context.Context, driver string) (bool, error) {
+	get := n.csiDriver()
+	if get == nil {
+		return nil
+	}
+	return func(ctx context.Context, driver string) (bool, error) {
+		d, err := get(ctx, driver)
+		if err != nil || d == nil {
+			return false, err
+		}
+		return d.PodInfoOnMount != nil && *d.PodInfoOnMount, nil
 	}
 }

@@ -87,22 +87,31 @@ type PodVolume struct {
 
 // MountArgs are the pod's arguments to the set-up (publish) of each of its
 // volumes, the kubelet's MounterArgs: the pod's securityContext.fsGroup
-// and fsGroupChangePolicy, nil when the pod sets none. Every volume of the
+// and fsGroupChangePolicy, nil when the pod sets none, and the pod itself. Every volume of the
 // pod carries them; the set-up code of each volume kind decides whether
 // the kind honours them (emptyDir, projected, configMap and secret
 // volumes always, CSI by the driver's fsGroupPolicy, hostPath never).
 type MountArgs struct {
 	FSGroup             *int64
 	FSGroupChangePolicy *v1.PodFSGroupChangePolicy
+	// Pod is who the volume is published for, which a CSI driver that
+	// asks for it (CSIDriver podInfoOnMount) is told.
+	Pod PodInfo
+}
+
+// PodInfo is the pod a volume is published for.
+type PodInfo struct {
+	Name, Namespace, ServiceAccount string
+	UID                             types.UID
 }
 
 // PodMountArgs are the mount arguments of pod.
 func PodMountArgs(pod *v1.Pod) MountArgs {
-	sc := pod.Spec.SecurityContext
-	if sc == nil {
-		return MountArgs{}
+	args := MountArgs{Pod: PodInfo{Name: pod.Name, Namespace: pod.Namespace, ServiceAccount: pod.Spec.ServiceAccountName, UID: pod.UID}}
+	if sc := pod.Spec.SecurityContext; sc != nil {
+		args.FSGroup, args.FSGroupChangePolicy = sc.FSGroup, sc.FSGroupChangePolicy
 	}
-	return MountArgs{FSGroup: sc.FSGroup, FSGroupChangePolicy: sc.FSGroupChangePolicy}
+	return args
 }
 
 // MountState is the state of a device (staged) or a pod mount

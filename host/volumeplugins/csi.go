@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	storagev1 "k8s.io/api/storage/v1"
 
@@ -56,6 +57,7 @@ type csiVolumes struct {
 	clients Clients
 	routes  map[string]string // csi driver → plugin
 	policy  func(ctx context.Context, driver string) (storagev1.FSGroupPolicy, error)
+	podInfo func(ctx context.Context, driver string) (bool, error)
 }
 
 // client is the plugin serving v's driver.
@@ -109,18 +111,49 @@ func accessCapability(v volumemanager.Volume, fsType string) *volumev1.Capabilit
 	return c
 }
 
-// volumeContext is the CSI volume context; an inline volume also says it
-// is ephemeral and whose it is, as the kubelet does.
-func volumeContext(pv volumemanager.PodVolume) map[string]string {
+// volumeContext is the CSI volume context of a stage (pv.Pod empty) or a
+// publish. A publish of a driver that asks for the pod's information
+// (podInfo true) carries it as the kubelet's does: the pod's name,
+// namespace, UID and service account, and whether the volume is an
+// inline ephemeral one. Without a CSIDriver to ask (podInfo nil, outside
+// Kubernetes mode) an inline volume's publish says it is ephemeral and
+// whose it is, which drivers serving inline volumes rely on.
+func volumeContext(pv volumemanager.PodVolume, podInfo *bool) map[string]string {
 	out := map[string]string{}
 	for k, val := range pv.Volume.CSI.VolumeAttributes {
 		out[k] = val
 	}
-	if pv.Volume.PV == "" && pv.Pod != "" {
+	if pv.Pod == "" {
+		return out
+	}
+	ephemeral := pv.Volume.PV == ""
+	switch {
+	case podInfo != nil && *podInfo:
+		p := pv.Args.Pod
+		out["csi.storage.k8s.io/pod.name"] = p.Name
+		out["csi.storage.k8s.io/pod.namespace"] = p.Namespace
+		out["csi.storage.k8s.io/pod.uid"] = string(pv.Pod)
+		out["csi.storage.k8s.io/serviceAccount.name"] = p.ServiceAccount
+		out["csi.storage.k8s.io/ephemeral"] = strconv.FormatBool(ephemeral)
+	case podInfo == nil && ephemeral:
 		out["csi.storage.k8s.io/ephemeral"] = "true"
 		out["csi.storage.k8s.io/pod.uid"] = string(pv.Pod)
 	}
 	return out
+}
+
+// publishContext is pv's volume context for NodePublish, asking the
+// driver's CSIDriver whether it wants the pod's information.
+func (c *csiVolumes) publishContext(ctx context.Context, pv volumemanager.PodVolume) (map[string]string, error) {
+	if c.podInfo == nil {
+		return volumeContext(pv, nil), nil
+	}
+	want, err := c.podInfo(ctx, pv.Volume.CSI.Driver)
+	if err != nil {
+		// Nothing was asked of the driver yet: no state changes.
+		return nil, &classifiedError{class: volumemanager.Transient, err: fmt.Errorf("the podInfoOnMount of CSI driver %s: %w", pv.Volume.CSI.Driver, err)}
+	}
+	return volumeContext(pv, &want), nil
 }
 
 func (c *csiVolumes) Stage(ctx context.Context, v volumemanager.Volume) error {
@@ -134,7 +167,7 @@ func (c *csiVolumes) Stage(ctx context.Context, v volumemanager.Volume) error {
 	}
 	_, err = cl.Stage(ctx, &volumev1.StageRequest{
 		VolumeId: v.CSI.VolumeHandle, PublishContext: v.PublishContext, StagingPath: path, Capability: capability(v),
-		VolumeContext: volumeContext(volumemanager.PodVolume{Volume: v}), Driver: v.CSI.Driver,
+		VolumeContext: volumeContext(volumemanager.PodVolume{Volume: v}, nil), Driver: v.CSI.Driver,
 	})
 	return edgeError(name, "Stage", err)
 }
@@ -168,12 +201,16 @@ func (c *csiVolumes) Publish(ctx context.Context, pv volumemanager.PodVolume) er
 	if err := os.MkdirAll(filepath.Dir(target), 0o750); err != nil {
 		return fmt.Errorf("creating the target's directory: %w", err)
 	}
+	vctx, err := c.publishContext(ctx, pv)
+	if err != nil {
+		return err
+	}
 	if err := writeCSIData(c.root, pv); err != nil {
 		return err
 	}
 	_, err = cl.Publish(ctx, &volumev1.PublishRequest{
 		VolumeId: pv.Volume.CSI.VolumeHandle, PublishContext: pv.Volume.PublishContext, StagingPath: c.stagingPath(pv.Volume), TargetPath: target,
-		Capability: capability(pv.Volume), Readonly: pv.Volume.ReadOnly, VolumeContext: volumeContext(pv), Driver: pv.Volume.CSI.Driver,
+		Capability: capability(pv.Volume), Readonly: pv.Volume.ReadOnly, VolumeContext: vctx, Driver: pv.Volume.CSI.Driver,
 	})
 	if err := edgeError(name, "Publish", err); err != nil {
 		return err
@@ -208,9 +245,13 @@ func (c *csiVolumes) Map(ctx context.Context, pv volumemanager.PodVolume) error 
 	if err := os.MkdirAll(filepath.Dir(target), 0o750); err != nil {
 		return fmt.Errorf("creating the device file's directory: %w", err)
 	}
+	vctx, err := c.publishContext(ctx, pv)
+	if err != nil {
+		return err
+	}
 	_, err = cl.MapBlock(ctx, &volumev1.MapBlockRequest{
 		VolumeId: pv.Volume.CSI.VolumeHandle, PublishContext: pv.Volume.PublishContext, StagingPath: c.stagingPath(pv.Volume), TargetPath: target,
-		Capability: capability(pv.Volume), Readonly: pv.Volume.ReadOnly, VolumeContext: volumeContext(pv), Driver: pv.Volume.CSI.Driver,
+		Capability: capability(pv.Volume), Readonly: pv.Volume.ReadOnly, VolumeContext: vctx, Driver: pv.Volume.CSI.Driver,
 	})
 	return edgeError(name, "MapBlock", err)
 }

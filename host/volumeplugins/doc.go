@@ -12,7 +12,9 @@
 //     <root>/plugins/kubernetes.io~csi/<driver>/<sha256 of the handle>/globalmount
 //     when shared and published at its pod's target path, then given to
 //     the pod's fsGroup where the driver's fsGroupPolicy says so
-//     (ownership.go; Config.FSGroupPolicy reads it);
+//     (ownership.go; Config.FSGroupPolicy reads it), the pod's
+//     information in its volume context where the driver asks for it
+//     (Config.PodInfoOnMount);
 //   - an FC or iSCSI volume to the one plugin that declares volume.fc or
 //     volume.iscsi in GetInfo (scsi.go), with the volume context, paths
 //     and secrets directory the kubelet's in-tree plugins would use, Attach

@@ -68,6 +68,12 @@ type Config struct {
 	// object's in Kubernetes mode); nil, or a driver without one, is the
 	// API's default, ReadWriteOnceWithFSType.
 	FSGroupPolicy func(ctx context.Context, driver string) (storagev1.FSGroupPolicy, error)
+	// PodInfoOnMount tells whether a CSI driver asks for the pod's name,
+	// namespace, UID and service account in each publish's volume context
+	// (its CSIDriver object's podInfoOnMount, in Kubernetes mode); nil:
+	// no driver says, and an inline volume's publish carries the
+	// ephemeral flag and the pod's UID alone (csi.go, volumeContext).
+	PodInfoOnMount func(ctx context.Context, driver string) (bool, error)
 }
 
 // Plugins is the host's one adapter of every volume kind: it serves
@@ -103,7 +109,7 @@ func New(cfg Config) (*Plugins, error) {
 	}
 	return &Plugins{
 		host: cfg.Host, api: cfg.API, scsi: s, caps: cfg.Capabilities,
-		csi: &csiVolumes{root: cfg.Root, host: cfg.Host, clients: cfg.Clients, routes: routes, policy: cfg.FSGroupPolicy},
+		csi: &csiVolumes{root: cfg.Root, host: cfg.Host, clients: cfg.Clients, routes: routes, policy: cfg.FSGroupPolicy, podInfo: cfg.PodInfoOnMount},
 	}, nil
 }
 
