@@ -515,6 +515,20 @@ func (s *removingSyncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, sta
 	return nil
 }
 
+// SyncTerminatingRuntimePod removes what a pod without config (an orphan:
+// its record lost, its source gone) left in the runtime and on disk as
+// soon as it is stopped, as for a deleted pod: nothing desires its logs,
+// and its termination messages and /etc/hosts keep its pod directory
+// until they go. RemovePod refuses while anything of it runs and never
+// overlaps a sync of the UID.
+func (s *removingSyncer) SyncTerminatingRuntimePod(ctx context.Context, pod *lifecycle.RunningPod) error {
+	if err := s.PodSyncer.SyncTerminatingRuntimePod(ctx, pod); err != nil {
+		return err
+	}
+	s.node.removeInBackground(ctx, pod.ID)
+	return nil
+}
+
 func (n *Node) removeInBackground(ctx context.Context, uid types.UID) {
 	n.removing.Add(1)
 	go func() {

@@ -141,8 +141,8 @@ func TestPodSecurityRefused(t *testing.T) {
 		{"bad-uid", "spec.securityContext.runAsUser", func(p *v1.Pod) {
 			p.Spec.SecurityContext = &v1.PodSecurityContext{RunAsUser: ptr.To[int64](-1)}
 		}},
-		{"fs-group", "spec.securityContext.fsGroup", func(p *v1.Pod) {
-			p.Spec.SecurityContext = &v1.PodSecurityContext{FSGroup: ptr.To[int64](2000)}
+		{"apparmor", "spec.securityContext.appArmorProfile", func(p *v1.Pod) {
+			p.Spec.SecurityContext = &v1.PodSecurityContext{AppArmorProfile: &v1.AppArmorProfile{Type: v1.AppArmorProfileTypeRuntimeDefault}}
 		}},
 	}
 	// The local API refuses them at the request, naming the field.

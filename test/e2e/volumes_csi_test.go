@@ -234,6 +234,7 @@ spec:
 	// that mkfs left root's and 0755, and what is there (the file of the
 	// first pod) belongs to the group too.
 	t.Run("fsGroup owns the volume", func(t *testing.T) {
+		seen := len(d.calls(t))
 		pod := claimPod("csi-fsgroup", `touch /data/by-1000 && echo "root=$(stat -c %A:%g /data) new=$(stat -c %g /data/by-1000) old=$(stat -c %g /data/file)"; exec sleep 3600`)
 		pod.Spec.SecurityContext = &v1.PodSecurityContext{RunAsUser: ptr.To[int64](1000), FSGroup: ptr.To[int64](1234)}
 		h.apply(pod)
@@ -241,6 +242,10 @@ spec:
 		h.waitLog("csi-fsgroup", "main", "root=drwxrwsr-x:1234 new=1234 old=1234")
 		h.delete("csi-fsgroup", &zero)
 		h.waitGone("csi-fsgroup", 60*time.Second)
+		// The unstage follows the pod's end; the next case counts calls.
+		want := "NodeStageVolume OK,NodePublishVolume OK,NodeUnpublishVolume OK,NodeUnstageVolume OK"
+		poll(t, 30*time.Second, func() bool { return strings.Join(d.calls(t)[seen:], ",") == want },
+			func() string { return fmt.Sprintf("driver calls %q; want %s", d.calls(t)[seen:], want) })
 	})
 
 	t.Run("a host restart keeps the mounts", func(t *testing.T) {
