@@ -510,6 +510,11 @@ func (s *removingSyncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, sta
 		return err
 	}
 	if s.node.core.ShouldPodContentBeRemoved(pod.UID) {
+		// Its volumes are gone (SyncTerminatedPod waited for them): its
+		// directory goes now, with the pod, not after the containers.
+		if err := s.node.runtime.RemovePodFiles(pod.UID); err != nil {
+			s.node.log.Warn("removing the files of a deleted pod; garbage collection retries", "uid", pod.UID, "err", err)
+		}
 		s.node.removeInBackground(ctx, pod.UID)
 	}
 	return nil

@@ -247,10 +247,16 @@ func fallsBackToLogs(policy string, exitCode int32, reason string) bool {
 	return policy == string(v1.TerminationMessageFallbackToLogsOnError) && exitCode != 0 && reason != reasonContainerCannotRun
 }
 
-// removePodFiles removes the files the manager made for a pod (its
+// RemovePodFiles removes the files the manager made for a pod (its
 // termination messages and /etc/hosts) and the pod directory when that
 // leaves it empty (the volume manager removes it otherwise, once its
-// volumes are gone). A UID no file can be made for has none.
+// volumes are gone). A UID no file can be made for has none. RemovePod
+// does it too; the host calls it as soon as a deleted pod's final status
+// is written and its volumes are gone, so that the pod's directory is
+// gone when the pod is, not once its containers are removed in the
+// background.
+func (m *Manager) RemovePodFiles(uid types.UID) error { return m.removePodFiles(uid) }
+
 func (m *Manager) removePodFiles(uid types.UID) error {
 	dir, err := podFilesDir(m.logRoot, uid)
 	if err != nil {
