@@ -321,7 +321,245 @@ func (x SecurityProfile_ProfileType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SecurityProfile_ProfileType.Descriptor instead.
 func (SecurityProfile_ProfileType) EnumDescriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{8, 0}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{13, 0}
+}
+
+type UpdateContainerResourcesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ContainerId   string                 `protobuf:"bytes,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	Resources     *Resources             `protobuf:"bytes,2,opt,name=resources,proto3" json:"resources,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateContainerResourcesRequest) Reset() {
+	*x = UpdateContainerResourcesRequest{}
+	mi := &file_runtime_v1_runtime_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateContainerResourcesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateContainerResourcesRequest) ProtoMessage() {}
+
+func (x *UpdateContainerResourcesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_runtime_v1_runtime_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateContainerResourcesRequest.ProtoReflect.Descriptor instead.
+func (*UpdateContainerResourcesRequest) Descriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *UpdateContainerResourcesRequest) GetContainerId() string {
+	if x != nil {
+		return x.ContainerId
+	}
+	return ""
+}
+
+func (x *UpdateContainerResourcesRequest) GetResources() *Resources {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
+type UpdateContainerResourcesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateContainerResourcesResponse) Reset() {
+	*x = UpdateContainerResourcesResponse{}
+	mi := &file_runtime_v1_runtime_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateContainerResourcesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateContainerResourcesResponse) ProtoMessage() {}
+
+func (x *UpdateContainerResourcesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_runtime_v1_runtime_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateContainerResourcesResponse.ProtoReflect.Descriptor instead.
+func (*UpdateContainerResourcesResponse) Descriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{1}
+}
+
+type UpdateSandboxResourcesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SandboxId     string                 `protobuf:"bytes,1,opt,name=sandbox_id,json=sandboxId,proto3" json:"sandbox_id,omitempty"`
+	Resources     *Resources             `protobuf:"bytes,2,opt,name=resources,proto3" json:"resources,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateSandboxResourcesRequest) Reset() {
+	*x = UpdateSandboxResourcesRequest{}
+	mi := &file_runtime_v1_runtime_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateSandboxResourcesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateSandboxResourcesRequest) ProtoMessage() {}
+
+func (x *UpdateSandboxResourcesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_runtime_v1_runtime_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateSandboxResourcesRequest.ProtoReflect.Descriptor instead.
+func (*UpdateSandboxResourcesRequest) Descriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *UpdateSandboxResourcesRequest) GetSandboxId() string {
+	if x != nil {
+		return x.SandboxId
+	}
+	return ""
+}
+
+func (x *UpdateSandboxResourcesRequest) GetResources() *Resources {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
+type UpdateSandboxResourcesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateSandboxResourcesResponse) Reset() {
+	*x = UpdateSandboxResourcesResponse{}
+	mi := &file_runtime_v1_runtime_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateSandboxResourcesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateSandboxResourcesResponse) ProtoMessage() {}
+
+func (x *UpdateSandboxResourcesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_runtime_v1_runtime_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateSandboxResourcesResponse.ProtoReflect.Descriptor instead.
+func (*UpdateSandboxResourcesResponse) Descriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{3}
+}
+
+// PodCgroup is a pod's own cgroup, the parent of its sandbox and its
+// containers, limited by the pod-level resources (PodSpec.resources) as the
+// kubelet limits it.
+type PodCgroup struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The pod's QoS class: Guaranteed, Burstable or BestEffort. With the
+	// cgroupfs driver the cgroup is /kubepods/pod<uid> for Guaranteed and
+	// /kubepods/<burstable|besteffort>/pod<uid> otherwise, as the kubelet
+	// names it.
+	QosClass string `protobuf:"bytes,1,opt,name=qos_class,json=qosClass,proto3" json:"qos_class,omitempty"`
+	// cpu_shares, cpu_quota and cpu_period and memory_limit_in_bytes of the
+	// pod cgroup; 0 quota or memory limit means unlimited; oom_score_adj is
+	// ignored.
+	Resources     *Resources `protobuf:"bytes,2,opt,name=resources,proto3" json:"resources,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodCgroup) Reset() {
+	*x = PodCgroup{}
+	mi := &file_runtime_v1_runtime_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodCgroup) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodCgroup) ProtoMessage() {}
+
+func (x *PodCgroup) ProtoReflect() protoreflect.Message {
+	mi := &file_runtime_v1_runtime_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodCgroup.ProtoReflect.Descriptor instead.
+func (*PodCgroup) Descriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *PodCgroup) GetQosClass() string {
+	if x != nil {
+		return x.QosClass
+	}
+	return ""
+}
+
+func (x *PodCgroup) GetResources() *Resources {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
 }
 
 type VersionRequest struct {
@@ -332,7 +570,7 @@ type VersionRequest struct {
 
 func (x *VersionRequest) Reset() {
 	*x = VersionRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[0]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -344,7 +582,7 @@ func (x *VersionRequest) String() string {
 func (*VersionRequest) ProtoMessage() {}
 
 func (x *VersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[0]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -357,7 +595,7 @@ func (x *VersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VersionRequest.ProtoReflect.Descriptor instead.
 func (*VersionRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{0}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{5}
 }
 
 type VersionResponse struct {
@@ -373,7 +611,7 @@ type VersionResponse struct {
 
 func (x *VersionResponse) Reset() {
 	*x = VersionResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[1]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -385,7 +623,7 @@ func (x *VersionResponse) String() string {
 func (*VersionResponse) ProtoMessage() {}
 
 func (x *VersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[1]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -398,7 +636,7 @@ func (x *VersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VersionResponse.ProtoReflect.Descriptor instead.
 func (*VersionResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{1}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *VersionResponse) GetRuntimeName() string {
@@ -430,7 +668,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[2]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -442,7 +680,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[2]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -455,7 +693,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{2}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{7}
 }
 
 type StatusResponse struct {
@@ -467,7 +705,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[3]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -479,7 +717,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[3]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -492,7 +730,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{3}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *StatusResponse) GetConditions() []*Condition {
@@ -515,7 +753,7 @@ type Condition struct {
 
 func (x *Condition) Reset() {
 	*x = Condition{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[4]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -527,7 +765,7 @@ func (x *Condition) String() string {
 func (*Condition) ProtoMessage() {}
 
 func (x *Condition) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[4]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -540,7 +778,7 @@ func (x *Condition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Condition.ProtoReflect.Descriptor instead.
 func (*Condition) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{4}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Condition) GetType() string {
@@ -584,7 +822,7 @@ type SandboxMetadata struct {
 
 func (x *SandboxMetadata) Reset() {
 	*x = SandboxMetadata{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[5]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -596,7 +834,7 @@ func (x *SandboxMetadata) String() string {
 func (*SandboxMetadata) ProtoMessage() {}
 
 func (x *SandboxMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[5]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -609,7 +847,7 @@ func (x *SandboxMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxMetadata.ProtoReflect.Descriptor instead.
 func (*SandboxMetadata) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{5}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SandboxMetadata) GetName() string {
@@ -663,14 +901,21 @@ type SandboxConfig struct {
 	Sysctls map[string]string `protobuf:"bytes,12,rep,name=sysctls,proto3" json:"sysctls,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// The pod-level security of the sandbox itself. Unset: the runtime's
 	// defaults.
-	Security      *SecurityContext `protobuf:"bytes,13,opt,name=security,proto3" json:"security,omitempty"`
+	Security *SecurityContext `protobuf:"bytes,13,opt,name=security,proto3" json:"security,omitempty"`
+	// The pod's own cgroup, made by the runtime before the sandbox and
+	// removed with it (RemoveSandbox); the sandbox and its containers run
+	// under it and cgroup_parent is ignored. Unset: no pod cgroup, the
+	// runtime's default parent (or cgroup_parent). INVALID_ARGUMENT when the
+	// runtime cannot make one (for example a cgroup driver it does not
+	// handle), naming the reason.
+	PodCgroup     *PodCgroup `protobuf:"bytes,14,opt,name=pod_cgroup,json=podCgroup,proto3" json:"pod_cgroup,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SandboxConfig) Reset() {
 	*x = SandboxConfig{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[6]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -682,7 +927,7 @@ func (x *SandboxConfig) String() string {
 func (*SandboxConfig) ProtoMessage() {}
 
 func (x *SandboxConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[6]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -695,7 +940,7 @@ func (x *SandboxConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxConfig.ProtoReflect.Descriptor instead.
 func (*SandboxConfig) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{6}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SandboxConfig) GetMetadata() *SandboxMetadata {
@@ -789,6 +1034,13 @@ func (x *SandboxConfig) GetSecurity() *SecurityContext {
 	return nil
 }
 
+func (x *SandboxConfig) GetPodCgroup() *PodCgroup {
+	if x != nil {
+		return x.PodCgroup
+	}
+	return nil
+}
+
 // SecurityContext is the Linux security of a sandbox or container, already
 // merged by the host from the pod's and the container's securityContext.
 // Unset fields are the runtime's defaults (the image's user; the
@@ -818,7 +1070,7 @@ type SecurityContext struct {
 
 func (x *SecurityContext) Reset() {
 	*x = SecurityContext{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[7]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -830,7 +1082,7 @@ func (x *SecurityContext) String() string {
 func (*SecurityContext) ProtoMessage() {}
 
 func (x *SecurityContext) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[7]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -843,7 +1095,7 @@ func (x *SecurityContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SecurityContext.ProtoReflect.Descriptor instead.
 func (*SecurityContext) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{7}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SecurityContext) GetRunAsUser() int64 {
@@ -928,7 +1180,7 @@ type SecurityProfile struct {
 
 func (x *SecurityProfile) Reset() {
 	*x = SecurityProfile{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[8]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -940,7 +1192,7 @@ func (x *SecurityProfile) String() string {
 func (*SecurityProfile) ProtoMessage() {}
 
 func (x *SecurityProfile) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[8]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -953,7 +1205,7 @@ func (x *SecurityProfile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SecurityProfile.ProtoReflect.Descriptor instead.
 func (*SecurityProfile) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{8}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SecurityProfile) GetProfileType() SecurityProfile_ProfileType {
@@ -981,7 +1233,7 @@ type DNSConfig struct {
 
 func (x *DNSConfig) Reset() {
 	*x = DNSConfig{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[9]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -993,7 +1245,7 @@ func (x *DNSConfig) String() string {
 func (*DNSConfig) ProtoMessage() {}
 
 func (x *DNSConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[9]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1006,7 +1258,7 @@ func (x *DNSConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DNSConfig.ProtoReflect.Descriptor instead.
 func (*DNSConfig) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{9}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DNSConfig) GetServers() []string {
@@ -1047,7 +1299,7 @@ type Sandbox struct {
 
 func (x *Sandbox) Reset() {
 	*x = Sandbox{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[10]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1059,7 +1311,7 @@ func (x *Sandbox) String() string {
 func (*Sandbox) ProtoMessage() {}
 
 func (x *Sandbox) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[10]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1072,7 +1324,7 @@ func (x *Sandbox) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sandbox.ProtoReflect.Descriptor instead.
 func (*Sandbox) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{10}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Sandbox) GetId() string {
@@ -1135,7 +1387,7 @@ type RunSandboxRequest struct {
 
 func (x *RunSandboxRequest) Reset() {
 	*x = RunSandboxRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[11]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1147,7 +1399,7 @@ func (x *RunSandboxRequest) String() string {
 func (*RunSandboxRequest) ProtoMessage() {}
 
 func (x *RunSandboxRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[11]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1160,7 +1412,7 @@ func (x *RunSandboxRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSandboxRequest.ProtoReflect.Descriptor instead.
 func (*RunSandboxRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{11}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RunSandboxRequest) GetConfig() *SandboxConfig {
@@ -1186,7 +1438,7 @@ type RunSandboxResponse struct {
 
 func (x *RunSandboxResponse) Reset() {
 	*x = RunSandboxResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[12]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1198,7 +1450,7 @@ func (x *RunSandboxResponse) String() string {
 func (*RunSandboxResponse) ProtoMessage() {}
 
 func (x *RunSandboxResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[12]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1211,7 +1463,7 @@ func (x *RunSandboxResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSandboxResponse.ProtoReflect.Descriptor instead.
 func (*RunSandboxResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{12}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RunSandboxResponse) GetSandboxId() string {
@@ -1230,7 +1482,7 @@ type StopSandboxRequest struct {
 
 func (x *StopSandboxRequest) Reset() {
 	*x = StopSandboxRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[13]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1242,7 +1494,7 @@ func (x *StopSandboxRequest) String() string {
 func (*StopSandboxRequest) ProtoMessage() {}
 
 func (x *StopSandboxRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[13]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1255,7 +1507,7 @@ func (x *StopSandboxRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopSandboxRequest.ProtoReflect.Descriptor instead.
 func (*StopSandboxRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{13}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *StopSandboxRequest) GetSandboxId() string {
@@ -1273,7 +1525,7 @@ type StopSandboxResponse struct {
 
 func (x *StopSandboxResponse) Reset() {
 	*x = StopSandboxResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[14]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1285,7 +1537,7 @@ func (x *StopSandboxResponse) String() string {
 func (*StopSandboxResponse) ProtoMessage() {}
 
 func (x *StopSandboxResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[14]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1298,7 +1550,7 @@ func (x *StopSandboxResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopSandboxResponse.ProtoReflect.Descriptor instead.
 func (*StopSandboxResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{14}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{19}
 }
 
 type RemoveSandboxRequest struct {
@@ -1310,7 +1562,7 @@ type RemoveSandboxRequest struct {
 
 func (x *RemoveSandboxRequest) Reset() {
 	*x = RemoveSandboxRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[15]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1322,7 +1574,7 @@ func (x *RemoveSandboxRequest) String() string {
 func (*RemoveSandboxRequest) ProtoMessage() {}
 
 func (x *RemoveSandboxRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[15]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1335,7 +1587,7 @@ func (x *RemoveSandboxRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveSandboxRequest.ProtoReflect.Descriptor instead.
 func (*RemoveSandboxRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{15}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RemoveSandboxRequest) GetSandboxId() string {
@@ -1353,7 +1605,7 @@ type RemoveSandboxResponse struct {
 
 func (x *RemoveSandboxResponse) Reset() {
 	*x = RemoveSandboxResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[16]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1365,7 +1617,7 @@ func (x *RemoveSandboxResponse) String() string {
 func (*RemoveSandboxResponse) ProtoMessage() {}
 
 func (x *RemoveSandboxResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[16]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1378,7 +1630,7 @@ func (x *RemoveSandboxResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveSandboxResponse.ProtoReflect.Descriptor instead.
 func (*RemoveSandboxResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{16}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{21}
 }
 
 type SandboxStatusRequest struct {
@@ -1390,7 +1642,7 @@ type SandboxStatusRequest struct {
 
 func (x *SandboxStatusRequest) Reset() {
 	*x = SandboxStatusRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[17]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1402,7 +1654,7 @@ func (x *SandboxStatusRequest) String() string {
 func (*SandboxStatusRequest) ProtoMessage() {}
 
 func (x *SandboxStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[17]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1415,7 +1667,7 @@ func (x *SandboxStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxStatusRequest.ProtoReflect.Descriptor instead.
 func (*SandboxStatusRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{17}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SandboxStatusRequest) GetSandboxId() string {
@@ -1434,7 +1686,7 @@ type SandboxStatusResponse struct {
 
 func (x *SandboxStatusResponse) Reset() {
 	*x = SandboxStatusResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[18]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1446,7 +1698,7 @@ func (x *SandboxStatusResponse) String() string {
 func (*SandboxStatusResponse) ProtoMessage() {}
 
 func (x *SandboxStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[18]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1459,7 +1711,7 @@ func (x *SandboxStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxStatusResponse.ProtoReflect.Descriptor instead.
 func (*SandboxStatusResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{18}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SandboxStatusResponse) GetSandbox() *Sandbox {
@@ -1483,7 +1735,7 @@ type SandboxFilter struct {
 
 func (x *SandboxFilter) Reset() {
 	*x = SandboxFilter{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[19]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1495,7 +1747,7 @@ func (x *SandboxFilter) String() string {
 func (*SandboxFilter) ProtoMessage() {}
 
 func (x *SandboxFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[19]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1508,7 +1760,7 @@ func (x *SandboxFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxFilter.ProtoReflect.Descriptor instead.
 func (*SandboxFilter) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{19}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SandboxFilter) GetId() string {
@@ -1541,7 +1793,7 @@ type ListSandboxesRequest struct {
 
 func (x *ListSandboxesRequest) Reset() {
 	*x = ListSandboxesRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[20]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1553,7 +1805,7 @@ func (x *ListSandboxesRequest) String() string {
 func (*ListSandboxesRequest) ProtoMessage() {}
 
 func (x *ListSandboxesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[20]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1566,7 +1818,7 @@ func (x *ListSandboxesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSandboxesRequest.ProtoReflect.Descriptor instead.
 func (*ListSandboxesRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{20}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListSandboxesRequest) GetFilter() *SandboxFilter {
@@ -1585,7 +1837,7 @@ type ListSandboxesResponse struct {
 
 func (x *ListSandboxesResponse) Reset() {
 	*x = ListSandboxesResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[21]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1597,7 +1849,7 @@ func (x *ListSandboxesResponse) String() string {
 func (*ListSandboxesResponse) ProtoMessage() {}
 
 func (x *ListSandboxesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[21]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1610,7 +1862,7 @@ func (x *ListSandboxesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSandboxesResponse.ProtoReflect.Descriptor instead.
 func (*ListSandboxesResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{21}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListSandboxesResponse) GetSandboxes() []*Sandbox {
@@ -1630,7 +1882,7 @@ type ContainerMetadata struct {
 
 func (x *ContainerMetadata) Reset() {
 	*x = ContainerMetadata{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[22]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1642,7 +1894,7 @@ func (x *ContainerMetadata) String() string {
 func (*ContainerMetadata) ProtoMessage() {}
 
 func (x *ContainerMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[22]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1655,7 +1907,7 @@ func (x *ContainerMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerMetadata.ProtoReflect.Descriptor instead.
 func (*ContainerMetadata) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{22}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ContainerMetadata) GetName() string {
@@ -1682,7 +1934,7 @@ type KeyValue struct {
 
 func (x *KeyValue) Reset() {
 	*x = KeyValue{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[23]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1694,7 +1946,7 @@ func (x *KeyValue) String() string {
 func (*KeyValue) ProtoMessage() {}
 
 func (x *KeyValue) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[23]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1707,7 +1959,7 @@ func (x *KeyValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyValue.ProtoReflect.Descriptor instead.
 func (*KeyValue) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{23}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *KeyValue) GetKey() string {
@@ -1735,7 +1987,7 @@ type Mount struct {
 
 func (x *Mount) Reset() {
 	*x = Mount{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[24]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1747,7 +1999,7 @@ func (x *Mount) String() string {
 func (*Mount) ProtoMessage() {}
 
 func (x *Mount) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[24]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1760,7 +2012,7 @@ func (x *Mount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Mount.ProtoReflect.Descriptor instead.
 func (*Mount) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{24}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Mount) GetContainerPath() string {
@@ -1799,7 +2051,7 @@ type Device struct {
 
 func (x *Device) Reset() {
 	*x = Device{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[25]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1811,7 +2063,7 @@ func (x *Device) String() string {
 func (*Device) ProtoMessage() {}
 
 func (x *Device) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[25]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1824,7 +2076,7 @@ func (x *Device) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Device.ProtoReflect.Descriptor instead.
 func (*Device) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{25}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Device) GetContainerPath() string {
@@ -1863,7 +2115,7 @@ type Resources struct {
 
 func (x *Resources) Reset() {
 	*x = Resources{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[26]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1875,7 +2127,7 @@ func (x *Resources) String() string {
 func (*Resources) ProtoMessage() {}
 
 func (x *Resources) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[26]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1888,7 +2140,7 @@ func (x *Resources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Resources.ProtoReflect.Descriptor instead.
 func (*Resources) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{26}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *Resources) GetCpuPeriod() int64 {
@@ -1955,7 +2207,7 @@ type ContainerConfig struct {
 
 func (x *ContainerConfig) Reset() {
 	*x = ContainerConfig{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[27]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1967,7 +2219,7 @@ func (x *ContainerConfig) String() string {
 func (*ContainerConfig) ProtoMessage() {}
 
 func (x *ContainerConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[27]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1980,7 +2232,7 @@ func (x *ContainerConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerConfig.ProtoReflect.Descriptor instead.
 func (*ContainerConfig) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{27}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ContainerConfig) GetMetadata() *ContainerMetadata {
@@ -2107,7 +2359,7 @@ type CreateContainerRequest struct {
 
 func (x *CreateContainerRequest) Reset() {
 	*x = CreateContainerRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[28]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2119,7 +2371,7 @@ func (x *CreateContainerRequest) String() string {
 func (*CreateContainerRequest) ProtoMessage() {}
 
 func (x *CreateContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[28]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2132,7 +2384,7 @@ func (x *CreateContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateContainerRequest.ProtoReflect.Descriptor instead.
 func (*CreateContainerRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{28}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CreateContainerRequest) GetSandboxId() string {
@@ -2165,7 +2417,7 @@ type CreateContainerResponse struct {
 
 func (x *CreateContainerResponse) Reset() {
 	*x = CreateContainerResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[29]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2177,7 +2429,7 @@ func (x *CreateContainerResponse) String() string {
 func (*CreateContainerResponse) ProtoMessage() {}
 
 func (x *CreateContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[29]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2190,7 +2442,7 @@ func (x *CreateContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateContainerResponse.ProtoReflect.Descriptor instead.
 func (*CreateContainerResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{29}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CreateContainerResponse) GetContainerId() string {
@@ -2209,7 +2461,7 @@ type StartContainerRequest struct {
 
 func (x *StartContainerRequest) Reset() {
 	*x = StartContainerRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[30]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2221,7 +2473,7 @@ func (x *StartContainerRequest) String() string {
 func (*StartContainerRequest) ProtoMessage() {}
 
 func (x *StartContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[30]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2234,7 +2486,7 @@ func (x *StartContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainerRequest.ProtoReflect.Descriptor instead.
 func (*StartContainerRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{30}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *StartContainerRequest) GetContainerId() string {
@@ -2252,7 +2504,7 @@ type StartContainerResponse struct {
 
 func (x *StartContainerResponse) Reset() {
 	*x = StartContainerResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[31]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2264,7 +2516,7 @@ func (x *StartContainerResponse) String() string {
 func (*StartContainerResponse) ProtoMessage() {}
 
 func (x *StartContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[31]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2277,7 +2529,7 @@ func (x *StartContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainerResponse.ProtoReflect.Descriptor instead.
 func (*StartContainerResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{31}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{36}
 }
 
 type StopContainerRequest struct {
@@ -2291,7 +2543,7 @@ type StopContainerRequest struct {
 
 func (x *StopContainerRequest) Reset() {
 	*x = StopContainerRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[32]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2303,7 +2555,7 @@ func (x *StopContainerRequest) String() string {
 func (*StopContainerRequest) ProtoMessage() {}
 
 func (x *StopContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[32]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2316,7 +2568,7 @@ func (x *StopContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainerRequest.ProtoReflect.Descriptor instead.
 func (*StopContainerRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{32}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *StopContainerRequest) GetContainerId() string {
@@ -2341,7 +2593,7 @@ type StopContainerResponse struct {
 
 func (x *StopContainerResponse) Reset() {
 	*x = StopContainerResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[33]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2353,7 +2605,7 @@ func (x *StopContainerResponse) String() string {
 func (*StopContainerResponse) ProtoMessage() {}
 
 func (x *StopContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[33]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2366,7 +2618,7 @@ func (x *StopContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainerResponse.ProtoReflect.Descriptor instead.
 func (*StopContainerResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{33}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{38}
 }
 
 type RemoveContainerRequest struct {
@@ -2378,7 +2630,7 @@ type RemoveContainerRequest struct {
 
 func (x *RemoveContainerRequest) Reset() {
 	*x = RemoveContainerRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[34]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2390,7 +2642,7 @@ func (x *RemoveContainerRequest) String() string {
 func (*RemoveContainerRequest) ProtoMessage() {}
 
 func (x *RemoveContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[34]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2403,7 +2655,7 @@ func (x *RemoveContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveContainerRequest.ProtoReflect.Descriptor instead.
 func (*RemoveContainerRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{34}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *RemoveContainerRequest) GetContainerId() string {
@@ -2421,7 +2673,7 @@ type RemoveContainerResponse struct {
 
 func (x *RemoveContainerResponse) Reset() {
 	*x = RemoveContainerResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[35]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2433,7 +2685,7 @@ func (x *RemoveContainerResponse) String() string {
 func (*RemoveContainerResponse) ProtoMessage() {}
 
 func (x *RemoveContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[35]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2446,7 +2698,7 @@ func (x *RemoveContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveContainerResponse.ProtoReflect.Descriptor instead.
 func (*RemoveContainerResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{35}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{40}
 }
 
 type Container struct {
@@ -2476,7 +2728,7 @@ type Container struct {
 
 func (x *Container) Reset() {
 	*x = Container{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[36]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2488,7 +2740,7 @@ func (x *Container) String() string {
 func (*Container) ProtoMessage() {}
 
 func (x *Container) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[36]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2501,7 +2753,7 @@ func (x *Container) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Container.ProtoReflect.Descriptor instead.
 func (*Container) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{36}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *Container) GetId() string {
@@ -2618,7 +2870,7 @@ type ContainerStatusRequest struct {
 
 func (x *ContainerStatusRequest) Reset() {
 	*x = ContainerStatusRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[37]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2630,7 +2882,7 @@ func (x *ContainerStatusRequest) String() string {
 func (*ContainerStatusRequest) ProtoMessage() {}
 
 func (x *ContainerStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[37]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2643,7 +2895,7 @@ func (x *ContainerStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerStatusRequest.ProtoReflect.Descriptor instead.
 func (*ContainerStatusRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{37}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ContainerStatusRequest) GetContainerId() string {
@@ -2662,7 +2914,7 @@ type ContainerStatusResponse struct {
 
 func (x *ContainerStatusResponse) Reset() {
 	*x = ContainerStatusResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[38]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2674,7 +2926,7 @@ func (x *ContainerStatusResponse) String() string {
 func (*ContainerStatusResponse) ProtoMessage() {}
 
 func (x *ContainerStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[38]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2687,7 +2939,7 @@ func (x *ContainerStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerStatusResponse.ProtoReflect.Descriptor instead.
 func (*ContainerStatusResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{38}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ContainerStatusResponse) GetContainer() *Container {
@@ -2709,7 +2961,7 @@ type ContainerFilter struct {
 
 func (x *ContainerFilter) Reset() {
 	*x = ContainerFilter{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[39]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2721,7 +2973,7 @@ func (x *ContainerFilter) String() string {
 func (*ContainerFilter) ProtoMessage() {}
 
 func (x *ContainerFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[39]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2734,7 +2986,7 @@ func (x *ContainerFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerFilter.ProtoReflect.Descriptor instead.
 func (*ContainerFilter) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{39}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ContainerFilter) GetId() string {
@@ -2774,7 +3026,7 @@ type ListContainersRequest struct {
 
 func (x *ListContainersRequest) Reset() {
 	*x = ListContainersRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[40]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2786,7 +3038,7 @@ func (x *ListContainersRequest) String() string {
 func (*ListContainersRequest) ProtoMessage() {}
 
 func (x *ListContainersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[40]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2799,7 +3051,7 @@ func (x *ListContainersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContainersRequest.ProtoReflect.Descriptor instead.
 func (*ListContainersRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{40}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ListContainersRequest) GetFilter() *ContainerFilter {
@@ -2818,7 +3070,7 @@ type ListContainersResponse struct {
 
 func (x *ListContainersResponse) Reset() {
 	*x = ListContainersResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[41]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2830,7 +3082,7 @@ func (x *ListContainersResponse) String() string {
 func (*ListContainersResponse) ProtoMessage() {}
 
 func (x *ListContainersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[41]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2843,7 +3095,7 @@ func (x *ListContainersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContainersResponse.ProtoReflect.Descriptor instead.
 func (*ListContainersResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{41}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListContainersResponse) GetContainers() []*Container {
@@ -2862,7 +3114,7 @@ type ReopenContainerLogRequest struct {
 
 func (x *ReopenContainerLogRequest) Reset() {
 	*x = ReopenContainerLogRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[42]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2874,7 +3126,7 @@ func (x *ReopenContainerLogRequest) String() string {
 func (*ReopenContainerLogRequest) ProtoMessage() {}
 
 func (x *ReopenContainerLogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[42]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2887,7 +3139,7 @@ func (x *ReopenContainerLogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReopenContainerLogRequest.ProtoReflect.Descriptor instead.
 func (*ReopenContainerLogRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{42}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ReopenContainerLogRequest) GetContainerId() string {
@@ -2905,7 +3157,7 @@ type ReopenContainerLogResponse struct {
 
 func (x *ReopenContainerLogResponse) Reset() {
 	*x = ReopenContainerLogResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[43]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2917,7 +3169,7 @@ func (x *ReopenContainerLogResponse) String() string {
 func (*ReopenContainerLogResponse) ProtoMessage() {}
 
 func (x *ReopenContainerLogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[43]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2930,7 +3182,7 @@ func (x *ReopenContainerLogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReopenContainerLogResponse.ProtoReflect.Descriptor instead.
 func (*ReopenContainerLogResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{43}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{48}
 }
 
 type ExecSyncRequest struct {
@@ -2945,7 +3197,7 @@ type ExecSyncRequest struct {
 
 func (x *ExecSyncRequest) Reset() {
 	*x = ExecSyncRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[44]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2957,7 +3209,7 @@ func (x *ExecSyncRequest) String() string {
 func (*ExecSyncRequest) ProtoMessage() {}
 
 func (x *ExecSyncRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[44]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2970,7 +3222,7 @@ func (x *ExecSyncRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecSyncRequest.ProtoReflect.Descriptor instead.
 func (*ExecSyncRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{44}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ExecSyncRequest) GetContainerId() string {
@@ -3005,7 +3257,7 @@ type ExecSyncResponse struct {
 
 func (x *ExecSyncResponse) Reset() {
 	*x = ExecSyncResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[45]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3017,7 +3269,7 @@ func (x *ExecSyncResponse) String() string {
 func (*ExecSyncResponse) ProtoMessage() {}
 
 func (x *ExecSyncResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[45]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3030,7 +3282,7 @@ func (x *ExecSyncResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecSyncResponse.ProtoReflect.Descriptor instead.
 func (*ExecSyncResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{45}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ExecSyncResponse) GetStdout() []byte {
@@ -3072,7 +3324,7 @@ type Image struct {
 
 func (x *Image) Reset() {
 	*x = Image{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[46]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3084,7 +3336,7 @@ func (x *Image) String() string {
 func (*Image) ProtoMessage() {}
 
 func (x *Image) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[46]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3097,7 +3349,7 @@ func (x *Image) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Image.ProtoReflect.Descriptor instead.
 func (*Image) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{46}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *Image) GetId() string {
@@ -3152,7 +3404,7 @@ type EnsureImageRequest struct {
 
 func (x *EnsureImageRequest) Reset() {
 	*x = EnsureImageRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[47]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3164,7 +3416,7 @@ func (x *EnsureImageRequest) String() string {
 func (*EnsureImageRequest) ProtoMessage() {}
 
 func (x *EnsureImageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[47]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3177,7 +3429,7 @@ func (x *EnsureImageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnsureImageRequest.ProtoReflect.Descriptor instead.
 func (*EnsureImageRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{47}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *EnsureImageRequest) GetImage() string {
@@ -3206,7 +3458,7 @@ type EnsureImageResponse struct {
 
 func (x *EnsureImageResponse) Reset() {
 	*x = EnsureImageResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[48]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3218,7 +3470,7 @@ func (x *EnsureImageResponse) String() string {
 func (*EnsureImageResponse) ProtoMessage() {}
 
 func (x *EnsureImageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[48]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3231,7 +3483,7 @@ func (x *EnsureImageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnsureImageResponse.ProtoReflect.Descriptor instead.
 func (*EnsureImageResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{48}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *EnsureImageResponse) GetImageRef() string {
@@ -3257,7 +3509,7 @@ type ImageStatusRequest struct {
 
 func (x *ImageStatusRequest) Reset() {
 	*x = ImageStatusRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[49]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3269,7 +3521,7 @@ func (x *ImageStatusRequest) String() string {
 func (*ImageStatusRequest) ProtoMessage() {}
 
 func (x *ImageStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[49]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3282,7 +3534,7 @@ func (x *ImageStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImageStatusRequest.ProtoReflect.Descriptor instead.
 func (*ImageStatusRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{49}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ImageStatusRequest) GetImage() string {
@@ -3302,7 +3554,7 @@ type ImageStatusResponse struct {
 
 func (x *ImageStatusResponse) Reset() {
 	*x = ImageStatusResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[50]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3314,7 +3566,7 @@ func (x *ImageStatusResponse) String() string {
 func (*ImageStatusResponse) ProtoMessage() {}
 
 func (x *ImageStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[50]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3327,7 +3579,7 @@ func (x *ImageStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImageStatusResponse.ProtoReflect.Descriptor instead.
 func (*ImageStatusResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{50}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ImageStatusResponse) GetPresent() bool {
@@ -3352,7 +3604,7 @@ type ListImagesRequest struct {
 
 func (x *ListImagesRequest) Reset() {
 	*x = ListImagesRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[51]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3364,7 +3616,7 @@ func (x *ListImagesRequest) String() string {
 func (*ListImagesRequest) ProtoMessage() {}
 
 func (x *ListImagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[51]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3377,7 +3629,7 @@ func (x *ListImagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListImagesRequest.ProtoReflect.Descriptor instead.
 func (*ListImagesRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{51}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{56}
 }
 
 type ListImagesResponse struct {
@@ -3389,7 +3641,7 @@ type ListImagesResponse struct {
 
 func (x *ListImagesResponse) Reset() {
 	*x = ListImagesResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[52]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3401,7 +3653,7 @@ func (x *ListImagesResponse) String() string {
 func (*ListImagesResponse) ProtoMessage() {}
 
 func (x *ListImagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[52]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3414,7 +3666,7 @@ func (x *ListImagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListImagesResponse.ProtoReflect.Descriptor instead.
 func (*ListImagesResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{52}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ListImagesResponse) GetImages() []*Image {
@@ -3433,7 +3685,7 @@ type RemoveImageRequest struct {
 
 func (x *RemoveImageRequest) Reset() {
 	*x = RemoveImageRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[53]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3445,7 +3697,7 @@ func (x *RemoveImageRequest) String() string {
 func (*RemoveImageRequest) ProtoMessage() {}
 
 func (x *RemoveImageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[53]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3458,7 +3710,7 @@ func (x *RemoveImageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveImageRequest.ProtoReflect.Descriptor instead.
 func (*RemoveImageRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{53}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *RemoveImageRequest) GetImage() string {
@@ -3476,7 +3728,7 @@ type RemoveImageResponse struct {
 
 func (x *RemoveImageResponse) Reset() {
 	*x = RemoveImageResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[54]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3488,7 +3740,7 @@ func (x *RemoveImageResponse) String() string {
 func (*RemoveImageResponse) ProtoMessage() {}
 
 func (x *RemoveImageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[54]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3501,7 +3753,7 @@ func (x *RemoveImageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveImageResponse.ProtoReflect.Descriptor instead.
 func (*RemoveImageResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{54}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{59}
 }
 
 type EventsRequest struct {
@@ -3512,7 +3764,7 @@ type EventsRequest struct {
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[55]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3524,7 +3776,7 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[55]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3537,7 +3789,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{55}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{60}
 }
 
 type Event struct {
@@ -3556,7 +3808,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[56]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3568,7 +3820,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[56]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3581,7 +3833,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{56}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *Event) GetType() EventType {
@@ -3636,7 +3888,7 @@ type ExecRequest struct {
 
 func (x *ExecRequest) Reset() {
 	*x = ExecRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[57]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3648,7 +3900,7 @@ func (x *ExecRequest) String() string {
 func (*ExecRequest) ProtoMessage() {}
 
 func (x *ExecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[57]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3661,7 +3913,7 @@ func (x *ExecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
 func (*ExecRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{57}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ExecRequest) GetContainerId() string {
@@ -3716,7 +3968,7 @@ type ExecResponse struct {
 
 func (x *ExecResponse) Reset() {
 	*x = ExecResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[58]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3728,7 +3980,7 @@ func (x *ExecResponse) String() string {
 func (*ExecResponse) ProtoMessage() {}
 
 func (x *ExecResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[58]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3741,7 +3993,7 @@ func (x *ExecResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecResponse.ProtoReflect.Descriptor instead.
 func (*ExecResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{58}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ExecResponse) GetUrl() string {
@@ -3766,7 +4018,7 @@ type AttachRequest struct {
 
 func (x *AttachRequest) Reset() {
 	*x = AttachRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[59]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3778,7 +4030,7 @@ func (x *AttachRequest) String() string {
 func (*AttachRequest) ProtoMessage() {}
 
 func (x *AttachRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[59]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3791,7 +4043,7 @@ func (x *AttachRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachRequest.ProtoReflect.Descriptor instead.
 func (*AttachRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{59}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *AttachRequest) GetContainerId() string {
@@ -3838,7 +4090,7 @@ type AttachResponse struct {
 
 func (x *AttachResponse) Reset() {
 	*x = AttachResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[60]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3850,7 +4102,7 @@ func (x *AttachResponse) String() string {
 func (*AttachResponse) ProtoMessage() {}
 
 func (x *AttachResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[60]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3863,7 +4115,7 @@ func (x *AttachResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachResponse.ProtoReflect.Descriptor instead.
 func (*AttachResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{60}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *AttachResponse) GetUrl() string {
@@ -3884,7 +4136,7 @@ type PortForwardRequest struct {
 
 func (x *PortForwardRequest) Reset() {
 	*x = PortForwardRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[61]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3896,7 +4148,7 @@ func (x *PortForwardRequest) String() string {
 func (*PortForwardRequest) ProtoMessage() {}
 
 func (x *PortForwardRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[61]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3909,7 +4161,7 @@ func (x *PortForwardRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortForwardRequest.ProtoReflect.Descriptor instead.
 func (*PortForwardRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{61}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *PortForwardRequest) GetSandboxId() string {
@@ -3935,7 +4187,7 @@ type PortForwardResponse struct {
 
 func (x *PortForwardResponse) Reset() {
 	*x = PortForwardResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[62]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3947,7 +4199,7 @@ func (x *PortForwardResponse) String() string {
 func (*PortForwardResponse) ProtoMessage() {}
 
 func (x *PortForwardResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[62]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3960,7 +4212,7 @@ func (x *PortForwardResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortForwardResponse.ProtoReflect.Descriptor instead.
 func (*PortForwardResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{62}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *PortForwardResponse) GetUrl() string {
@@ -3978,7 +4230,7 @@ type ListStatsRequest struct {
 
 func (x *ListStatsRequest) Reset() {
 	*x = ListStatsRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[63]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3990,7 +4242,7 @@ func (x *ListStatsRequest) String() string {
 func (*ListStatsRequest) ProtoMessage() {}
 
 func (x *ListStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[63]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4003,7 +4255,7 @@ func (x *ListStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatsRequest.ProtoReflect.Descriptor instead.
 func (*ListStatsRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{63}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{68}
 }
 
 type ListStatsResponse struct {
@@ -4018,7 +4270,7 @@ type ListStatsResponse struct {
 
 func (x *ListStatsResponse) Reset() {
 	*x = ListStatsResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[64]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4030,7 +4282,7 @@ func (x *ListStatsResponse) String() string {
 func (*ListStatsResponse) ProtoMessage() {}
 
 func (x *ListStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[64]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4043,7 +4295,7 @@ func (x *ListStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatsResponse.ProtoReflect.Descriptor instead.
 func (*ListStatsResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{64}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *ListStatsResponse) GetSandboxes() []*SandboxStats {
@@ -4080,7 +4332,7 @@ type CpuUsage struct {
 
 func (x *CpuUsage) Reset() {
 	*x = CpuUsage{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[65]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4092,7 +4344,7 @@ func (x *CpuUsage) String() string {
 func (*CpuUsage) ProtoMessage() {}
 
 func (x *CpuUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[65]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4105,7 +4357,7 @@ func (x *CpuUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CpuUsage.ProtoReflect.Descriptor instead.
 func (*CpuUsage) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{65}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *CpuUsage) GetTimestamp() int64 {
@@ -4138,7 +4390,7 @@ type MemoryUsage struct {
 
 func (x *MemoryUsage) Reset() {
 	*x = MemoryUsage{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[66]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4150,7 +4402,7 @@ func (x *MemoryUsage) String() string {
 func (*MemoryUsage) ProtoMessage() {}
 
 func (x *MemoryUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[66]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4163,7 +4415,7 @@ func (x *MemoryUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemoryUsage.ProtoReflect.Descriptor instead.
 func (*MemoryUsage) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{66}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *MemoryUsage) GetTimestamp() int64 {
@@ -4223,7 +4475,7 @@ type FilesystemUsage struct {
 
 func (x *FilesystemUsage) Reset() {
 	*x = FilesystemUsage{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[67]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4235,7 +4487,7 @@ func (x *FilesystemUsage) String() string {
 func (*FilesystemUsage) ProtoMessage() {}
 
 func (x *FilesystemUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[67]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4248,7 +4500,7 @@ func (x *FilesystemUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilesystemUsage.ProtoReflect.Descriptor instead.
 func (*FilesystemUsage) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{67}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *FilesystemUsage) GetTimestamp() int64 {
@@ -4293,7 +4545,7 @@ type InterfaceUsage struct {
 
 func (x *InterfaceUsage) Reset() {
 	*x = InterfaceUsage{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[68]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4305,7 +4557,7 @@ func (x *InterfaceUsage) String() string {
 func (*InterfaceUsage) ProtoMessage() {}
 
 func (x *InterfaceUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[68]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4318,7 +4570,7 @@ func (x *InterfaceUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InterfaceUsage.ProtoReflect.Descriptor instead.
 func (*InterfaceUsage) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{68}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *InterfaceUsage) GetName() string {
@@ -4369,7 +4621,7 @@ type NetworkUsage struct {
 
 func (x *NetworkUsage) Reset() {
 	*x = NetworkUsage{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[69]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4381,7 +4633,7 @@ func (x *NetworkUsage) String() string {
 func (*NetworkUsage) ProtoMessage() {}
 
 func (x *NetworkUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[69]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4394,7 +4646,7 @@ func (x *NetworkUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetworkUsage.ProtoReflect.Descriptor instead.
 func (*NetworkUsage) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{69}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *NetworkUsage) GetTimestamp() int64 {
@@ -4436,7 +4688,7 @@ type SandboxStats struct {
 
 func (x *SandboxStats) Reset() {
 	*x = SandboxStats{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[70]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4448,7 +4700,7 @@ func (x *SandboxStats) String() string {
 func (*SandboxStats) ProtoMessage() {}
 
 func (x *SandboxStats) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[70]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4461,7 +4713,7 @@ func (x *SandboxStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxStats.ProtoReflect.Descriptor instead.
 func (*SandboxStats) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{70}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *SandboxStats) GetSandboxId() string {
@@ -4530,7 +4782,7 @@ type ContainerStats struct {
 
 func (x *ContainerStats) Reset() {
 	*x = ContainerStats{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[71]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4542,7 +4794,7 @@ func (x *ContainerStats) String() string {
 func (*ContainerStats) ProtoMessage() {}
 
 func (x *ContainerStats) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[71]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4555,7 +4807,7 @@ func (x *ContainerStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerStats.ProtoReflect.Descriptor instead.
 func (*ContainerStats) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{71}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *ContainerStats) GetContainerId() string {
@@ -4618,7 +4870,19 @@ var File_runtime_v1_runtime_proto protoreflect.FileDescriptor
 
 const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"\n" +
-	"\x18runtime/v1/runtime.proto\x12\x12podhost.runtime.v1\"\x10\n" +
+	"\x18runtime/v1/runtime.proto\x12\x12podhost.runtime.v1\"\x81\x01\n" +
+	"\x1fUpdateContainerResourcesRequest\x12!\n" +
+	"\fcontainer_id\x18\x01 \x01(\tR\vcontainerId\x12;\n" +
+	"\tresources\x18\x02 \x01(\v2\x1d.podhost.runtime.v1.ResourcesR\tresources\"\"\n" +
+	" UpdateContainerResourcesResponse\"{\n" +
+	"\x1dUpdateSandboxResourcesRequest\x12\x1d\n" +
+	"\n" +
+	"sandbox_id\x18\x01 \x01(\tR\tsandboxId\x12;\n" +
+	"\tresources\x18\x02 \x01(\v2\x1d.podhost.runtime.v1.ResourcesR\tresources\" \n" +
+	"\x1eUpdateSandboxResourcesResponse\"e\n" +
+	"\tPodCgroup\x12\x1b\n" +
+	"\tqos_class\x18\x01 \x01(\tR\bqosClass\x12;\n" +
+	"\tresources\x18\x02 \x01(\v2\x1d.podhost.runtime.v1.ResourcesR\tresources\"\x10\n" +
 	"\x0eVersionRequest\"\x8d\x01\n" +
 	"\x0fVersionResponse\x12!\n" +
 	"\fruntime_name\x18\x01 \x01(\tR\vruntimeName\x12'\n" +
@@ -4638,7 +4902,7 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x10\n" +
 	"\x03uid\x18\x03 \x01(\tR\x03uid\x12\x18\n" +
-	"\aattempt\x18\x04 \x01(\rR\aattempt\"\xd7\x06\n" +
+	"\aattempt\x18\x04 \x01(\rR\aattempt\"\x95\a\n" +
 	"\rSandboxConfig\x12?\n" +
 	"\bmetadata\x18\x01 \x01(\v2#.podhost.runtime.v1.SandboxMetadataR\bmetadata\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12#\n" +
@@ -4653,7 +4917,9 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	" \x01(\v2\x1d.podhost.runtime.v1.DNSConfigR\x03dns\x126\n" +
 	"\x17share_process_namespace\x18\v \x01(\bR\x15shareProcessNamespace\x12H\n" +
 	"\asysctls\x18\f \x03(\v2..podhost.runtime.v1.SandboxConfig.SysctlsEntryR\asysctls\x12?\n" +
-	"\bsecurity\x18\r \x01(\v2#.podhost.runtime.v1.SecurityContextR\bsecurity\x1a9\n" +
+	"\bsecurity\x18\r \x01(\v2#.podhost.runtime.v1.SecurityContextR\bsecurity\x12<\n" +
+	"\n" +
+	"pod_cgroup\x18\x0e \x01(\v2\x1d.podhost.runtime.v1.PodCgroupR\tpodCgroup\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
@@ -5011,7 +5277,7 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"\x1cEVENT_TYPE_CONTAINER_REMOVED\x10\x04\x12\x1c\n" +
 	"\x18EVENT_TYPE_SANDBOX_READY\x10\x05\x12\x1f\n" +
 	"\x1bEVENT_TYPE_SANDBOX_NOTREADY\x10\x06\x12\x1e\n" +
-	"\x1aEVENT_TYPE_SANDBOX_REMOVED\x10\a2\x82\x12\n" +
+	"\x1aEVENT_TYPE_SANDBOX_REMOVED\x10\a2\x8b\x14\n" +
 	"\aRuntime\x12R\n" +
 	"\aVersion\x12\".podhost.runtime.v1.VersionRequest\x1a#.podhost.runtime.v1.VersionResponse\x12O\n" +
 	"\x06Status\x12!.podhost.runtime.v1.StatusRequest\x1a\".podhost.runtime.v1.StatusResponse\x12[\n" +
@@ -5038,7 +5304,9 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"\x04Exec\x12\x1f.podhost.runtime.v1.ExecRequest\x1a .podhost.runtime.v1.ExecResponse\x12O\n" +
 	"\x06Attach\x12!.podhost.runtime.v1.AttachRequest\x1a\".podhost.runtime.v1.AttachResponse\x12^\n" +
 	"\vPortForward\x12&.podhost.runtime.v1.PortForwardRequest\x1a'.podhost.runtime.v1.PortForwardResponse\x12X\n" +
-	"\tListStats\x12$.podhost.runtime.v1.ListStatsRequest\x1a%.podhost.runtime.v1.ListStatsResponseB7Z5github.com/podhost/podhost/proto/runtime/v1;runtimev1b\x06proto3"
+	"\tListStats\x12$.podhost.runtime.v1.ListStatsRequest\x1a%.podhost.runtime.v1.ListStatsResponse\x12\x85\x01\n" +
+	"\x18UpdateContainerResources\x123.podhost.runtime.v1.UpdateContainerResourcesRequest\x1a4.podhost.runtime.v1.UpdateContainerResourcesResponse\x12\x7f\n" +
+	"\x16UpdateSandboxResources\x121.podhost.runtime.v1.UpdateSandboxResourcesRequest\x1a2.podhost.runtime.v1.UpdateSandboxResourcesResponseB7Z5github.com/podhost/podhost/proto/runtime/v1;runtimev1b\x06proto3"
 
 var (
 	file_runtime_v1_runtime_proto_rawDescOnce sync.Once
@@ -5053,212 +5321,225 @@ func file_runtime_v1_runtime_proto_rawDescGZIP() []byte {
 }
 
 var file_runtime_v1_runtime_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_runtime_v1_runtime_proto_msgTypes = make([]protoimpl.MessageInfo, 86)
+var file_runtime_v1_runtime_proto_msgTypes = make([]protoimpl.MessageInfo, 91)
 var file_runtime_v1_runtime_proto_goTypes = []any{
-	(SandboxState)(0),                  // 0: podhost.runtime.v1.SandboxState
-	(ContainerState)(0),                // 1: podhost.runtime.v1.ContainerState
-	(PullPolicy)(0),                    // 2: podhost.runtime.v1.PullPolicy
-	(EventType)(0),                     // 3: podhost.runtime.v1.EventType
-	(SecurityProfile_ProfileType)(0),   // 4: podhost.runtime.v1.SecurityProfile.ProfileType
-	(*VersionRequest)(nil),             // 5: podhost.runtime.v1.VersionRequest
-	(*VersionResponse)(nil),            // 6: podhost.runtime.v1.VersionResponse
-	(*StatusRequest)(nil),              // 7: podhost.runtime.v1.StatusRequest
-	(*StatusResponse)(nil),             // 8: podhost.runtime.v1.StatusResponse
-	(*Condition)(nil),                  // 9: podhost.runtime.v1.Condition
-	(*SandboxMetadata)(nil),            // 10: podhost.runtime.v1.SandboxMetadata
-	(*SandboxConfig)(nil),              // 11: podhost.runtime.v1.SandboxConfig
-	(*SecurityContext)(nil),            // 12: podhost.runtime.v1.SecurityContext
-	(*SecurityProfile)(nil),            // 13: podhost.runtime.v1.SecurityProfile
-	(*DNSConfig)(nil),                  // 14: podhost.runtime.v1.DNSConfig
-	(*Sandbox)(nil),                    // 15: podhost.runtime.v1.Sandbox
-	(*RunSandboxRequest)(nil),          // 16: podhost.runtime.v1.RunSandboxRequest
-	(*RunSandboxResponse)(nil),         // 17: podhost.runtime.v1.RunSandboxResponse
-	(*StopSandboxRequest)(nil),         // 18: podhost.runtime.v1.StopSandboxRequest
-	(*StopSandboxResponse)(nil),        // 19: podhost.runtime.v1.StopSandboxResponse
-	(*RemoveSandboxRequest)(nil),       // 20: podhost.runtime.v1.RemoveSandboxRequest
-	(*RemoveSandboxResponse)(nil),      // 21: podhost.runtime.v1.RemoveSandboxResponse
-	(*SandboxStatusRequest)(nil),       // 22: podhost.runtime.v1.SandboxStatusRequest
-	(*SandboxStatusResponse)(nil),      // 23: podhost.runtime.v1.SandboxStatusResponse
-	(*SandboxFilter)(nil),              // 24: podhost.runtime.v1.SandboxFilter
-	(*ListSandboxesRequest)(nil),       // 25: podhost.runtime.v1.ListSandboxesRequest
-	(*ListSandboxesResponse)(nil),      // 26: podhost.runtime.v1.ListSandboxesResponse
-	(*ContainerMetadata)(nil),          // 27: podhost.runtime.v1.ContainerMetadata
-	(*KeyValue)(nil),                   // 28: podhost.runtime.v1.KeyValue
-	(*Mount)(nil),                      // 29: podhost.runtime.v1.Mount
-	(*Device)(nil),                     // 30: podhost.runtime.v1.Device
-	(*Resources)(nil),                  // 31: podhost.runtime.v1.Resources
-	(*ContainerConfig)(nil),            // 32: podhost.runtime.v1.ContainerConfig
-	(*CreateContainerRequest)(nil),     // 33: podhost.runtime.v1.CreateContainerRequest
-	(*CreateContainerResponse)(nil),    // 34: podhost.runtime.v1.CreateContainerResponse
-	(*StartContainerRequest)(nil),      // 35: podhost.runtime.v1.StartContainerRequest
-	(*StartContainerResponse)(nil),     // 36: podhost.runtime.v1.StartContainerResponse
-	(*StopContainerRequest)(nil),       // 37: podhost.runtime.v1.StopContainerRequest
-	(*StopContainerResponse)(nil),      // 38: podhost.runtime.v1.StopContainerResponse
-	(*RemoveContainerRequest)(nil),     // 39: podhost.runtime.v1.RemoveContainerRequest
-	(*RemoveContainerResponse)(nil),    // 40: podhost.runtime.v1.RemoveContainerResponse
-	(*Container)(nil),                  // 41: podhost.runtime.v1.Container
-	(*ContainerStatusRequest)(nil),     // 42: podhost.runtime.v1.ContainerStatusRequest
-	(*ContainerStatusResponse)(nil),    // 43: podhost.runtime.v1.ContainerStatusResponse
-	(*ContainerFilter)(nil),            // 44: podhost.runtime.v1.ContainerFilter
-	(*ListContainersRequest)(nil),      // 45: podhost.runtime.v1.ListContainersRequest
-	(*ListContainersResponse)(nil),     // 46: podhost.runtime.v1.ListContainersResponse
-	(*ReopenContainerLogRequest)(nil),  // 47: podhost.runtime.v1.ReopenContainerLogRequest
-	(*ReopenContainerLogResponse)(nil), // 48: podhost.runtime.v1.ReopenContainerLogResponse
-	(*ExecSyncRequest)(nil),            // 49: podhost.runtime.v1.ExecSyncRequest
-	(*ExecSyncResponse)(nil),           // 50: podhost.runtime.v1.ExecSyncResponse
-	(*Image)(nil),                      // 51: podhost.runtime.v1.Image
-	(*EnsureImageRequest)(nil),         // 52: podhost.runtime.v1.EnsureImageRequest
-	(*EnsureImageResponse)(nil),        // 53: podhost.runtime.v1.EnsureImageResponse
-	(*ImageStatusRequest)(nil),         // 54: podhost.runtime.v1.ImageStatusRequest
-	(*ImageStatusResponse)(nil),        // 55: podhost.runtime.v1.ImageStatusResponse
-	(*ListImagesRequest)(nil),          // 56: podhost.runtime.v1.ListImagesRequest
-	(*ListImagesResponse)(nil),         // 57: podhost.runtime.v1.ListImagesResponse
-	(*RemoveImageRequest)(nil),         // 58: podhost.runtime.v1.RemoveImageRequest
-	(*RemoveImageResponse)(nil),        // 59: podhost.runtime.v1.RemoveImageResponse
-	(*EventsRequest)(nil),              // 60: podhost.runtime.v1.EventsRequest
-	(*Event)(nil),                      // 61: podhost.runtime.v1.Event
-	(*ExecRequest)(nil),                // 62: podhost.runtime.v1.ExecRequest
-	(*ExecResponse)(nil),               // 63: podhost.runtime.v1.ExecResponse
-	(*AttachRequest)(nil),              // 64: podhost.runtime.v1.AttachRequest
-	(*AttachResponse)(nil),             // 65: podhost.runtime.v1.AttachResponse
-	(*PortForwardRequest)(nil),         // 66: podhost.runtime.v1.PortForwardRequest
-	(*PortForwardResponse)(nil),        // 67: podhost.runtime.v1.PortForwardResponse
-	(*ListStatsRequest)(nil),           // 68: podhost.runtime.v1.ListStatsRequest
-	(*ListStatsResponse)(nil),          // 69: podhost.runtime.v1.ListStatsResponse
-	(*CpuUsage)(nil),                   // 70: podhost.runtime.v1.CpuUsage
-	(*MemoryUsage)(nil),                // 71: podhost.runtime.v1.MemoryUsage
-	(*FilesystemUsage)(nil),            // 72: podhost.runtime.v1.FilesystemUsage
-	(*InterfaceUsage)(nil),             // 73: podhost.runtime.v1.InterfaceUsage
-	(*NetworkUsage)(nil),               // 74: podhost.runtime.v1.NetworkUsage
-	(*SandboxStats)(nil),               // 75: podhost.runtime.v1.SandboxStats
-	(*ContainerStats)(nil),             // 76: podhost.runtime.v1.ContainerStats
-	nil,                                // 77: podhost.runtime.v1.SandboxConfig.LabelsEntry
-	nil,                                // 78: podhost.runtime.v1.SandboxConfig.AnnotationsEntry
-	nil,                                // 79: podhost.runtime.v1.SandboxConfig.SysctlsEntry
-	nil,                                // 80: podhost.runtime.v1.Sandbox.LabelsEntry
-	nil,                                // 81: podhost.runtime.v1.Sandbox.AnnotationsEntry
-	nil,                                // 82: podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
-	nil,                                // 83: podhost.runtime.v1.ContainerConfig.LabelsEntry
-	nil,                                // 84: podhost.runtime.v1.ContainerConfig.AnnotationsEntry
-	nil,                                // 85: podhost.runtime.v1.Container.LabelsEntry
-	nil,                                // 86: podhost.runtime.v1.Container.AnnotationsEntry
-	nil,                                // 87: podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
-	nil,                                // 88: podhost.runtime.v1.Event.LabelsEntry
-	nil,                                // 89: podhost.runtime.v1.SandboxStats.LabelsEntry
-	nil,                                // 90: podhost.runtime.v1.ContainerStats.LabelsEntry
+	(SandboxState)(0),                        // 0: podhost.runtime.v1.SandboxState
+	(ContainerState)(0),                      // 1: podhost.runtime.v1.ContainerState
+	(PullPolicy)(0),                          // 2: podhost.runtime.v1.PullPolicy
+	(EventType)(0),                           // 3: podhost.runtime.v1.EventType
+	(SecurityProfile_ProfileType)(0),         // 4: podhost.runtime.v1.SecurityProfile.ProfileType
+	(*UpdateContainerResourcesRequest)(nil),  // 5: podhost.runtime.v1.UpdateContainerResourcesRequest
+	(*UpdateContainerResourcesResponse)(nil), // 6: podhost.runtime.v1.UpdateContainerResourcesResponse
+	(*UpdateSandboxResourcesRequest)(nil),    // 7: podhost.runtime.v1.UpdateSandboxResourcesRequest
+	(*UpdateSandboxResourcesResponse)(nil),   // 8: podhost.runtime.v1.UpdateSandboxResourcesResponse
+	(*PodCgroup)(nil),                        // 9: podhost.runtime.v1.PodCgroup
+	(*VersionRequest)(nil),                   // 10: podhost.runtime.v1.VersionRequest
+	(*VersionResponse)(nil),                  // 11: podhost.runtime.v1.VersionResponse
+	(*StatusRequest)(nil),                    // 12: podhost.runtime.v1.StatusRequest
+	(*StatusResponse)(nil),                   // 13: podhost.runtime.v1.StatusResponse
+	(*Condition)(nil),                        // 14: podhost.runtime.v1.Condition
+	(*SandboxMetadata)(nil),                  // 15: podhost.runtime.v1.SandboxMetadata
+	(*SandboxConfig)(nil),                    // 16: podhost.runtime.v1.SandboxConfig
+	(*SecurityContext)(nil),                  // 17: podhost.runtime.v1.SecurityContext
+	(*SecurityProfile)(nil),                  // 18: podhost.runtime.v1.SecurityProfile
+	(*DNSConfig)(nil),                        // 19: podhost.runtime.v1.DNSConfig
+	(*Sandbox)(nil),                          // 20: podhost.runtime.v1.Sandbox
+	(*RunSandboxRequest)(nil),                // 21: podhost.runtime.v1.RunSandboxRequest
+	(*RunSandboxResponse)(nil),               // 22: podhost.runtime.v1.RunSandboxResponse
+	(*StopSandboxRequest)(nil),               // 23: podhost.runtime.v1.StopSandboxRequest
+	(*StopSandboxResponse)(nil),              // 24: podhost.runtime.v1.StopSandboxResponse
+	(*RemoveSandboxRequest)(nil),             // 25: podhost.runtime.v1.RemoveSandboxRequest
+	(*RemoveSandboxResponse)(nil),            // 26: podhost.runtime.v1.RemoveSandboxResponse
+	(*SandboxStatusRequest)(nil),             // 27: podhost.runtime.v1.SandboxStatusRequest
+	(*SandboxStatusResponse)(nil),            // 28: podhost.runtime.v1.SandboxStatusResponse
+	(*SandboxFilter)(nil),                    // 29: podhost.runtime.v1.SandboxFilter
+	(*ListSandboxesRequest)(nil),             // 30: podhost.runtime.v1.ListSandboxesRequest
+	(*ListSandboxesResponse)(nil),            // 31: podhost.runtime.v1.ListSandboxesResponse
+	(*ContainerMetadata)(nil),                // 32: podhost.runtime.v1.ContainerMetadata
+	(*KeyValue)(nil),                         // 33: podhost.runtime.v1.KeyValue
+	(*Mount)(nil),                            // 34: podhost.runtime.v1.Mount
+	(*Device)(nil),                           // 35: podhost.runtime.v1.Device
+	(*Resources)(nil),                        // 36: podhost.runtime.v1.Resources
+	(*ContainerConfig)(nil),                  // 37: podhost.runtime.v1.ContainerConfig
+	(*CreateContainerRequest)(nil),           // 38: podhost.runtime.v1.CreateContainerRequest
+	(*CreateContainerResponse)(nil),          // 39: podhost.runtime.v1.CreateContainerResponse
+	(*StartContainerRequest)(nil),            // 40: podhost.runtime.v1.StartContainerRequest
+	(*StartContainerResponse)(nil),           // 41: podhost.runtime.v1.StartContainerResponse
+	(*StopContainerRequest)(nil),             // 42: podhost.runtime.v1.StopContainerRequest
+	(*StopContainerResponse)(nil),            // 43: podhost.runtime.v1.StopContainerResponse
+	(*RemoveContainerRequest)(nil),           // 44: podhost.runtime.v1.RemoveContainerRequest
+	(*RemoveContainerResponse)(nil),          // 45: podhost.runtime.v1.RemoveContainerResponse
+	(*Container)(nil),                        // 46: podhost.runtime.v1.Container
+	(*ContainerStatusRequest)(nil),           // 47: podhost.runtime.v1.ContainerStatusRequest
+	(*ContainerStatusResponse)(nil),          // 48: podhost.runtime.v1.ContainerStatusResponse
+	(*ContainerFilter)(nil),                  // 49: podhost.runtime.v1.ContainerFilter
+	(*ListContainersRequest)(nil),            // 50: podhost.runtime.v1.ListContainersRequest
+	(*ListContainersResponse)(nil),           // 51: podhost.runtime.v1.ListContainersResponse
+	(*ReopenContainerLogRequest)(nil),        // 52: podhost.runtime.v1.ReopenContainerLogRequest
+	(*ReopenContainerLogResponse)(nil),       // 53: podhost.runtime.v1.ReopenContainerLogResponse
+	(*ExecSyncRequest)(nil),                  // 54: podhost.runtime.v1.ExecSyncRequest
+	(*ExecSyncResponse)(nil),                 // 55: podhost.runtime.v1.ExecSyncResponse
+	(*Image)(nil),                            // 56: podhost.runtime.v1.Image
+	(*EnsureImageRequest)(nil),               // 57: podhost.runtime.v1.EnsureImageRequest
+	(*EnsureImageResponse)(nil),              // 58: podhost.runtime.v1.EnsureImageResponse
+	(*ImageStatusRequest)(nil),               // 59: podhost.runtime.v1.ImageStatusRequest
+	(*ImageStatusResponse)(nil),              // 60: podhost.runtime.v1.ImageStatusResponse
+	(*ListImagesRequest)(nil),                // 61: podhost.runtime.v1.ListImagesRequest
+	(*ListImagesResponse)(nil),               // 62: podhost.runtime.v1.ListImagesResponse
+	(*RemoveImageRequest)(nil),               // 63: podhost.runtime.v1.RemoveImageRequest
+	(*RemoveImageResponse)(nil),              // 64: podhost.runtime.v1.RemoveImageResponse
+	(*EventsRequest)(nil),                    // 65: podhost.runtime.v1.EventsRequest
+	(*Event)(nil),                            // 66: podhost.runtime.v1.Event
+	(*ExecRequest)(nil),                      // 67: podhost.runtime.v1.ExecRequest
+	(*ExecResponse)(nil),                     // 68: podhost.runtime.v1.ExecResponse
+	(*AttachRequest)(nil),                    // 69: podhost.runtime.v1.AttachRequest
+	(*AttachResponse)(nil),                   // 70: podhost.runtime.v1.AttachResponse
+	(*PortForwardRequest)(nil),               // 71: podhost.runtime.v1.PortForwardRequest
+	(*PortForwardResponse)(nil),              // 72: podhost.runtime.v1.PortForwardResponse
+	(*ListStatsRequest)(nil),                 // 73: podhost.runtime.v1.ListStatsRequest
+	(*ListStatsResponse)(nil),                // 74: podhost.runtime.v1.ListStatsResponse
+	(*CpuUsage)(nil),                         // 75: podhost.runtime.v1.CpuUsage
+	(*MemoryUsage)(nil),                      // 76: podhost.runtime.v1.MemoryUsage
+	(*FilesystemUsage)(nil),                  // 77: podhost.runtime.v1.FilesystemUsage
+	(*InterfaceUsage)(nil),                   // 78: podhost.runtime.v1.InterfaceUsage
+	(*NetworkUsage)(nil),                     // 79: podhost.runtime.v1.NetworkUsage
+	(*SandboxStats)(nil),                     // 80: podhost.runtime.v1.SandboxStats
+	(*ContainerStats)(nil),                   // 81: podhost.runtime.v1.ContainerStats
+	nil,                                      // 82: podhost.runtime.v1.SandboxConfig.LabelsEntry
+	nil,                                      // 83: podhost.runtime.v1.SandboxConfig.AnnotationsEntry
+	nil,                                      // 84: podhost.runtime.v1.SandboxConfig.SysctlsEntry
+	nil,                                      // 85: podhost.runtime.v1.Sandbox.LabelsEntry
+	nil,                                      // 86: podhost.runtime.v1.Sandbox.AnnotationsEntry
+	nil,                                      // 87: podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
+	nil,                                      // 88: podhost.runtime.v1.ContainerConfig.LabelsEntry
+	nil,                                      // 89: podhost.runtime.v1.ContainerConfig.AnnotationsEntry
+	nil,                                      // 90: podhost.runtime.v1.Container.LabelsEntry
+	nil,                                      // 91: podhost.runtime.v1.Container.AnnotationsEntry
+	nil,                                      // 92: podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
+	nil,                                      // 93: podhost.runtime.v1.Event.LabelsEntry
+	nil,                                      // 94: podhost.runtime.v1.SandboxStats.LabelsEntry
+	nil,                                      // 95: podhost.runtime.v1.ContainerStats.LabelsEntry
 }
 var file_runtime_v1_runtime_proto_depIdxs = []int32{
-	9,  // 0: podhost.runtime.v1.StatusResponse.conditions:type_name -> podhost.runtime.v1.Condition
-	10, // 1: podhost.runtime.v1.SandboxConfig.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
-	77, // 2: podhost.runtime.v1.SandboxConfig.labels:type_name -> podhost.runtime.v1.SandboxConfig.LabelsEntry
-	78, // 3: podhost.runtime.v1.SandboxConfig.annotations:type_name -> podhost.runtime.v1.SandboxConfig.AnnotationsEntry
-	14, // 4: podhost.runtime.v1.SandboxConfig.dns:type_name -> podhost.runtime.v1.DNSConfig
-	79, // 5: podhost.runtime.v1.SandboxConfig.sysctls:type_name -> podhost.runtime.v1.SandboxConfig.SysctlsEntry
-	12, // 6: podhost.runtime.v1.SandboxConfig.security:type_name -> podhost.runtime.v1.SecurityContext
-	13, // 7: podhost.runtime.v1.SecurityContext.seccomp:type_name -> podhost.runtime.v1.SecurityProfile
-	4,  // 8: podhost.runtime.v1.SecurityProfile.profile_type:type_name -> podhost.runtime.v1.SecurityProfile.ProfileType
-	10, // 9: podhost.runtime.v1.Sandbox.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
-	0,  // 10: podhost.runtime.v1.Sandbox.state:type_name -> podhost.runtime.v1.SandboxState
-	80, // 11: podhost.runtime.v1.Sandbox.labels:type_name -> podhost.runtime.v1.Sandbox.LabelsEntry
-	81, // 12: podhost.runtime.v1.Sandbox.annotations:type_name -> podhost.runtime.v1.Sandbox.AnnotationsEntry
-	11, // 13: podhost.runtime.v1.RunSandboxRequest.config:type_name -> podhost.runtime.v1.SandboxConfig
-	15, // 14: podhost.runtime.v1.SandboxStatusResponse.sandbox:type_name -> podhost.runtime.v1.Sandbox
-	0,  // 15: podhost.runtime.v1.SandboxFilter.state:type_name -> podhost.runtime.v1.SandboxState
-	82, // 16: podhost.runtime.v1.SandboxFilter.label_selector:type_name -> podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
-	24, // 17: podhost.runtime.v1.ListSandboxesRequest.filter:type_name -> podhost.runtime.v1.SandboxFilter
-	15, // 18: podhost.runtime.v1.ListSandboxesResponse.sandboxes:type_name -> podhost.runtime.v1.Sandbox
-	27, // 19: podhost.runtime.v1.ContainerConfig.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
-	28, // 20: podhost.runtime.v1.ContainerConfig.envs:type_name -> podhost.runtime.v1.KeyValue
-	29, // 21: podhost.runtime.v1.ContainerConfig.mounts:type_name -> podhost.runtime.v1.Mount
-	83, // 22: podhost.runtime.v1.ContainerConfig.labels:type_name -> podhost.runtime.v1.ContainerConfig.LabelsEntry
-	84, // 23: podhost.runtime.v1.ContainerConfig.annotations:type_name -> podhost.runtime.v1.ContainerConfig.AnnotationsEntry
-	31, // 24: podhost.runtime.v1.ContainerConfig.resources:type_name -> podhost.runtime.v1.Resources
-	30, // 25: podhost.runtime.v1.ContainerConfig.devices:type_name -> podhost.runtime.v1.Device
-	12, // 26: podhost.runtime.v1.ContainerConfig.security:type_name -> podhost.runtime.v1.SecurityContext
-	32, // 27: podhost.runtime.v1.CreateContainerRequest.config:type_name -> podhost.runtime.v1.ContainerConfig
-	11, // 28: podhost.runtime.v1.CreateContainerRequest.sandbox_config:type_name -> podhost.runtime.v1.SandboxConfig
-	27, // 29: podhost.runtime.v1.Container.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
-	1,  // 30: podhost.runtime.v1.Container.state:type_name -> podhost.runtime.v1.ContainerState
-	85, // 31: podhost.runtime.v1.Container.labels:type_name -> podhost.runtime.v1.Container.LabelsEntry
-	86, // 32: podhost.runtime.v1.Container.annotations:type_name -> podhost.runtime.v1.Container.AnnotationsEntry
-	41, // 33: podhost.runtime.v1.ContainerStatusResponse.container:type_name -> podhost.runtime.v1.Container
-	1,  // 34: podhost.runtime.v1.ContainerFilter.state:type_name -> podhost.runtime.v1.ContainerState
-	87, // 35: podhost.runtime.v1.ContainerFilter.label_selector:type_name -> podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
-	44, // 36: podhost.runtime.v1.ListContainersRequest.filter:type_name -> podhost.runtime.v1.ContainerFilter
-	41, // 37: podhost.runtime.v1.ListContainersResponse.containers:type_name -> podhost.runtime.v1.Container
-	2,  // 38: podhost.runtime.v1.EnsureImageRequest.pull_policy:type_name -> podhost.runtime.v1.PullPolicy
-	51, // 39: podhost.runtime.v1.ImageStatusResponse.image:type_name -> podhost.runtime.v1.Image
-	51, // 40: podhost.runtime.v1.ListImagesResponse.images:type_name -> podhost.runtime.v1.Image
-	3,  // 41: podhost.runtime.v1.Event.type:type_name -> podhost.runtime.v1.EventType
-	88, // 42: podhost.runtime.v1.Event.labels:type_name -> podhost.runtime.v1.Event.LabelsEntry
-	75, // 43: podhost.runtime.v1.ListStatsResponse.sandboxes:type_name -> podhost.runtime.v1.SandboxStats
-	76, // 44: podhost.runtime.v1.ListStatsResponse.containers:type_name -> podhost.runtime.v1.ContainerStats
-	72, // 45: podhost.runtime.v1.ListStatsResponse.image_filesystems:type_name -> podhost.runtime.v1.FilesystemUsage
-	73, // 46: podhost.runtime.v1.NetworkUsage.default_interface:type_name -> podhost.runtime.v1.InterfaceUsage
-	73, // 47: podhost.runtime.v1.NetworkUsage.interfaces:type_name -> podhost.runtime.v1.InterfaceUsage
-	10, // 48: podhost.runtime.v1.SandboxStats.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
-	89, // 49: podhost.runtime.v1.SandboxStats.labels:type_name -> podhost.runtime.v1.SandboxStats.LabelsEntry
-	70, // 50: podhost.runtime.v1.SandboxStats.cpu:type_name -> podhost.runtime.v1.CpuUsage
-	71, // 51: podhost.runtime.v1.SandboxStats.memory:type_name -> podhost.runtime.v1.MemoryUsage
-	74, // 52: podhost.runtime.v1.SandboxStats.network:type_name -> podhost.runtime.v1.NetworkUsage
-	27, // 53: podhost.runtime.v1.ContainerStats.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
-	90, // 54: podhost.runtime.v1.ContainerStats.labels:type_name -> podhost.runtime.v1.ContainerStats.LabelsEntry
-	70, // 55: podhost.runtime.v1.ContainerStats.cpu:type_name -> podhost.runtime.v1.CpuUsage
-	71, // 56: podhost.runtime.v1.ContainerStats.memory:type_name -> podhost.runtime.v1.MemoryUsage
-	72, // 57: podhost.runtime.v1.ContainerStats.writable_layer:type_name -> podhost.runtime.v1.FilesystemUsage
-	5,  // 58: podhost.runtime.v1.Runtime.Version:input_type -> podhost.runtime.v1.VersionRequest
-	7,  // 59: podhost.runtime.v1.Runtime.Status:input_type -> podhost.runtime.v1.StatusRequest
-	16, // 60: podhost.runtime.v1.Runtime.RunSandbox:input_type -> podhost.runtime.v1.RunSandboxRequest
-	18, // 61: podhost.runtime.v1.Runtime.StopSandbox:input_type -> podhost.runtime.v1.StopSandboxRequest
-	20, // 62: podhost.runtime.v1.Runtime.RemoveSandbox:input_type -> podhost.runtime.v1.RemoveSandboxRequest
-	22, // 63: podhost.runtime.v1.Runtime.SandboxStatus:input_type -> podhost.runtime.v1.SandboxStatusRequest
-	25, // 64: podhost.runtime.v1.Runtime.ListSandboxes:input_type -> podhost.runtime.v1.ListSandboxesRequest
-	33, // 65: podhost.runtime.v1.Runtime.CreateContainer:input_type -> podhost.runtime.v1.CreateContainerRequest
-	35, // 66: podhost.runtime.v1.Runtime.StartContainer:input_type -> podhost.runtime.v1.StartContainerRequest
-	37, // 67: podhost.runtime.v1.Runtime.StopContainer:input_type -> podhost.runtime.v1.StopContainerRequest
-	39, // 68: podhost.runtime.v1.Runtime.RemoveContainer:input_type -> podhost.runtime.v1.RemoveContainerRequest
-	42, // 69: podhost.runtime.v1.Runtime.ContainerStatus:input_type -> podhost.runtime.v1.ContainerStatusRequest
-	45, // 70: podhost.runtime.v1.Runtime.ListContainers:input_type -> podhost.runtime.v1.ListContainersRequest
-	47, // 71: podhost.runtime.v1.Runtime.ReopenContainerLog:input_type -> podhost.runtime.v1.ReopenContainerLogRequest
-	49, // 72: podhost.runtime.v1.Runtime.ExecSync:input_type -> podhost.runtime.v1.ExecSyncRequest
-	52, // 73: podhost.runtime.v1.Runtime.EnsureImage:input_type -> podhost.runtime.v1.EnsureImageRequest
-	54, // 74: podhost.runtime.v1.Runtime.ImageStatus:input_type -> podhost.runtime.v1.ImageStatusRequest
-	56, // 75: podhost.runtime.v1.Runtime.ListImages:input_type -> podhost.runtime.v1.ListImagesRequest
-	58, // 76: podhost.runtime.v1.Runtime.RemoveImage:input_type -> podhost.runtime.v1.RemoveImageRequest
-	60, // 77: podhost.runtime.v1.Runtime.Events:input_type -> podhost.runtime.v1.EventsRequest
-	62, // 78: podhost.runtime.v1.Runtime.Exec:input_type -> podhost.runtime.v1.ExecRequest
-	64, // 79: podhost.runtime.v1.Runtime.Attach:input_type -> podhost.runtime.v1.AttachRequest
-	66, // 80: podhost.runtime.v1.Runtime.PortForward:input_type -> podhost.runtime.v1.PortForwardRequest
-	68, // 81: podhost.runtime.v1.Runtime.ListStats:input_type -> podhost.runtime.v1.ListStatsRequest
-	6,  // 82: podhost.runtime.v1.Runtime.Version:output_type -> podhost.runtime.v1.VersionResponse
-	8,  // 83: podhost.runtime.v1.Runtime.Status:output_type -> podhost.runtime.v1.StatusResponse
-	17, // 84: podhost.runtime.v1.Runtime.RunSandbox:output_type -> podhost.runtime.v1.RunSandboxResponse
-	19, // 85: podhost.runtime.v1.Runtime.StopSandbox:output_type -> podhost.runtime.v1.StopSandboxResponse
-	21, // 86: podhost.runtime.v1.Runtime.RemoveSandbox:output_type -> podhost.runtime.v1.RemoveSandboxResponse
-	23, // 87: podhost.runtime.v1.Runtime.SandboxStatus:output_type -> podhost.runtime.v1.SandboxStatusResponse
-	26, // 88: podhost.runtime.v1.Runtime.ListSandboxes:output_type -> podhost.runtime.v1.ListSandboxesResponse
-	34, // 89: podhost.runtime.v1.Runtime.CreateContainer:output_type -> podhost.runtime.v1.CreateContainerResponse
-	36, // 90: podhost.runtime.v1.Runtime.StartContainer:output_type -> podhost.runtime.v1.StartContainerResponse
-	38, // 91: podhost.runtime.v1.Runtime.StopContainer:output_type -> podhost.runtime.v1.StopContainerResponse
-	40, // 92: podhost.runtime.v1.Runtime.RemoveContainer:output_type -> podhost.runtime.v1.RemoveContainerResponse
-	43, // 93: podhost.runtime.v1.Runtime.ContainerStatus:output_type -> podhost.runtime.v1.ContainerStatusResponse
-	46, // 94: podhost.runtime.v1.Runtime.ListContainers:output_type -> podhost.runtime.v1.ListContainersResponse
-	48, // 95: podhost.runtime.v1.Runtime.ReopenContainerLog:output_type -> podhost.runtime.v1.ReopenContainerLogResponse
-	50, // 96: podhost.runtime.v1.Runtime.ExecSync:output_type -> podhost.runtime.v1.ExecSyncResponse
-	53, // 97: podhost.runtime.v1.Runtime.EnsureImage:output_type -> podhost.runtime.v1.EnsureImageResponse
-	55, // 98: podhost.runtime.v1.Runtime.ImageStatus:output_type -> podhost.runtime.v1.ImageStatusResponse
-	57, // 99: podhost.runtime.v1.Runtime.ListImages:output_type -> podhost.runtime.v1.ListImagesResponse
-	59, // 100: podhost.runtime.v1.Runtime.RemoveImage:output_type -> podhost.runtime.v1.RemoveImageResponse
-	61, // 101: podhost.runtime.v1.Runtime.Events:output_type -> podhost.runtime.v1.Event
-	63, // 102: podhost.runtime.v1.Runtime.Exec:output_type -> podhost.runtime.v1.ExecResponse
-	65, // 103: podhost.runtime.v1.Runtime.Attach:output_type -> podhost.runtime.v1.AttachResponse
-	67, // 104: podhost.runtime.v1.Runtime.PortForward:output_type -> podhost.runtime.v1.PortForwardResponse
-	69, // 105: podhost.runtime.v1.Runtime.ListStats:output_type -> podhost.runtime.v1.ListStatsResponse
-	82, // [82:106] is the sub-list for method output_type
-	58, // [58:82] is the sub-list for method input_type
-	58, // [58:58] is the sub-list for extension type_name
-	58, // [58:58] is the sub-list for extension extendee
-	0,  // [0:58] is the sub-list for field type_name
+	36, // 0: podhost.runtime.v1.UpdateContainerResourcesRequest.resources:type_name -> podhost.runtime.v1.Resources
+	36, // 1: podhost.runtime.v1.UpdateSandboxResourcesRequest.resources:type_name -> podhost.runtime.v1.Resources
+	36, // 2: podhost.runtime.v1.PodCgroup.resources:type_name -> podhost.runtime.v1.Resources
+	14, // 3: podhost.runtime.v1.StatusResponse.conditions:type_name -> podhost.runtime.v1.Condition
+	15, // 4: podhost.runtime.v1.SandboxConfig.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
+	82, // 5: podhost.runtime.v1.SandboxConfig.labels:type_name -> podhost.runtime.v1.SandboxConfig.LabelsEntry
+	83, // 6: podhost.runtime.v1.SandboxConfig.annotations:type_name -> podhost.runtime.v1.SandboxConfig.AnnotationsEntry
+	19, // 7: podhost.runtime.v1.SandboxConfig.dns:type_name -> podhost.runtime.v1.DNSConfig
+	84, // 8: podhost.runtime.v1.SandboxConfig.sysctls:type_name -> podhost.runtime.v1.SandboxConfig.SysctlsEntry
+	17, // 9: podhost.runtime.v1.SandboxConfig.security:type_name -> podhost.runtime.v1.SecurityContext
+	9,  // 10: podhost.runtime.v1.SandboxConfig.pod_cgroup:type_name -> podhost.runtime.v1.PodCgroup
+	18, // 11: podhost.runtime.v1.SecurityContext.seccomp:type_name -> podhost.runtime.v1.SecurityProfile
+	4,  // 12: podhost.runtime.v1.SecurityProfile.profile_type:type_name -> podhost.runtime.v1.SecurityProfile.ProfileType
+	15, // 13: podhost.runtime.v1.Sandbox.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
+	0,  // 14: podhost.runtime.v1.Sandbox.state:type_name -> podhost.runtime.v1.SandboxState
+	85, // 15: podhost.runtime.v1.Sandbox.labels:type_name -> podhost.runtime.v1.Sandbox.LabelsEntry
+	86, // 16: podhost.runtime.v1.Sandbox.annotations:type_name -> podhost.runtime.v1.Sandbox.AnnotationsEntry
+	16, // 17: podhost.runtime.v1.RunSandboxRequest.config:type_name -> podhost.runtime.v1.SandboxConfig
+	20, // 18: podhost.runtime.v1.SandboxStatusResponse.sandbox:type_name -> podhost.runtime.v1.Sandbox
+	0,  // 19: podhost.runtime.v1.SandboxFilter.state:type_name -> podhost.runtime.v1.SandboxState
+	87, // 20: podhost.runtime.v1.SandboxFilter.label_selector:type_name -> podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
+	29, // 21: podhost.runtime.v1.ListSandboxesRequest.filter:type_name -> podhost.runtime.v1.SandboxFilter
+	20, // 22: podhost.runtime.v1.ListSandboxesResponse.sandboxes:type_name -> podhost.runtime.v1.Sandbox
+	32, // 23: podhost.runtime.v1.ContainerConfig.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
+	33, // 24: podhost.runtime.v1.ContainerConfig.envs:type_name -> podhost.runtime.v1.KeyValue
+	34, // 25: podhost.runtime.v1.ContainerConfig.mounts:type_name -> podhost.runtime.v1.Mount
+	88, // 26: podhost.runtime.v1.ContainerConfig.labels:type_name -> podhost.runtime.v1.ContainerConfig.LabelsEntry
+	89, // 27: podhost.runtime.v1.ContainerConfig.annotations:type_name -> podhost.runtime.v1.ContainerConfig.AnnotationsEntry
+	36, // 28: podhost.runtime.v1.ContainerConfig.resources:type_name -> podhost.runtime.v1.Resources
+	35, // 29: podhost.runtime.v1.ContainerConfig.devices:type_name -> podhost.runtime.v1.Device
+	17, // 30: podhost.runtime.v1.ContainerConfig.security:type_name -> podhost.runtime.v1.SecurityContext
+	37, // 31: podhost.runtime.v1.CreateContainerRequest.config:type_name -> podhost.runtime.v1.ContainerConfig
+	16, // 32: podhost.runtime.v1.CreateContainerRequest.sandbox_config:type_name -> podhost.runtime.v1.SandboxConfig
+	32, // 33: podhost.runtime.v1.Container.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
+	1,  // 34: podhost.runtime.v1.Container.state:type_name -> podhost.runtime.v1.ContainerState
+	90, // 35: podhost.runtime.v1.Container.labels:type_name -> podhost.runtime.v1.Container.LabelsEntry
+	91, // 36: podhost.runtime.v1.Container.annotations:type_name -> podhost.runtime.v1.Container.AnnotationsEntry
+	46, // 37: podhost.runtime.v1.ContainerStatusResponse.container:type_name -> podhost.runtime.v1.Container
+	1,  // 38: podhost.runtime.v1.ContainerFilter.state:type_name -> podhost.runtime.v1.ContainerState
+	92, // 39: podhost.runtime.v1.ContainerFilter.label_selector:type_name -> podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
+	49, // 40: podhost.runtime.v1.ListContainersRequest.filter:type_name -> podhost.runtime.v1.ContainerFilter
+	46, // 41: podhost.runtime.v1.ListContainersResponse.containers:type_name -> podhost.runtime.v1.Container
+	2,  // 42: podhost.runtime.v1.EnsureImageRequest.pull_policy:type_name -> podhost.runtime.v1.PullPolicy
+	56, // 43: podhost.runtime.v1.ImageStatusResponse.image:type_name -> podhost.runtime.v1.Image
+	56, // 44: podhost.runtime.v1.ListImagesResponse.images:type_name -> podhost.runtime.v1.Image
+	3,  // 45: podhost.runtime.v1.Event.type:type_name -> podhost.runtime.v1.EventType
+	93, // 46: podhost.runtime.v1.Event.labels:type_name -> podhost.runtime.v1.Event.LabelsEntry
+	80, // 47: podhost.runtime.v1.ListStatsResponse.sandboxes:type_name -> podhost.runtime.v1.SandboxStats
+	81, // 48: podhost.runtime.v1.ListStatsResponse.containers:type_name -> podhost.runtime.v1.ContainerStats
+	77, // 49: podhost.runtime.v1.ListStatsResponse.image_filesystems:type_name -> podhost.runtime.v1.FilesystemUsage
+	78, // 50: podhost.runtime.v1.NetworkUsage.default_interface:type_name -> podhost.runtime.v1.InterfaceUsage
+	78, // 51: podhost.runtime.v1.NetworkUsage.interfaces:type_name -> podhost.runtime.v1.InterfaceUsage
+	15, // 52: podhost.runtime.v1.SandboxStats.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
+	94, // 53: podhost.runtime.v1.SandboxStats.labels:type_name -> podhost.runtime.v1.SandboxStats.LabelsEntry
+	75, // 54: podhost.runtime.v1.SandboxStats.cpu:type_name -> podhost.runtime.v1.CpuUsage
+	76, // 55: podhost.runtime.v1.SandboxStats.memory:type_name -> podhost.runtime.v1.MemoryUsage
+	79, // 56: podhost.runtime.v1.SandboxStats.network:type_name -> podhost.runtime.v1.NetworkUsage
+	32, // 57: podhost.runtime.v1.ContainerStats.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
+	95, // 58: podhost.runtime.v1.ContainerStats.labels:type_name -> podhost.runtime.v1.ContainerStats.LabelsEntry
+	75, // 59: podhost.runtime.v1.ContainerStats.cpu:type_name -> podhost.runtime.v1.CpuUsage
+	76, // 60: podhost.runtime.v1.ContainerStats.memory:type_name -> podhost.runtime.v1.MemoryUsage
+	77, // 61: podhost.runtime.v1.ContainerStats.writable_layer:type_name -> podhost.runtime.v1.FilesystemUsage
+	10, // 62: podhost.runtime.v1.Runtime.Version:input_type -> podhost.runtime.v1.VersionRequest
+	12, // 63: podhost.runtime.v1.Runtime.Status:input_type -> podhost.runtime.v1.StatusRequest
+	21, // 64: podhost.runtime.v1.Runtime.RunSandbox:input_type -> podhost.runtime.v1.RunSandboxRequest
+	23, // 65: podhost.runtime.v1.Runtime.StopSandbox:input_type -> podhost.runtime.v1.StopSandboxRequest
+	25, // 66: podhost.runtime.v1.Runtime.RemoveSandbox:input_type -> podhost.runtime.v1.RemoveSandboxRequest
+	27, // 67: podhost.runtime.v1.Runtime.SandboxStatus:input_type -> podhost.runtime.v1.SandboxStatusRequest
+	30, // 68: podhost.runtime.v1.Runtime.ListSandboxes:input_type -> podhost.runtime.v1.ListSandboxesRequest
+	38, // 69: podhost.runtime.v1.Runtime.CreateContainer:input_type -> podhost.runtime.v1.CreateContainerRequest
+	40, // 70: podhost.runtime.v1.Runtime.StartContainer:input_type -> podhost.runtime.v1.StartContainerRequest
+	42, // 71: podhost.runtime.v1.Runtime.StopContainer:input_type -> podhost.runtime.v1.StopContainerRequest
+	44, // 72: podhost.runtime.v1.Runtime.RemoveContainer:input_type -> podhost.runtime.v1.RemoveContainerRequest
+	47, // 73: podhost.runtime.v1.Runtime.ContainerStatus:input_type -> podhost.runtime.v1.ContainerStatusRequest
+	50, // 74: podhost.runtime.v1.Runtime.ListContainers:input_type -> podhost.runtime.v1.ListContainersRequest
+	52, // 75: podhost.runtime.v1.Runtime.ReopenContainerLog:input_type -> podhost.runtime.v1.ReopenContainerLogRequest
+	54, // 76: podhost.runtime.v1.Runtime.ExecSync:input_type -> podhost.runtime.v1.ExecSyncRequest
+	57, // 77: podhost.runtime.v1.Runtime.EnsureImage:input_type -> podhost.runtime.v1.EnsureImageRequest
+	59, // 78: podhost.runtime.v1.Runtime.ImageStatus:input_type -> podhost.runtime.v1.ImageStatusRequest
+	61, // 79: podhost.runtime.v1.Runtime.ListImages:input_type -> podhost.runtime.v1.ListImagesRequest
+	63, // 80: podhost.runtime.v1.Runtime.RemoveImage:input_type -> podhost.runtime.v1.RemoveImageRequest
+	65, // 81: podhost.runtime.v1.Runtime.Events:input_type -> podhost.runtime.v1.EventsRequest
+	67, // 82: podhost.runtime.v1.Runtime.Exec:input_type -> podhost.runtime.v1.ExecRequest
+	69, // 83: podhost.runtime.v1.Runtime.Attach:input_type -> podhost.runtime.v1.AttachRequest
+	71, // 84: podhost.runtime.v1.Runtime.PortForward:input_type -> podhost.runtime.v1.PortForwardRequest
+	73, // 85: podhost.runtime.v1.Runtime.ListStats:input_type -> podhost.runtime.v1.ListStatsRequest
+	5,  // 86: podhost.runtime.v1.Runtime.UpdateContainerResources:input_type -> podhost.runtime.v1.UpdateContainerResourcesRequest
+	7,  // 87: podhost.runtime.v1.Runtime.UpdateSandboxResources:input_type -> podhost.runtime.v1.UpdateSandboxResourcesRequest
+	11, // 88: podhost.runtime.v1.Runtime.Version:output_type -> podhost.runtime.v1.VersionResponse
+	13, // 89: podhost.runtime.v1.Runtime.Status:output_type -> podhost.runtime.v1.StatusResponse
+	22, // 90: podhost.runtime.v1.Runtime.RunSandbox:output_type -> podhost.runtime.v1.RunSandboxResponse
+	24, // 91: podhost.runtime.v1.Runtime.StopSandbox:output_type -> podhost.runtime.v1.StopSandboxResponse
+	26, // 92: podhost.runtime.v1.Runtime.RemoveSandbox:output_type -> podhost.runtime.v1.RemoveSandboxResponse
+	28, // 93: podhost.runtime.v1.Runtime.SandboxStatus:output_type -> podhost.runtime.v1.SandboxStatusResponse
+	31, // 94: podhost.runtime.v1.Runtime.ListSandboxes:output_type -> podhost.runtime.v1.ListSandboxesResponse
+	39, // 95: podhost.runtime.v1.Runtime.CreateContainer:output_type -> podhost.runtime.v1.CreateContainerResponse
+	41, // 96: podhost.runtime.v1.Runtime.StartContainer:output_type -> podhost.runtime.v1.StartContainerResponse
+	43, // 97: podhost.runtime.v1.Runtime.StopContainer:output_type -> podhost.runtime.v1.StopContainerResponse
+	45, // 98: podhost.runtime.v1.Runtime.RemoveContainer:output_type -> podhost.runtime.v1.RemoveContainerResponse
+	48, // 99: podhost.runtime.v1.Runtime.ContainerStatus:output_type -> podhost.runtime.v1.ContainerStatusResponse
+	51, // 100: podhost.runtime.v1.Runtime.ListContainers:output_type -> podhost.runtime.v1.ListContainersResponse
+	53, // 101: podhost.runtime.v1.Runtime.ReopenContainerLog:output_type -> podhost.runtime.v1.ReopenContainerLogResponse
+	55, // 102: podhost.runtime.v1.Runtime.ExecSync:output_type -> podhost.runtime.v1.ExecSyncResponse
+	58, // 103: podhost.runtime.v1.Runtime.EnsureImage:output_type -> podhost.runtime.v1.EnsureImageResponse
+	60, // 104: podhost.runtime.v1.Runtime.ImageStatus:output_type -> podhost.runtime.v1.ImageStatusResponse
+	62, // 105: podhost.runtime.v1.Runtime.ListImages:output_type -> podhost.runtime.v1.ListImagesResponse
+	64, // 106: podhost.runtime.v1.Runtime.RemoveImage:output_type -> podhost.runtime.v1.RemoveImageResponse
+	66, // 107: podhost.runtime.v1.Runtime.Events:output_type -> podhost.runtime.v1.Event
+	68, // 108: podhost.runtime.v1.Runtime.Exec:output_type -> podhost.runtime.v1.ExecResponse
+	70, // 109: podhost.runtime.v1.Runtime.Attach:output_type -> podhost.runtime.v1.AttachResponse
+	72, // 110: podhost.runtime.v1.Runtime.PortForward:output_type -> podhost.runtime.v1.PortForwardResponse
+	74, // 111: podhost.runtime.v1.Runtime.ListStats:output_type -> podhost.runtime.v1.ListStatsResponse
+	6,  // 112: podhost.runtime.v1.Runtime.UpdateContainerResources:output_type -> podhost.runtime.v1.UpdateContainerResourcesResponse
+	8,  // 113: podhost.runtime.v1.Runtime.UpdateSandboxResources:output_type -> podhost.runtime.v1.UpdateSandboxResourcesResponse
+	88, // [88:114] is the sub-list for method output_type
+	62, // [62:88] is the sub-list for method input_type
+	62, // [62:62] is the sub-list for extension type_name
+	62, // [62:62] is the sub-list for extension extendee
+	0,  // [0:62] is the sub-list for field type_name
 }
 
 func init() { file_runtime_v1_runtime_proto_init() }
@@ -5266,15 +5547,15 @@ func file_runtime_v1_runtime_proto_init() {
 	if File_runtime_v1_runtime_proto != nil {
 		return
 	}
-	file_runtime_v1_runtime_proto_msgTypes[7].OneofWrappers = []any{}
-	file_runtime_v1_runtime_proto_msgTypes[46].OneofWrappers = []any{}
+	file_runtime_v1_runtime_proto_msgTypes[12].OneofWrappers = []any{}
+	file_runtime_v1_runtime_proto_msgTypes[51].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_runtime_v1_runtime_proto_rawDesc), len(file_runtime_v1_runtime_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   86,
+			NumMessages:   91,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

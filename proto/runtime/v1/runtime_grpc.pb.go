@@ -44,30 +44,32 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Runtime_Version_FullMethodName            = "/podhost.runtime.v1.Runtime/Version"
-	Runtime_Status_FullMethodName             = "/podhost.runtime.v1.Runtime/Status"
-	Runtime_RunSandbox_FullMethodName         = "/podhost.runtime.v1.Runtime/RunSandbox"
-	Runtime_StopSandbox_FullMethodName        = "/podhost.runtime.v1.Runtime/StopSandbox"
-	Runtime_RemoveSandbox_FullMethodName      = "/podhost.runtime.v1.Runtime/RemoveSandbox"
-	Runtime_SandboxStatus_FullMethodName      = "/podhost.runtime.v1.Runtime/SandboxStatus"
-	Runtime_ListSandboxes_FullMethodName      = "/podhost.runtime.v1.Runtime/ListSandboxes"
-	Runtime_CreateContainer_FullMethodName    = "/podhost.runtime.v1.Runtime/CreateContainer"
-	Runtime_StartContainer_FullMethodName     = "/podhost.runtime.v1.Runtime/StartContainer"
-	Runtime_StopContainer_FullMethodName      = "/podhost.runtime.v1.Runtime/StopContainer"
-	Runtime_RemoveContainer_FullMethodName    = "/podhost.runtime.v1.Runtime/RemoveContainer"
-	Runtime_ContainerStatus_FullMethodName    = "/podhost.runtime.v1.Runtime/ContainerStatus"
-	Runtime_ListContainers_FullMethodName     = "/podhost.runtime.v1.Runtime/ListContainers"
-	Runtime_ReopenContainerLog_FullMethodName = "/podhost.runtime.v1.Runtime/ReopenContainerLog"
-	Runtime_ExecSync_FullMethodName           = "/podhost.runtime.v1.Runtime/ExecSync"
-	Runtime_EnsureImage_FullMethodName        = "/podhost.runtime.v1.Runtime/EnsureImage"
-	Runtime_ImageStatus_FullMethodName        = "/podhost.runtime.v1.Runtime/ImageStatus"
-	Runtime_ListImages_FullMethodName         = "/podhost.runtime.v1.Runtime/ListImages"
-	Runtime_RemoveImage_FullMethodName        = "/podhost.runtime.v1.Runtime/RemoveImage"
-	Runtime_Events_FullMethodName             = "/podhost.runtime.v1.Runtime/Events"
-	Runtime_Exec_FullMethodName               = "/podhost.runtime.v1.Runtime/Exec"
-	Runtime_Attach_FullMethodName             = "/podhost.runtime.v1.Runtime/Attach"
-	Runtime_PortForward_FullMethodName        = "/podhost.runtime.v1.Runtime/PortForward"
-	Runtime_ListStats_FullMethodName          = "/podhost.runtime.v1.Runtime/ListStats"
+	Runtime_Version_FullMethodName                  = "/podhost.runtime.v1.Runtime/Version"
+	Runtime_Status_FullMethodName                   = "/podhost.runtime.v1.Runtime/Status"
+	Runtime_RunSandbox_FullMethodName               = "/podhost.runtime.v1.Runtime/RunSandbox"
+	Runtime_StopSandbox_FullMethodName              = "/podhost.runtime.v1.Runtime/StopSandbox"
+	Runtime_RemoveSandbox_FullMethodName            = "/podhost.runtime.v1.Runtime/RemoveSandbox"
+	Runtime_SandboxStatus_FullMethodName            = "/podhost.runtime.v1.Runtime/SandboxStatus"
+	Runtime_ListSandboxes_FullMethodName            = "/podhost.runtime.v1.Runtime/ListSandboxes"
+	Runtime_CreateContainer_FullMethodName          = "/podhost.runtime.v1.Runtime/CreateContainer"
+	Runtime_StartContainer_FullMethodName           = "/podhost.runtime.v1.Runtime/StartContainer"
+	Runtime_StopContainer_FullMethodName            = "/podhost.runtime.v1.Runtime/StopContainer"
+	Runtime_RemoveContainer_FullMethodName          = "/podhost.runtime.v1.Runtime/RemoveContainer"
+	Runtime_ContainerStatus_FullMethodName          = "/podhost.runtime.v1.Runtime/ContainerStatus"
+	Runtime_ListContainers_FullMethodName           = "/podhost.runtime.v1.Runtime/ListContainers"
+	Runtime_ReopenContainerLog_FullMethodName       = "/podhost.runtime.v1.Runtime/ReopenContainerLog"
+	Runtime_ExecSync_FullMethodName                 = "/podhost.runtime.v1.Runtime/ExecSync"
+	Runtime_EnsureImage_FullMethodName              = "/podhost.runtime.v1.Runtime/EnsureImage"
+	Runtime_ImageStatus_FullMethodName              = "/podhost.runtime.v1.Runtime/ImageStatus"
+	Runtime_ListImages_FullMethodName               = "/podhost.runtime.v1.Runtime/ListImages"
+	Runtime_RemoveImage_FullMethodName              = "/podhost.runtime.v1.Runtime/RemoveImage"
+	Runtime_Events_FullMethodName                   = "/podhost.runtime.v1.Runtime/Events"
+	Runtime_Exec_FullMethodName                     = "/podhost.runtime.v1.Runtime/Exec"
+	Runtime_Attach_FullMethodName                   = "/podhost.runtime.v1.Runtime/Attach"
+	Runtime_PortForward_FullMethodName              = "/podhost.runtime.v1.Runtime/PortForward"
+	Runtime_ListStats_FullMethodName                = "/podhost.runtime.v1.Runtime/ListStats"
+	Runtime_UpdateContainerResources_FullMethodName = "/podhost.runtime.v1.Runtime/UpdateContainerResources"
+	Runtime_UpdateSandboxResources_FullMethodName   = "/podhost.runtime.v1.Runtime/UpdateSandboxResources"
 )
 
 // RuntimeClient is the client API for Runtime service.
@@ -190,6 +192,21 @@ type RuntimeClient interface {
 	// /stats/summary and /metrics/resource); it never asks per request.
 	// Plugins without stats answer UNIMPLEMENTED. Read-only.
 	ListStats(ctx context.Context, in *ListStatsRequest, opts ...grpc.CallOption) (*ListStatsResponse, error)
+	// UpdateContainerResources changes the Linux resources of a created or
+	// running container in place (the kubelet's in-place pod resize): CPU
+	// shares, quota and period and the memory limit of its cgroup, as
+	// CreateContainer would have set them; oom_score_adj is left as it was.
+	// Idempotent. NOT_FOUND when the container is unknown;
+	// FAILED_PRECONDITION when it exited; the runtime's error (for example a
+	// memory limit below what the container uses) otherwise, with nothing
+	// changed. Plugins without it answer UNIMPLEMENTED.
+	UpdateContainerResources(ctx context.Context, in *UpdateContainerResourcesRequest, opts ...grpc.CallOption) (*UpdateContainerResourcesResponse, error)
+	// UpdateSandboxResources changes the limits of a sandbox's pod cgroup
+	// (pod-level resources, see SandboxConfig.pod_cgroup) in place; the
+	// qos_class cannot change. Idempotent. NOT_FOUND when the sandbox is
+	// unknown; FAILED_PRECONDITION when it was run without a pod cgroup;
+	// the kernel's error (for example a memory limit below usage) otherwise.
+	UpdateSandboxResources(ctx context.Context, in *UpdateSandboxResourcesRequest, opts ...grpc.CallOption) (*UpdateSandboxResourcesResponse, error)
 }
 
 type runtimeClient struct {
@@ -449,6 +466,26 @@ func (c *runtimeClient) ListStats(ctx context.Context, in *ListStatsRequest, opt
 	return out, nil
 }
 
+func (c *runtimeClient) UpdateContainerResources(ctx context.Context, in *UpdateContainerResourcesRequest, opts ...grpc.CallOption) (*UpdateContainerResourcesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateContainerResourcesResponse)
+	err := c.cc.Invoke(ctx, Runtime_UpdateContainerResources_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *runtimeClient) UpdateSandboxResources(ctx context.Context, in *UpdateSandboxResourcesRequest, opts ...grpc.CallOption) (*UpdateSandboxResourcesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateSandboxResourcesResponse)
+	err := c.cc.Invoke(ctx, Runtime_UpdateSandboxResources_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // RuntimeServer is the server API for Runtime service.
 // All implementations must embed UnimplementedRuntimeServer
 // for forward compatibility.
@@ -569,6 +606,21 @@ type RuntimeServer interface {
 	// /stats/summary and /metrics/resource); it never asks per request.
 	// Plugins without stats answer UNIMPLEMENTED. Read-only.
 	ListStats(context.Context, *ListStatsRequest) (*ListStatsResponse, error)
+	// UpdateContainerResources changes the Linux resources of a created or
+	// running container in place (the kubelet's in-place pod resize): CPU
+	// shares, quota and period and the memory limit of its cgroup, as
+	// CreateContainer would have set them; oom_score_adj is left as it was.
+	// Idempotent. NOT_FOUND when the container is unknown;
+	// FAILED_PRECONDITION when it exited; the runtime's error (for example a
+	// memory limit below what the container uses) otherwise, with nothing
+	// changed. Plugins without it answer UNIMPLEMENTED.
+	UpdateContainerResources(context.Context, *UpdateContainerResourcesRequest) (*UpdateContainerResourcesResponse, error)
+	// UpdateSandboxResources changes the limits of a sandbox's pod cgroup
+	// (pod-level resources, see SandboxConfig.pod_cgroup) in place; the
+	// qos_class cannot change. Idempotent. NOT_FOUND when the sandbox is
+	// unknown; FAILED_PRECONDITION when it was run without a pod cgroup;
+	// the kernel's error (for example a memory limit below usage) otherwise.
+	UpdateSandboxResources(context.Context, *UpdateSandboxResourcesRequest) (*UpdateSandboxResourcesResponse, error)
 	mustEmbedUnimplementedRuntimeServer()
 }
 
@@ -650,6 +702,12 @@ func (UnimplementedRuntimeServer) PortForward(context.Context, *PortForwardReque
 }
 func (UnimplementedRuntimeServer) ListStats(context.Context, *ListStatsRequest) (*ListStatsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListStats not implemented")
+}
+func (UnimplementedRuntimeServer) UpdateContainerResources(context.Context, *UpdateContainerResourcesRequest) (*UpdateContainerResourcesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateContainerResources not implemented")
+}
+func (UnimplementedRuntimeServer) UpdateSandboxResources(context.Context, *UpdateSandboxResourcesRequest) (*UpdateSandboxResourcesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateSandboxResources not implemented")
 }
 func (UnimplementedRuntimeServer) mustEmbedUnimplementedRuntimeServer() {}
 func (UnimplementedRuntimeServer) testEmbeddedByValue()                 {}
@@ -1097,6 +1155,42 @@ func _Runtime_ListStats_Handler(srv interface{}, ctx context.Context, dec func(i
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Runtime_UpdateContainerResources_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateContainerResourcesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RuntimeServer).UpdateContainerResources(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Runtime_UpdateContainerResources_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RuntimeServer).UpdateContainerResources(ctx, req.(*UpdateContainerResourcesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Runtime_UpdateSandboxResources_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateSandboxResourcesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RuntimeServer).UpdateSandboxResources(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Runtime_UpdateSandboxResources_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RuntimeServer).UpdateSandboxResources(ctx, req.(*UpdateSandboxResourcesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Runtime_ServiceDesc is the grpc.ServiceDesc for Runtime service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1195,6 +1289,14 @@ var Runtime_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListStats",
 			Handler:    _Runtime_ListStats_Handler,
+		},
+		{
+			MethodName: "UpdateContainerResources",
+			Handler:    _Runtime_UpdateContainerResources_Handler,
+		},
+		{
+			MethodName: "UpdateSandboxResources",
+			Handler:    _Runtime_UpdateSandboxResources_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
