@@ -27,6 +27,7 @@ func GeneratePodStatus(pod *v1.Pod, rs *PodStatus, cached v1.PodStatus, podIsTer
 		EphemeralContainerStatuses: conv.convert(ephemeralSpecs(pod), old.EphemeralContainerStatuses, false),
 		StartTime:                  old.StartTime,
 		QOSClass:                   PodQOS(pod),
+		ObservedGeneration:         pod.Generation,
 	}
 	if rs != nil {
 		for i, ip := range rs.IPs {
@@ -47,6 +48,7 @@ func GeneratePodStatus(pod *v1.Pod, rs *PodStatus, cached v1.PodStatus, podIsTer
 		s.Reason, s.Message = old.Reason, old.Message
 	}
 	s.Conditions = podConditions(pod, &s, rs != nil && rs.SandboxReady)
+	setResizeStatus(pod, rs, &s)
 	return s
 }
 

@@ -148,6 +148,10 @@ type ContainerStatus struct {
 	// ImageID is the image the container runs, as the runtime resolved it
 	// (a digest reference); reported as the status's imageID.
 	ImageID string
+	// Resources are the container's own cpu and memory requests and
+	// limits the runtime has actuated (ResizableResources of the spec it
+	// was created or last resized with); nil when unknown.
+	Resources *v1.ResourceRequirements
 }
 
 // PodStatus is the runtime's view of a pod at one moment.
@@ -158,6 +162,9 @@ type PodStatus struct {
 	IPs               []string
 	SandboxReady      bool
 	ContainerStatuses []ContainerStatus
+	// Resources are the pod-level cpu and memory the runtime has actuated
+	// on the pod's cgroup; nil when the pod has none or it is unknown.
+	Resources *v1.ResourceRequirements
 }
 
 // HasRunning reports whether any container runs or the sandbox is ready.

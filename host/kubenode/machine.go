@@ -194,6 +194,12 @@ func parseOSRelease(b []byte) string {
 	return ""
 }
 
+// MachineMemory is the machine's memory capacity (MemTotal) in bytes.
+func MachineMemory() (int64, error) {
+	mem, err := hostMachine().meminfo("MemTotal")
+	return int64(mem), err
+}
+
 // MachineAllocatable measures this machine as a Node with the default
 // options does (cpu count, MemTotal, the file system of rootDir) and
 // returns the allocatable it would report: what a host without an API

@@ -1,10 +1,23 @@
 package node
 
 import (
+	"github.com/hashicorp/go-hclog"
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/podhost/podhost/host/kubenode"
 )
+
+// machineMemory is the node's memory capacity, which scales the OOM
+// score of Burstable containers as the kubelet's does; 0 (the runtime
+// manager's fallback) when it cannot be read.
+func machineMemory(log hclog.Logger) int64 {
+	mem, err := kubenode.MachineMemory()
+	if err != nil {
+		log.Warn("reading the machine's memory for OOM scores", "err", err)
+		return 0
+	}
+	return mem
+}
 
 // nodeAllocatable is the node's allocatable resources, which a
 // container's unset limit takes in the downward API: in Kubernetes mode

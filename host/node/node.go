@@ -235,7 +235,7 @@ func (n *Node) build() error {
 		NodeResolvConf: nodeResolvConf(n.log), Recorder: n.events, Mounts: n.containerMounts, Devices: n.containerDevices,
 		Hooks: runner, Probes: results, SeccompProfileRoot: n.seccompRoot(),
 		ClusterDNS: n.cfg.ClusterDNS, ClusterDomain: n.cfg.ClusterDomain, EnvObjects: n.envObjects(),
-		HostIPs: n.cfg.NodeIPs, Allocatable: n.nodeAllocatable,
+		HostIPs: n.cfg.NodeIPs, Allocatable: n.nodeAllocatable, NodeMemoryBytes: machineMemory(n.log),
 	})
 	if err != nil {
 		return fmt.Errorf("runtime manager: %w", err)
@@ -274,7 +274,7 @@ func (n *Node) build() error {
 		Events:     n.pleg.Events(),
 		Updates:    n.updates,
 		ProbeSyncs: probeSyncs,
-		ShouldSync: syncer.DueForDeadline,
+		ShouldSync: func(p *v1.Pod) bool { return syncer.DueForDeadline(p) || syncer.DueForResize(p) },
 		Clock:      n.clock,
 		Logger:     slogger,
 	}

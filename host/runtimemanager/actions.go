@@ -56,6 +56,11 @@ type actions struct {
 	// initFailed: an init container failed under restartPolicy Never, so
 	// the pod has failed and nothing is started.
 	initFailed bool
+	// resize are the running containers to update in place, podResize the
+	// pod cgroup's update (resize.go); both after the kills, before the
+	// starts.
+	resize    []resizeAction
+	podResize *podResize
 }
 
 // restartPolicy returns the pod's policy, Always when unset.
@@ -118,6 +123,10 @@ type planner struct {
 //     exited one restarts per the policy, after its crash back-off.
 //   - A created but never started container with the current hash is
 //     started rather than created again; with another hash it is removed.
+//   - A running container whose cpu or memory changed in the spec is
+//     updated in place, or restarted when a changed resource's
+//     resizePolicy says RestartContainer; the pod cgroup follows the
+//     pod-level resources (resize.go). A created one is created again.
 //   - A container whose start was cut short (startCut) is removed and
 //     created again at the same attempt: no restart, no back-off.
 //   - An ephemeral container starts in the ready sandbox once, whatever
@@ -131,6 +140,7 @@ func computeActions(pod *v1.Pod, st *podState, now time.Time, prev map[string]ba
 		return p.a
 	}
 	p.a.sandboxID, p.a.sandboxAttempt = sb.id, sb.attempt
+	p.planPodResize(sb)
 	p.killStrays(sb.id)
 	p.ephemeralContainers(sb.id)
 	if !p.initContainers(sb.id) {
@@ -309,10 +319,12 @@ func (p *planner) keepRunning(spec *v1.Container, c *containerInfo, kind, none s
 	case c.state == lifecycle.ContainerCreated:
 		p.startCreated(spec, c, kind)
 	case c.state == lifecycle.ContainerRunning:
-		if c.hash != "" && c.hash != specHash(spec) {
+		if c.hash != "" && !sameSpec(c.hash, spec) {
 			p.a.kill = append(p.a.kill, killAction{id: c.id, name: c.name, reason: "spec changed"})
 			p.startNew(spec, kind, "spec changed")
+			return
 		}
+		p.planResize(spec, c, kind)
 	case c.state == lifecycle.ContainerUnknown:
 		p.a.kill = append(p.a.kill, killAction{id: c.id, name: c.name, reason: "state unknown"})
 		if restart(1) {
@@ -326,7 +338,7 @@ func (p *planner) keepRunning(spec *v1.Container, c *containerInfo, kind, none s
 // startCreated starts a created container, or replaces it when its spec
 // changed.
 func (p *planner) startCreated(spec *v1.Container, c *containerInfo, kind string) {
-	if c.hash == "" || c.hash == specHash(spec) {
+	if c.hash == "" || sameSpec(c.hash, spec) && !c.resourcesChanged(p.pod, spec) {
 		p.a.start = append(p.a.start, startAction{spec: spec, kind: kind, attempt: c.restartCount, existingID: c.id, reason: "created, not started"})
 		return
 	}

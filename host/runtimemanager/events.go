@@ -17,6 +17,10 @@ const (
 	EventKilling = "Killing"
 	EventBackOff = "BackOff"
 	EventFailed  = "Failed"
+	// EventResizeCompleted and EventResizeError: an in-place resize
+	// actuated, or failed (resize.go).
+	EventResizeCompleted = "ResizeCompleted"
+	EventResizeError     = "ResizeError"
 )
 
 // event records one event about pod when a Recorder is set.

@@ -59,12 +59,16 @@ func (m *Manager) removeState(ctx context.Context, st *podState) error {
 	for _, c := range st.containers {
 		if _, err := m.rt.RemoveContainer(ctx, &runtimev1.RemoveContainerRequest{ContainerId: c.id}); err != nil {
 			errs = append(errs, callError("removing container "+c.id, err))
+			continue
 		}
+		m.resized.forget(c.id)
 	}
 	for _, sb := range st.sandboxes {
 		if _, err := m.rt.RemoveSandbox(ctx, &runtimev1.RemoveSandboxRequest{SandboxId: sb.id}); err != nil {
 			errs = append(errs, callError("removing sandbox "+sb.id, err))
+			continue
 		}
+		m.resized.forget(sb.id)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("removing pod %s/%s (%s): %w", st.namespace, st.name, st.uid, errors.Join(errs...))
@@ -149,6 +153,7 @@ func (m *Manager) prune(ctx context.Context, st *podState) error {
 			kept[c.sandboxID] = true
 			continue
 		}
+		m.resized.forget(c.id)
 		if st.name != "" {
 			path := filepath.Join(PodLogDir(m.logRoot, st.namespace, st.name, st.uid), ContainerLogPath(c.name, c.restartCount))
 			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -168,7 +173,9 @@ func (m *Manager) prune(ctx context.Context, st *podState) error {
 		}
 		if _, err := m.rt.RemoveSandbox(ctx, &runtimev1.RemoveSandboxRequest{SandboxId: sb.id}); err != nil {
 			errs = append(errs, callError("removing sandbox "+sb.id, err))
+			continue
 		}
+		m.resized.forget(sb.id)
 	}
 	return errors.Join(errs...)
 }

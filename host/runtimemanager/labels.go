@@ -105,6 +105,9 @@ func containerAnnotations(pod *v1.Pod, c *v1.Container, kind string, attempt uin
 	if c.TerminationMessagePolicy != "" {
 		a[AnnotationTerminationMessagePolicy] = string(c.TerminationMessagePolicy)
 	}
+	if r := resourcesAnnotation(desiredResources(pod, c)); r != "" {
+		a[AnnotationResources] = r
+	}
 	return a
 }
 
@@ -116,13 +119,34 @@ func sandboxAnnotations(pod *v1.Pod) map[string]string {
 		out[k] = v
 	}
 	out[AnnotationGracePeriod] = strconv.FormatInt(podGracePeriod(pod), 10)
+	if r := podResourcesAnnotation(pod); r != "" {
+		out[AnnotationPodResources] = r
+	}
 	return out
 }
 
-// specHash is a stable hash of everything in a container's spec: the JSON
-// encoding (map keys sorted, empty fields omitted, so fields added to the
-// API later do not change it) hashed with SHA-256, first 16 hex digits.
+// specHash is a stable hash of a container's spec but its resources,
+// which change in place (resize.go): the JSON encoding (map keys sorted,
+// empty fields omitted, so fields added to the API later do not change
+// it) hashed with SHA-256, first 16 hex digits.
 func specHash(c *v1.Container) string {
+	if len(c.Resources.Requests) > 0 || len(c.Resources.Limits) > 0 || len(c.Resources.Claims) > 0 {
+		cp := *c
+		cp.Resources = v1.ResourceRequirements{}
+		c = &cp
+	}
+	return hashOf(c)
+}
+
+// sameSpec reports whether hash, a container's AnnotationContainerHash,
+// is spec's: its specHash, or the hash of the whole spec that hosts
+// before in-place resize wrote (so that their containers are not
+// restarted by an upgrade).
+func sameSpec(hash string, spec *v1.Container) bool {
+	return hash == specHash(spec) || hash == hashOf(spec)
+}
+
+func hashOf(c *v1.Container) string {
 	b, err := json.Marshal(c)
 	if err != nil {
 		// A v1.Container always encodes; keep the hash total anyway.

@@ -100,6 +100,8 @@ type Manager struct {
 	details knownDetails
 	// stops are the container stops in flight, which teardowns yield to.
 	stops stopsInFlight
+	// resized are the resources actuated by updates in place.
+	resized resized
 }
 
 // New returns a Manager.

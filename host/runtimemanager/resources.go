@@ -2,8 +2,8 @@ package runtimemanager
 
 import (
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/podhost/podhost/lifecycle"
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 )
 
@@ -21,26 +21,41 @@ const (
 	maxBurstOOM   = 999
 )
 
-// resources maps the container's requests and limits to Linux resources:
-// CPU shares from the CPU request (the limit when no request is set),
-// quota and period from the CPU limit, the memory limit, and an OOM score
-// adjustment from the pod's QoS class.
+// resources maps the container's requests and limits to Linux resources
+// (resourcesFor with what the spec asks).
 func (m *Manager) resources(pod *v1.Pod, spec *v1.Container) *runtimev1.Resources {
-	cpuReq, cpuLim := milli(spec.Resources.Requests, v1.ResourceCPU), milli(spec.Resources.Limits, v1.ResourceCPU)
+	return m.resourcesFor(pod, spec, desiredResources(pod, spec))
+}
+
+// resourcesFor maps a container's resources r to Linux resources: CPU
+// shares from the CPU request (the limit when no request is set), quota
+// and period from the CPU limit, the memory limit, the pod-level limits
+// where the container sets none (as the kubelet does), and an OOM score
+// adjustment from the pod's QoS class.
+func (m *Manager) resourcesFor(pod *v1.Pod, spec *v1.Container, r actuatedResources) *runtimev1.Resources {
+	eff := r.effective()
+	cpuReq, cpuLim := milli(eff.Requests, v1.ResourceCPU), milli(eff.Limits, v1.ResourceCPU)
 	if cpuReq == 0 {
-		cpuReq = cpuLim
+		cpuReq = milli(r.Own.Limits, v1.ResourceCPU)
 	}
-	r := &runtimev1.Resources{
-		CpuShares:          max(minShares, min(maxShares, cpuReq*sharesPerCPU/milliPerCPU)),
-		MemoryLimitInBytes: value(spec.Resources.Limits, v1.ResourceMemory),
+	out := &runtimev1.Resources{
+		CpuShares:          cpuShares(cpuReq),
+		MemoryLimitInBytes: value(eff.Limits, v1.ResourceMemory),
 		OomScoreAdj:        m.oomScoreAdj(pod, spec),
 	}
 	if cpuLim > 0 {
-		r.CpuPeriod = quotaPeriod
-		r.CpuQuota = max(minQuota, cpuLim*quotaPeriod/milliPerCPU)
+		out.CpuPeriod, out.CpuQuota = quotaPeriod, cpuQuota(cpuLim)
 	}
-	return r
+	return out
 }
+
+// cpuShares are the cgroup CPU shares of a CPU request in millicores.
+func cpuShares(milliCPU int64) int64 {
+	return max(minShares, min(maxShares, milliCPU*sharesPerCPU/milliPerCPU))
+}
+
+// cpuQuota is the CFS quota of a CPU limit in millicores, per quotaPeriod.
+func cpuQuota(milliCPU int64) int64 { return max(minQuota, milliCPU*quotaPeriod/milliPerCPU) }
 
 func milli(l v1.ResourceList, name v1.ResourceName) int64 {
 	if q, ok := l[name]; ok {
@@ -59,9 +74,10 @@ func value(l v1.ResourceList, name v1.ResourceName) int64 {
 // oomScoreAdj follows the QoS classes: Guaranteed pods are protected,
 // BestEffort ones killed first, Burstable ones in between by their memory
 // request relative to the node's memory (999 when the node memory is not
-// configured).
+// configured); a pod-level memory request that its containers do not
+// request is shared out equally among them, as the kubelet does.
 func (m *Manager) oomScoreAdj(pod *v1.Pod, spec *v1.Container) int64 {
-	switch qosClass(pod) {
+	switch lifecycle.PodQOS(pod) {
 	case v1.PodQOSGuaranteed:
 		return guaranteedOOM
 	case v1.PodQOSBestEffort:
@@ -71,40 +87,31 @@ func (m *Manager) oomScoreAdj(pod *v1.Pod, spec *v1.Container) int64 {
 	if node <= 0 {
 		return maxBurstOOM
 	}
-	req := value(spec.Resources.Requests, v1.ResourceMemory)
+	req := value(spec.Resources.Requests, v1.ResourceMemory) + unrequestedPodMemory(pod)
 	adj := bestEffortOOM - bestEffortOOM*req/node
 	return max(minBurstOOM, min(maxBurstOOM, adj))
 }
 
-// qosClass computes the pod's QoS class from its containers (init and
-// app): BestEffort without any CPU or memory request or limit, Guaranteed
-// when every container has CPU and memory limits equal to its requests
-// (an unset request defaults to the limit), Burstable otherwise.
-func qosClass(pod *v1.Pod) v1.PodQOSClass {
-	if pod.Status.QOSClass != "" {
-		return pod.Status.QOSClass
+// unrequestedPodMemory is the pod-level memory request its app and
+// sidecar containers do not request themselves, divided among them.
+func unrequestedPodMemory(pod *v1.Pod) int64 {
+	if pod.Spec.Resources == nil {
+		return 0
 	}
-	set, guaranteed := false, true
-	all := append(append([]v1.Container(nil), pod.Spec.InitContainers...), pod.Spec.Containers...)
-	for _, c := range all {
-		for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
-			lim, hasLim := c.Resources.Limits[name]
-			req, hasReq := c.Resources.Requests[name]
-			if hasLim && !lim.IsZero() || hasReq && !req.IsZero() {
-				set = true
-			}
-			if !hasLim || lim.IsZero() || hasReq && !equal(req, lim) {
-				guaranteed = false
-			}
+	podReq := value(pod.Spec.Resources.Requests, v1.ResourceMemory)
+	var sum, n int64
+	for i := range pod.Spec.Containers {
+		sum += value(pod.Spec.Containers[i].Resources.Requests, v1.ResourceMemory)
+		n++
+	}
+	for i := range pod.Spec.InitContainers {
+		if c := &pod.Spec.InitContainers[i]; lifecycle.IsRestartableInitContainer(c) {
+			sum += value(c.Resources.Requests, v1.ResourceMemory)
+			n++
 		}
 	}
-	switch {
-	case !set:
-		return v1.PodQOSBestEffort
-	case guaranteed:
-		return v1.PodQOSGuaranteed
+	if n == 0 || podReq <= sum {
+		return 0
 	}
-	return v1.PodQOSBurstable
+	return (podReq - sum) / n
 }
-
-func equal(a, b resource.Quantity) bool { return a.Cmp(b) == 0 }

@@ -29,6 +29,7 @@ func (m *Manager) sandboxConfig(pod *v1.Pod, attempt uint32) *runtimev1.SandboxC
 		Dns:          m.dnsConfig(pod),
 		Sysctls:      sandboxSysctls(pod),
 		Security:     m.sandboxSecurity(pod),
+		PodCgroup:    podCgroup(pod),
 
 		ShareProcessNamespace: pod.Spec.ShareProcessNamespace != nil && *pod.Spec.ShareProcessNamespace,
 	}

@@ -33,7 +33,7 @@ func (p *planner) sidecarStarted(spec *v1.Container, c *containerInfo) bool {
 	switch {
 	case c == nil || c.state != lifecycle.ContainerRunning:
 		return false
-	case c.hash != "" && c.hash != specHash(spec):
+	case c.hash != "" && !sameSpec(c.hash, spec):
 		return false
 	case spec.StartupProbe == nil || p.started == nil:
 		return true

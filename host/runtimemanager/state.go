@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/lifecycle"
@@ -21,6 +22,9 @@ type sandboxInfo struct {
 	ready     bool
 	createdAt time.Time
 	ip        string
+	// podResources are the pod-level resources its pod cgroup was made
+	// or last updated with; nil without a pod cgroup.
+	podResources *v1.ResourceRequirements
 }
 
 // containerInfo is one container of a pod as the runtime lists it, with
@@ -49,6 +53,9 @@ type containerInfo struct {
 	// startCut: its StartContainer was cut short (cutStarts) and it never
 	// started. It is shown as created and created again.
 	startCut bool
+	// actuated are the resources it was created or last resized with;
+	// nil when its creator did not record them.
+	actuated *actuatedResources
 }
 
 // podState is the runtime's view of one pod: its sandboxes and containers,
@@ -118,6 +125,8 @@ func sandboxFromProto(sb *runtimev1.Sandbox) sandboxInfo {
 		ready:     sb.GetState() == runtimev1.SandboxState_SANDBOX_STATE_READY,
 		createdAt: fromUnixNano(sb.GetCreatedAt()),
 		ip:        sb.GetIp(),
+
+		podResources: parsePodResources(sb.GetAnnotations()[AnnotationPodResources]),
 	}
 }
 
@@ -150,6 +159,7 @@ func containerFromProto(c *runtimev1.Container) containerInfo {
 		message:       c.GetMessage(),
 		imageRef:      c.GetImageRef(),
 		messagePolicy: c.GetAnnotations()[AnnotationTerminationMessagePolicy],
+		actuated:      parseActuated(c.GetAnnotations()[AnnotationResources]),
 	}
 }
 
@@ -225,6 +235,7 @@ func (m *Manager) podState(ctx context.Context, uid types.UID) (*podState, error
 		return nil, err
 	}
 	m.cutStarts.mark(s)
+	m.resized.apply(s)
 	return s, nil
 }
 
@@ -300,6 +311,7 @@ func (s *podState) podStatus(name, namespace string) *lifecycle.PodStatus {
 		if sb.ready && sb.ip != "" {
 			st.IPs = []string{sb.ip}
 		}
+		st.Resources = sb.podResources
 	}
 	for _, c := range s.containers {
 		cs := lifecycle.ContainerStatus{
@@ -307,6 +319,9 @@ func (s *podState) podStatus(name, namespace string) *lifecycle.PodStatus {
 			CreatedAt: c.createdAt, StartedAt: c.startedAt, FinishedAt: c.finishedAt,
 			ExitCode: c.exitCode, Reason: c.reason, Message: joinMessage(c.message, c.termination),
 			RestartCount: int32(c.restartCount), ImageID: c.imageRef,
+		}
+		if c.actuated != nil {
+			cs.Resources = &c.actuated.Own
 		}
 		if c.startCut {
 			cs.State, cs.FinishedAt, cs.ExitCode, cs.Reason, cs.Message = c.shownState(), time.Time{}, 0, "", ""

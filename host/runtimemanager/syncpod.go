@@ -88,10 +88,14 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, _ *lifecycle.PodStat
 			continue
 		}
 		m.cutStarts.drop(id)
+		m.resized.forget(id)
 	}
 	if len(errs) > 0 {
 		// Start nothing next to a container that may still run.
 		return errors.Join(errs...)
+	}
+	if err := m.resize(ctx, pod, &a); err != nil {
+		errs = append(errs, err)
 	}
 
 	sbCfg := m.sandboxConfig(pod, a.sandboxAttempt)

@@ -124,7 +124,7 @@ var Rules = map[string]Rule{
 	"PodSpec.hostUsers":                 refusedUnless("user namespaces are not supported", "true"),
 	"PodSpec.schedulingGates":           opaque("the scheduler's"),
 	"PodSpec.resourceClaims":            refused("dynamic resource allocation is not supported"),
-	"PodSpec.resources":                 refused("pod-level resources: no pod cgroup is limited"),
+	"PodSpec.resources":                 {Class: Refused, Note: "pod-level resources other than cpu and memory are not applied", AllowNote: "cpu and memory: the pod's own cgroup is limited by them (made by the runtime plugin), resized in place", Allow: cpuAndMemoryOnly},
 	"PodSpec.hostnameOverride":          refused("the hostname override is not applied"),
 	"PodSpec.schedulingGroup":           opaque("the scheduler's"),
 	"PodSpec.evictionResponders":        refused("eviction is not supported"),
@@ -139,7 +139,7 @@ var Rules = map[string]Rule{
 	"Container.envFrom":                      honoured("API-server pods only: every key of the ConfigMap or Secret, prefixed; env replaces them"),
 	"Container.env":                          honoured("values and fieldRef, $(VAR) expanded"),
 	"Container.resources":                    honoured("CPU and memory limits and requests to cgroups; QoS"),
-	"Container.resizePolicy":                 {Class: Refused, Note: "in-place resize is not supported", AllowNote: "entries with restartPolicy NotRequired", Allow: resizeNotRequired},
+	"Container.resizePolicy":                 honoured("in-place resize: a changed cpu or memory is updated in the running container, or restarts it when its policy is RestartContainer"),
 	"Container.restartPolicy":                honoured("Always on an init container makes it a sidecar"),
 	"Container.restartPolicyRules":           refused("container restart rules are not supported"),
 	"Container.volumeMounts":                 honoured("bind mounts of the pod's volumes"),
@@ -157,7 +157,11 @@ var Rules = map[string]Rule{
 	"Container.tty":                          honoured("the runtime allocates a TTY"),
 	"EphemeralContainer.targetContainerName": honoured("joins that container's PID namespace (when the pod shares none)"),
 
-	"ContainerPort.name":          honoured("named ports of probes and hooks"),
+	"ContainerPort.name": honoured("named ports of probes and hooks"),
+
+	"ContainerResizePolicy.resourceName":  honoured("cpu or memory: the resource whose change the policy rules"),
+	"ContainerResizePolicy.restartPolicy": honoured("NotRequired: updated in place; RestartContainer: the container is restarted with its new resources"),
+
 	"ContainerPort.hostPort":      honoured("checked at admission for conflicts; refused without hostNetwork (no port mapping)"),
 	"ContainerPort.containerPort": honoured("informational, as in the kubelet"),
 	"ContainerPort.protocol":      honoured("informational, as in the kubelet"),
@@ -412,9 +416,6 @@ func walkRefused(v reflect.Value, path *field.Path) field.ErrorList {
 	return allErrs
 }
 
-// resizeNotRequired accepts resize policies that ask for nothing: a
-// resize that needs no restart, which is what podhost's not resizing
-// amounts to until a resize comes.
 // refusedWithSELinux is seLinuxOptions: podhost applies no SELinux label,
 // so the field is refused on a node where SELinux is enabled. On a node
 // without SELinux the kubelet's runtime applies no label either (containerd
@@ -431,11 +432,19 @@ var selinuxEnabled = func() bool {
 	return err == nil
 }
 
-func resizeNotRequired(v reflect.Value) bool {
-	for _, p := range v.Interface().([]v1.ContainerResizePolicy) {
-		if p.RestartPolicy != v1.NotRequired {
-			return false
+// cpuAndMemoryOnly accepts pod-level resources that request and limit
+// only cpu and memory, which the pod cgroup applies.
+func cpuAndMemoryOnly(v reflect.Value) bool {
+	r, ok := v.Interface().(*v1.ResourceRequirements)
+	if !ok || r == nil {
+		return true
+	}
+	for _, l := range []v1.ResourceList{r.Requests, r.Limits} {
+		for name := range l {
+			if name != v1.ResourceCPU && name != v1.ResourceMemory {
+				return false
+			}
 		}
 	}
-	return true
+	return len(r.Claims) == 0
 }

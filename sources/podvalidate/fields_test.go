@@ -164,9 +164,9 @@ func TestRefusedFieldsAreNamed(t *testing.T) {
 		}, "spec.volumes[1].downwardAPI.items[0].user"},
 		{"resource claims", func(p *v1.Pod) { p.Spec.Containers[0].Resources.Claims = []v1.ResourceClaim{{Name: "gpu"}} }, "spec.containers[0].resources.claims"},
 		{"emptyDir mode", func(p *v1.Pod) { p.Spec.Volumes[1].EmptyDir.Mode = ptr.To[int32](0o700) }, "spec.volumes[1].emptyDir.mode"},
-		{"resize restart", func(p *v1.Pod) {
-			p.Spec.Containers[0].ResizePolicy = []v1.ContainerResizePolicy{{ResourceName: v1.ResourceCPU, RestartPolicy: v1.RestartContainer}}
-		}, "spec.containers[0].resizePolicy"},
+		{"pod-level hugepages", func(p *v1.Pod) {
+			p.Spec.Resources = &v1.ResourceRequirements{Limits: v1.ResourceList{"hugepages-2Mi": resource.MustParse("2Mi")}}
+		}, "spec.resources"},
 		{"hostPort without hostNetwork", func(p *v1.Pod) { p.Spec.Containers[0].Ports[0].HostPort = 8080 }, "spec.containers[0].ports[0].hostPort"},
 		{"emptyDir sizeLimit on disk", func(p *v1.Pod) { p.Spec.Volumes[1].EmptyDir.SizeLimit = ptr.To(resource.MustParse("1Gi")) }, "spec.volumes[1].emptyDir.sizeLimit"},
 	}

@@ -86,3 +86,11 @@ func (d direct) ListImages(ctx context.Context, req *runtimev1.ListImagesRequest
 func (d direct) RemoveImage(ctx context.Context, req *runtimev1.RemoveImageRequest, _ ...grpc.CallOption) (*runtimev1.RemoveImageResponse, error) {
 	return d.f.RemoveImage(ctx, req)
 }
+
+func (d direct) UpdateContainerResources(ctx context.Context, req *runtimev1.UpdateContainerResourcesRequest, _ ...grpc.CallOption) (*runtimev1.UpdateContainerResourcesResponse, error) {
+	return d.f.UpdateContainerResources(ctx, req)
+}
+
+func (d direct) UpdateSandboxResources(ctx context.Context, req *runtimev1.UpdateSandboxResourcesRequest, _ ...grpc.CallOption) (*runtimev1.UpdateSandboxResourcesResponse, error) {
+	return d.f.UpdateSandboxResources(ctx, req)
+}

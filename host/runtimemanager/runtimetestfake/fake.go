@@ -47,6 +47,7 @@ type Fake struct {
 	seq          int
 	sandboxes    map[string]*runtimev1.Sandbox
 	sandboxLogs  map[string]string
+	podCgroups   map[string]bool // sandboxes run with a pod cgroup
 	containers   map[string]*runtimev1.Container
 	images       map[string]string // name → ref
 	calls        []Call
@@ -60,7 +61,7 @@ func New(now func() time.Time) *Fake {
 	}
 	return &Fake{
 		now: now, networkReady: true,
-		sandboxes: map[string]*runtimev1.Sandbox{}, sandboxLogs: map[string]string{},
+		sandboxes: map[string]*runtimev1.Sandbox{}, sandboxLogs: map[string]string{}, podCgroups: map[string]bool{},
 		containers: map[string]*runtimev1.Container{}, images: map[string]string{},
 	}
 }

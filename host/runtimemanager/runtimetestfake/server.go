@@ -42,6 +42,9 @@ func (f *Fake) RunSandbox(ctx context.Context, req *runtimev1.RunSandboxRequest)
 			f.sandboxes[id].Ip = "10.0.0." + id[len("sandbox-"):]
 		}
 		f.sandboxLogs[id] = cfg.GetLogDirectory()
+		if cfg.GetPodCgroup() != nil {
+			f.podCgroups[id] = true
+		}
 		return &runtimev1.RunSandboxResponse{SandboxId: id}, nil
 	})
 }
@@ -271,3 +274,32 @@ var errDeadline = status.Error(codes.DeadlineExceeded, "fake: deadline exceeded"
 func DeadlineExceeded() error { return errDeadline }
 
 var _ runtimev1.RuntimeServer = (*Fake)(nil)
+
+// UpdateContainerResources changes nothing the fake keeps but checks the
+// container: NOT_FOUND when unknown, FAILED_PRECONDITION when exited.
+func (f *Fake) UpdateContainerResources(ctx context.Context, req *runtimev1.UpdateContainerResourcesRequest) (*runtimev1.UpdateContainerResourcesResponse, error) {
+	return do(f, ctx, "UpdateContainerResources", req, func() (*runtimev1.UpdateContainerResourcesResponse, error) {
+		c, ok := f.containers[req.GetContainerId()]
+		switch {
+		case !ok:
+			return nil, notFound("container %q", req.GetContainerId())
+		case c.GetState() == runtimev1.ContainerState_CONTAINER_STATE_EXITED:
+			return nil, status.Errorf(codes.FailedPrecondition, "container %q exited", req.GetContainerId())
+		}
+		return &runtimev1.UpdateContainerResourcesResponse{}, nil
+	})
+}
+
+// UpdateSandboxResources checks the sandbox: NOT_FOUND when unknown,
+// FAILED_PRECONDITION when it was run without a pod cgroup.
+func (f *Fake) UpdateSandboxResources(ctx context.Context, req *runtimev1.UpdateSandboxResourcesRequest) (*runtimev1.UpdateSandboxResourcesResponse, error) {
+	return do(f, ctx, "UpdateSandboxResources", req, func() (*runtimev1.UpdateSandboxResourcesResponse, error) {
+		if _, ok := f.sandboxes[req.GetSandboxId()]; !ok {
+			return nil, notFound("sandbox %q", req.GetSandboxId())
+		}
+		if !f.podCgroups[req.GetSandboxId()] {
+			return nil, status.Errorf(codes.FailedPrecondition, "sandbox %q has no pod cgroup", req.GetSandboxId())
+		}
+		return &runtimev1.UpdateSandboxResourcesResponse{}, nil
+	})
+}

@@ -1,0 +1,350 @@
+package runtimemanager
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/lifecycle"
+	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
+)
+
+// In-place resize, the runtime manager's half (lifecycle/resize.go is the
+// status's): a running container whose cpu or memory in the spec differ
+// from what it was created or last resized with is updated in place
+// (UpdateContainerResources), or restarted when a changed resource's
+// resizePolicy says RestartContainer, as the kubelet does; a pod's
+// pod-level resources (PodSpec.resources) limit its own cgroup, made by
+// the runtime with the sandbox (SandboxConfig.pod_cgroup) and updated in
+// place (UpdateSandboxResources). What was actuated is written on the
+// container or sandbox when it is created (an annotation) and kept in
+// memory after an update; a host that restarts has only the annotation,
+// so it may send an update again that changes nothing.
+
+// Annotations of what was actuated.
+const (
+	// AnnotationResources is a container's actuated resources (JSON of
+	// actuatedResources) at its creation.
+	AnnotationResources = "podhost.dev/resources"
+	// AnnotationPodResources is a sandbox's pod-level resources (JSON of
+	// the cpu and memory of PodSpec.resources) at its creation.
+	AnnotationPodResources = "podhost.dev/pod-resources"
+)
+
+// actuatedResources are the resources a container runs with: its own cpu
+// and memory (the status's resources) and the pod-level limits it took
+// where it has none of its own.
+type actuatedResources struct {
+	Own       v1.ResourceRequirements `json:"own"`
+	PodLimits v1.ResourceList         `json:"podLimits,omitempty"`
+}
+
+// desiredResources are what the spec asks a container of pod to run with.
+func desiredResources(pod *v1.Pod, spec *v1.Container) actuatedResources {
+	a := actuatedResources{Own: lifecycle.ResizableResources(&spec.Resources)}
+	if pod.Spec.Resources != nil {
+		a.PodLimits = lifecycle.ResizableResources(pod.Spec.Resources).Limits
+	}
+	return a
+}
+
+// effective is the container's cpu and memory with the pod-level limits
+// in place of the limits it does not set.
+func (a actuatedResources) effective() v1.ResourceRequirements {
+	r := *a.Own.DeepCopy()
+	for name, q := range a.PodLimits {
+		if _, ok := r.Limits[name]; ok {
+			continue
+		}
+		if r.Limits == nil {
+			r.Limits = v1.ResourceList{}
+		}
+		r.Limits[name] = q.DeepCopy()
+	}
+	return r
+}
+
+// changed reports which of cpu and memory differ between a and b, as the
+// container runs them (pod-level limits included).
+func (a actuatedResources) changed(b actuatedResources) (cpu, memory bool) {
+	ea, eb := a.effective(), b.effective()
+	differs := func(name v1.ResourceName) bool {
+		return ea.Requests.Name(name, "").Cmp(*eb.Requests.Name(name, "")) != 0 ||
+			ea.Limits.Name(name, "").Cmp(*eb.Limits.Name(name, "")) != 0
+	}
+	return differs(v1.ResourceCPU), differs(v1.ResourceMemory)
+}
+
+// restartsToResize reports whether the resize from actual to desired
+// restarts the container: a changed resource whose resizePolicy is
+// RestartContainer.
+func restartsToResize(spec *v1.Container, actual, desired actuatedResources) bool {
+	cpu, memory := actual.changed(desired)
+	for _, p := range spec.ResizePolicy {
+		if p.RestartPolicy != v1.RestartContainer {
+			continue
+		}
+		if p.ResourceName == v1.ResourceCPU && cpu || p.ResourceName == v1.ResourceMemory && memory {
+			return true
+		}
+	}
+	return false
+}
+
+func resourcesAnnotation(a actuatedResources) string {
+	b, err := json.Marshal(a)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// parseActuated reads AnnotationResources; nil when missing or bad (a
+// container of an older host: its spec's resources are taken as actuated).
+func parseActuated(s string) *actuatedResources {
+	if s == "" {
+		return nil
+	}
+	var a actuatedResources
+	if err := json.Unmarshal([]byte(s), &a); err != nil {
+		return nil
+	}
+	return &a
+}
+
+// parsePodResources reads AnnotationPodResources; nil when missing or bad.
+func parsePodResources(s string) *v1.ResourceRequirements {
+	if s == "" {
+		return nil
+	}
+	var r v1.ResourceRequirements
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		return nil
+	}
+	return &r
+}
+
+// podCgroup is the sandbox's pod cgroup for a pod with pod-level
+// resources, nil otherwise: the kubelet's pod cgroup values (shares from
+// the cpu request, quota from the cpu limit, the memory limit).
+func podCgroup(pod *v1.Pod) *runtimev1.PodCgroup {
+	if pod.Spec.Resources == nil {
+		return nil
+	}
+	return &runtimev1.PodCgroup{QosClass: string(lifecycle.PodQOS(pod)), Resources: podCgroupResources(lifecycle.ResizableResources(pod.Spec.Resources))}
+}
+
+func podCgroupResources(r v1.ResourceRequirements) *runtimev1.Resources {
+	cpuReq, cpuLim := milli(r.Requests, v1.ResourceCPU), milli(r.Limits, v1.ResourceCPU)
+	if cpuReq == 0 {
+		cpuReq = cpuLim
+	}
+	out := &runtimev1.Resources{
+		CpuShares:          cpuShares(cpuReq),
+		MemoryLimitInBytes: value(r.Limits, v1.ResourceMemory),
+	}
+	if cpuLim > 0 {
+		out.CpuPeriod, out.CpuQuota = quotaPeriod, cpuQuota(cpuLim)
+	}
+	return out
+}
+
+// podResourcesAnnotation is AnnotationPodResources of pod, "" without
+// pod-level resources.
+func podResourcesAnnotation(pod *v1.Pod) string {
+	if pod.Spec.Resources == nil {
+		return ""
+	}
+	b, err := json.Marshal(lifecycle.ResizableResources(pod.Spec.Resources))
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// resizeAction updates one running container in place.
+type resizeAction struct {
+	id, name string
+	spec     *v1.Container
+	desired  actuatedResources
+}
+
+// podResize updates the pod cgroup of the ready sandbox.
+type podResize struct {
+	sandboxID       string
+	actual, desired v1.ResourceRequirements
+}
+
+// resized remembers what updates actuated, by container or sandbox id,
+// over what the annotations say.
+type resized struct {
+	mu         sync.Mutex
+	containers map[string]actuatedResources
+	sandboxes  map[string]v1.ResourceRequirements
+}
+
+func (r *resized) setContainer(id string, a actuatedResources) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.containers == nil {
+		r.containers = map[string]actuatedResources{}
+	}
+	r.containers[id] = a
+}
+
+func (r *resized) setSandbox(id string, res v1.ResourceRequirements) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sandboxes == nil {
+		r.sandboxes = map[string]v1.ResourceRequirements{}
+	}
+	r.sandboxes[id] = res
+}
+
+// apply puts what updates actuated over the listed state, and forgets
+// what the runtime no longer lists.
+func (r *resized) apply(s *podState) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range s.containers {
+		if a, ok := r.containers[s.containers[i].id]; ok {
+			a := a
+			s.containers[i].actuated = &a
+		}
+	}
+	for i := range s.sandboxes {
+		if res, ok := r.sandboxes[s.sandboxes[i].id]; ok {
+			res := res
+			s.sandboxes[i].podResources = &res
+		}
+	}
+}
+
+// forget drops the records of a removed container or sandbox.
+func (r *resized) forget(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.containers, id)
+	delete(r.sandboxes, id)
+}
+
+// planResize decides, for a running container with the current spec hash,
+// whether its resources need an update in place or a restart.
+func (p *planner) planResize(spec *v1.Container, c *containerInfo, kind string) {
+	desired := desiredResources(p.pod, spec)
+	actual := desired
+	if c.actuated != nil {
+		actual = *c.actuated
+	}
+	if cpu, memory := actual.changed(desired); !cpu && !memory {
+		if !lifecycle.SameResources(actual.Own, desired.Own) {
+			// Only what the runtime does not hold changed (a memory
+			// request): nothing to send, the record follows.
+			p.a.resize = append(p.a.resize, resizeAction{id: c.id, name: c.name, spec: spec, desired: desired})
+		}
+		return
+	}
+	if restartsToResize(spec, actual, desired) {
+		p.a.kill = append(p.a.kill, killAction{id: c.id, name: c.name, reason: "resized, and its resize policy restarts it"})
+		p.startNew(spec, kind, "resized")
+		return
+	}
+	p.a.resize = append(p.a.resize, resizeAction{id: c.id, name: c.name, spec: spec, desired: desired})
+}
+
+// planPodResize decides whether the ready sandbox's pod cgroup needs an
+// update.
+func (p *planner) planPodResize(sb *sandboxInfo) {
+	if p.pod.Spec.Resources == nil || sb == nil || !sb.ready || sb.podResources == nil {
+		return
+	}
+	desired := lifecycle.ResizableResources(p.pod.Spec.Resources)
+	if lifecycle.SameResources(*sb.podResources, desired) {
+		return
+	}
+	p.a.podResize = &podResize{sandboxID: sb.id, actual: *sb.podResources, desired: desired}
+}
+
+// resize actuates the planned resizes: the pod cgroup first grows to what
+// both the old and the new values allow, then the containers change, then
+// the pod cgroup takes its new values, so that no container is ever
+// limited above its pod nor a pod below its containers.
+func (m *Manager) resize(ctx context.Context, pod *v1.Pod, a *actions) error {
+	if a.podResize == nil && len(a.resize) == 0 {
+		return nil
+	}
+	pr := a.podResize
+	if pr != nil {
+		if err := m.updateSandbox(ctx, pr.sandboxID, widest(pr.actual, pr.desired)); err != nil {
+			return m.resizeFailed(pod, "pod", err)
+		}
+	}
+	var errs []error
+	for _, r := range a.resize {
+		cfg := m.resourcesFor(pod, r.spec, r.desired)
+		if _, err := m.rt.UpdateContainerResources(ctx, &runtimev1.UpdateContainerResourcesRequest{ContainerId: r.id, Resources: cfg}); err != nil {
+			errs = append(errs, m.resizeFailed(pod, "container "+r.name, callError("updating resources of container "+r.name, err)))
+			continue
+		}
+		m.resized.setContainer(r.id, r.desired)
+	}
+	if pr != nil && len(errs) == 0 {
+		if err := m.updateSandbox(ctx, pr.sandboxID, pr.desired); err != nil {
+			return m.resizeFailed(pod, "pod", err)
+		}
+		m.resized.setSandbox(pr.sandboxID, pr.desired)
+	}
+	if len(errs) == 0 {
+		m.event(pod, lifecycle.EventNormal, EventResizeCompleted, "Pod resize completed")
+	}
+	return errors.Join(errs...)
+}
+
+func (m *Manager) updateSandbox(ctx context.Context, id string, r v1.ResourceRequirements) error {
+	_, err := m.rt.UpdateSandboxResources(ctx, &runtimev1.UpdateSandboxResourcesRequest{SandboxId: id, Resources: podCgroupResources(r)})
+	return callError("updating the pod cgroup", err)
+}
+
+func (m *Manager) resizeFailed(pod *v1.Pod, what string, err error) error {
+	m.event(pod, lifecycle.EventWarning, EventResizeError, "Resize of %s failed: %v", what, err)
+	return fmt.Errorf("resizing %s: %w", what, err)
+}
+
+// widest is, resource by resource, the larger request and limit of a and
+// b; a missing limit is no limit, the largest.
+func widest(a, b v1.ResourceRequirements) v1.ResourceRequirements {
+	out := v1.ResourceRequirements{Requests: v1.ResourceList{}, Limits: v1.ResourceList{}}
+	for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
+		ra, rb := a.Requests.Name(name, ""), b.Requests.Name(name, "")
+		if ra.Cmp(*rb) >= 0 {
+			out.Requests[name] = ra.DeepCopy()
+		} else {
+			out.Requests[name] = rb.DeepCopy()
+		}
+		la, okA := a.Limits[name]
+		lb, okB := b.Limits[name]
+		switch {
+		case !okA || !okB:
+		case la.Cmp(lb) >= 0:
+			out.Limits[name] = la.DeepCopy()
+		default:
+			out.Limits[name] = lb.DeepCopy()
+		}
+	}
+	return out
+}
+
+// resourcesChanged reports whether a created container's recorded
+// resources differ from what the spec now asks: it is created again
+// rather than started with the old ones.
+func (c *containerInfo) resourcesChanged(pod *v1.Pod, spec *v1.Container) bool {
+	if c.actuated == nil {
+		return false
+	}
+	cpu, memory := c.actuated.changed(desiredResources(pod, spec))
+	return cpu || memory
+}

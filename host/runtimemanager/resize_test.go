@@ -1,0 +1,161 @@
+package runtimemanager
+
+import (
+	"slices"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/podhost/podhost/lifecycle"
+	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
+)
+
+func cpuMem(cpu, mem string) v1.ResourceList {
+	l := v1.ResourceList{}
+	if cpu != "" {
+		l[v1.ResourceCPU] = resource.MustParse(cpu)
+	}
+	if mem != "" {
+		l[v1.ResourceMemory] = resource.MustParse(mem)
+	}
+	return l
+}
+
+// resizeCalls are the update calls the runtime received, with what they
+// asked, in order.
+func (e *env) resizeCalls() []string {
+	var out []string
+	for _, c := range e.fake.Calls() {
+		switch r := c.Req.(type) {
+		case *runtimev1.UpdateContainerResourcesRequest:
+			out = append(out, "container quota="+itoa(r.GetResources().GetCpuQuota())+" mem="+itoa(r.GetResources().GetMemoryLimitInBytes()))
+		case *runtimev1.UpdateSandboxResourcesRequest:
+			out = append(out, "pod quota="+itoa(r.GetResources().GetCpuQuota())+" mem="+itoa(r.GetResources().GetMemoryLimitInBytes()))
+		}
+	}
+	return out
+}
+
+func itoa(n int64) string { return resource.NewQuantity(n, resource.DecimalSI).String() }
+
+func TestResizeInPlace(t *testing.T) {
+	e := newEnv(t)
+	pod := newPod("resize", "app")
+	pod.Spec.Containers[0].Resources = v1.ResourceRequirements{Requests: cpuMem("100m", "64Mi"), Limits: cpuMem("200m", "128Mi")}
+	pod.Spec.Containers[0].ResizePolicy = []v1.ContainerResizePolicy{
+		{ResourceName: v1.ResourceCPU, RestartPolicy: v1.NotRequired},
+		{ResourceName: v1.ResourceMemory, RestartPolicy: v1.RestartContainer},
+	}
+	e.mustSync(pod)
+	first := e.container(pod, "app")
+	if got := first.Resources; got == nil || !lifecycle.SameResources(*got, pod.Spec.Containers[0].Resources) {
+		t.Fatalf("actuated after creation: got %+v; want the spec's", got)
+	}
+
+	// cpu: NotRequired, updated in place.
+	pod.Spec.Containers[0].Resources.Limits = cpuMem("400m", "128Mi")
+	e.mustSync(pod)
+	c := e.container(pod, "app")
+	if c.ID != first.ID || c.RestartCount != 0 {
+		t.Fatalf("cpu resize: got container %s restarts %d; want %s in place", c.ID, c.RestartCount, first.ID)
+	}
+	if got, want := e.resizeCalls(), []string{"container quota=40k mem=134217728"}; !slices.Equal(got, want) {
+		t.Fatalf("cpu resize calls: got %v; want %v", got, want)
+	}
+	if !lifecycle.SameResources(*c.Resources, pod.Spec.Containers[0].Resources) {
+		t.Fatalf("actuated after cpu resize: got %+v", c.Resources)
+	}
+	e.mustSync(pod)
+	if got := len(e.resizeCalls()); got != 1 {
+		t.Fatalf("a sync without change sent %d updates; want none more", got-1)
+	}
+
+	// memory: RestartContainer, a new container with the new limit.
+	pod.Spec.Containers[0].Resources.Requests = cpuMem("100m", "96Mi")
+	e.mustSync(pod)
+	c = e.container(pod, "app")
+	if c.ID == first.ID || c.RestartCount != 1 {
+		t.Fatalf("memory resize: got container %s restarts %d; want a restart", c.ID, c.RestartCount)
+	}
+	if got := len(e.resizeCalls()); got != 1 {
+		t.Fatalf("a restart to resize sent an update too: %v", e.resizeCalls())
+	}
+	if !lifecycle.SameResources(*c.Resources, pod.Spec.Containers[0].Resources) {
+		t.Fatalf("actuated after the restart: got %+v", c.Resources)
+	}
+}
+
+func TestResizePodLevel(t *testing.T) {
+	e := newEnv(t)
+	pod := newPod("plr", "own", "inherits")
+	pod.Spec.Resources = &v1.ResourceRequirements{Requests: cpuMem("200m", "128Mi"), Limits: cpuMem("300m", "256Mi")}
+	pod.Spec.Containers[0].Resources = v1.ResourceRequirements{Requests: cpuMem("100m", "64Mi"), Limits: cpuMem("100m", "64Mi")}
+	e.mustSync(pod)
+	var run *runtimev1.RunSandboxRequest
+	for _, c := range e.fake.Calls() {
+		if r, ok := c.Req.(*runtimev1.RunSandboxRequest); ok {
+			run = r
+		}
+	}
+	pc := run.GetConfig().GetPodCgroup()
+	if pc.GetQosClass() != "Burstable" || pc.GetResources().GetCpuQuota() != 30000 || pc.GetResources().GetCpuShares() != 204 || pc.GetResources().GetMemoryLimitInBytes() != 256<<20 {
+		t.Fatalf("pod cgroup: got %v; want Burstable, quota 30000, shares 204, memory 256Mi", pc)
+	}
+	var inherits *runtimev1.ContainerConfig
+	for _, c := range e.fake.Calls() {
+		if r, ok := c.Req.(*runtimev1.CreateContainerRequest); ok && r.GetConfig().GetMetadata().GetName() == "inherits" {
+			inherits = r.GetConfig()
+		}
+	}
+	if r := inherits.GetResources(); r.GetCpuQuota() != 30000 || r.GetMemoryLimitInBytes() != 256<<20 {
+		t.Fatalf("a container without limits: got %v; want the pod's limits", r)
+	}
+
+	// Growing the pod: the pod cgroup first, then the container that
+	// takes its limits, and never the one with its own.
+	pod.Spec.Resources.Limits = cpuMem("500m", "512Mi")
+	e.mustSync(pod)
+	want := []string{"pod quota=50k mem=536870912", "container quota=50k mem=536870912", "pod quota=50k mem=536870912"}
+	if got := e.resizeCalls(); !slices.Equal(got, want) {
+		t.Fatalf("growing calls: got %v; want %v", got, want)
+	}
+	st := e.status(pod)
+	if st.Resources == nil || !lifecycle.SameResources(*st.Resources, *pod.Spec.Resources) {
+		t.Fatalf("pod actuated: got %+v; want %+v", st.Resources, pod.Spec.Resources)
+	}
+
+	// Shrinking it: the containers before the pod's final values.
+	pod.Spec.Resources.Limits = cpuMem("250m", "192Mi")
+	e.mustSync(pod)
+	want = append(want, "pod quota=50k mem=536870912", "container quota=25k mem=201326592", "pod quota=25k mem=201326592")
+	if got := e.resizeCalls(); !slices.Equal(got, want) {
+		t.Fatalf("shrinking calls: got %v; want %v", got, want)
+	}
+}
+
+func TestSpecHashLeavesOutResources(t *testing.T) {
+	c := v1.Container{Name: "a", Image: "busybox", Resources: v1.ResourceRequirements{Limits: cpuMem("1", "")}}
+	d := c
+	d.Resources = v1.ResourceRequirements{Limits: cpuMem("2", "")}
+	if specHash(&c) != specHash(&d) {
+		t.Fatal("specHash changed with the resources")
+	}
+	if !sameSpec(hashOf(&c), &c) {
+		t.Fatal("an older host's hash of the whole spec is not the same spec")
+	}
+	d.Image = "busybox:2"
+	if sameSpec(specHash(&c), &d) {
+		t.Fatal("an image change is the same spec")
+	}
+}
+
+func TestWidest(t *testing.T) {
+	a := v1.ResourceRequirements{Requests: cpuMem("100m", "64Mi"), Limits: cpuMem("200m", "128Mi")}
+	b := v1.ResourceRequirements{Requests: cpuMem("300m", "32Mi"), Limits: cpuMem("", "256Mi")}
+	w := widest(a, b)
+	want := v1.ResourceRequirements{Requests: cpuMem("300m", "64Mi"), Limits: cpuMem("", "256Mi")}
+	if !lifecycle.SameResources(w, want) || len(w.Limits) != 1 {
+		t.Fatalf("widest: got %+v; want %+v with no cpu limit", w, want)
+	}
+}

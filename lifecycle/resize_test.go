@@ -1,0 +1,71 @@
+package lifecycle_test
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/podhost/podhost/lifecycle"
+)
+
+func TestResizeStatus(t *testing.T) {
+	list := func(cpu, mem string) v1.ResourceList {
+		return v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse(mem)}
+	}
+	pod := apiPod("1", "p")
+	pod.Generation = 3
+	pod.Spec.Resources = &v1.ResourceRequirements{Requests: list("200m", "128Mi"), Limits: list("400m", "256Mi")}
+	pod.Spec.Containers = []v1.Container{
+		{Name: "sized", Resources: v1.ResourceRequirements{Requests: list("100m", "64Mi"), Limits: list("200m", "128Mi")}},
+		{Name: "bare"},
+	}
+	actuated := pod.Spec.Containers[0].Resources.DeepCopy()
+	podActuated := pod.Spec.Resources.DeepCopy()
+	rs := &lifecycle.PodStatus{ID: "1", SandboxReady: true, Resources: podActuated, ContainerStatuses: []lifecycle.ContainerStatus{
+		{ID: "c1", Name: "sized", State: lifecycle.ContainerRunning, Resources: actuated},
+		{ID: "c2", Name: "bare", State: lifecycle.ContainerRunning, Resources: &v1.ResourceRequirements{}},
+	}}
+
+	s := lifecycle.GeneratePodStatus(pod, rs, v1.PodStatus{}, false, nil)
+	if s.ObservedGeneration != 3 {
+		t.Errorf("observedGeneration: got %d; want 3", s.ObservedGeneration)
+	}
+	sized, bare := s.ContainerStatuses[0], s.ContainerStatuses[1]
+	if sized.Resources == nil || !lifecycle.SameResources(*sized.Resources, *actuated) || sized.AllocatedResources.Cpu().String() != "100m" {
+		t.Errorf("sized: got resources %+v allocated %v", sized.Resources, sized.AllocatedResources)
+	}
+	if bare.Resources == nil || bare.Resources.Requests != nil || bare.Resources.Limits != nil || bare.AllocatedResources != nil {
+		t.Errorf("bare: got resources %+v allocated %v; want empty resources and no allocation", bare.Resources, bare.AllocatedResources)
+	}
+	if !lifecycle.SameResources(*s.Resources, *pod.Spec.Resources) || s.AllocatedResources.Memory().String() != "128Mi" {
+		t.Errorf("pod: got resources %+v allocated %v", s.Resources, s.AllocatedResources)
+	}
+	if hasCondition(s, v1.PodResizeInProgress) {
+		t.Error("PodResizeInProgress with nothing to resize")
+	}
+
+	// The spec grows; the runtime still runs the old values.
+	pod.Spec.Containers[0].Resources.Limits = list("300m", "128Mi")
+	s = lifecycle.GeneratePodStatus(pod, rs, s, false, nil)
+	if !hasCondition(s, v1.PodResizeInProgress) {
+		t.Error("no PodResizeInProgress while a container's resources lag behind its spec")
+	}
+	if s.ContainerStatuses[0].Resources.Limits.Cpu().String() != "200m" {
+		t.Errorf("status resources: got %v; want what runs (200m)", s.ContainerStatuses[0].Resources.Limits.Cpu())
+	}
+	pod.Spec.Containers[0].Resources.Limits = list("200m", "128Mi")
+	pod.Spec.Resources.Limits = list("500m", "256Mi")
+	if s = lifecycle.GeneratePodStatus(pod, rs, s, false, nil); !hasCondition(s, v1.PodResizeInProgress) {
+		t.Error("no PodResizeInProgress while the pod cgroup lags behind the pod-level resources")
+	}
+}
+
+func hasCondition(s v1.PodStatus, t v1.PodConditionType) bool {
+	for _, c := range s.Conditions {
+		if c.Type == t {
+			return true
+		}
+	}
+	return false
+}
