@@ -88,26 +88,6 @@ func SetHostIPs(pod *v1.Pod, s *v1.PodStatus, nodeIPs []string) {
 	}
 }
 
-// initDone reports whether every init container exited 0 and every
-// sidecar runs.
-func initDone(pod *v1.Pod, rs *PodStatus) bool {
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		cs := rs.Container(c.Name)
-		switch {
-		case cs == nil:
-			return false
-		case IsRestartableInitContainer(c):
-			if cs.State != ContainerRunning {
-				return false
-			}
-		case cs.State != ContainerExited || cs.ExitCode != 0:
-			return false
-		}
-	}
-	return true
-}
-
 // containerConversion holds what every container's status is derived from.
 type containerConversion struct {
 	pod     *v1.Pod
@@ -125,7 +105,9 @@ func (cc containerConversion) convert(specs []v1.Container, old []v1.ContainerSt
 	if len(specs) == 0 {
 		return nil
 	}
-	initPending := !init && !initDone(pod, rs)
+	// The kubelet's default waiting reason: PodInitializing for every
+	// container, init ones included, of a pod with init containers.
+	hasInits := len(pod.Spec.InitContainers) > 0
 	out := make([]v1.ContainerStatus, 0, len(specs))
 	for i := range specs {
 		spec := &specs[i]
@@ -150,7 +132,7 @@ func (cc containerConversion) convert(specs []v1.Container, old []v1.ContainerSt
 			c = *prev.DeepCopy()
 		case cs == nil:
 			reason := "ContainerCreating"
-			if initPending {
+			if hasInits {
 				reason = "PodInitializing"
 			}
 			c.State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: reason}}

@@ -291,3 +291,20 @@ func TestGeneratePodStatusEphemeral(t *testing.T) {
 		t.Errorf("a pod without ephemeral containers has ephemeralContainerStatuses %+v", got.EphemeralContainerStatuses)
 	}
 }
+
+// The kubelet's default waiting reason of a pod with init containers is
+// PodInitializing for each container without a runtime status, init ones
+// included (upstream: InitContainer should not start app containers if
+// init containers fail on a RestartAlways pod).
+func TestWaitingReasonWithInitContainers(t *testing.T) {
+	pod := apiPod("1", "p")
+	pod.Spec.InitContainers = []v1.Container{{Name: "init1"}, {Name: "init2"}}
+	pod.Spec.Containers = []v1.Container{{Name: "app"}}
+	rs := &lifecycle.PodStatus{ID: "1", SandboxReady: true, ContainerStatuses: []lifecycle.ContainerStatus{{ID: "i1", Name: "init1", State: lifecycle.ContainerExited, ExitCode: 1}}}
+	s := lifecycle.GeneratePodStatus(pod, rs, v1.PodStatus{}, false, nil)
+	for _, c := range []v1.ContainerStatus{s.InitContainerStatuses[1], s.ContainerStatuses[0]} {
+		if c.State.Waiting == nil || c.State.Waiting.Reason != "PodInitializing" {
+			t.Errorf("%s: got %+v; want waiting PodInitializing", c.Name, c.State)
+		}
+	}
+}
