@@ -198,18 +198,20 @@ func TestSystemdCgroup(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		name, config, handler string
-		want                  bool
+		want, known           bool
 	}{
-		{"default runtime cgroupfs", config("runc", "sd"), "", false},
-		{"default runtime systemd", config("sd", "sd"), "", true},
-		{"handler systemd", config("runc", "sd"), "sd", true},
-		{"handler cgroupfs", config("sd", "sd"), "runc", false},
-		{"runtime v1 systemd", `{"systemdCgroup":true}`, "", true},
-		{"no config", "", "", false},
-		{"unreadable config", "{", "", false},
+		{"default runtime cgroupfs", config("runc", "sd"), "", false, true},
+		{"default runtime systemd", config("sd", "sd"), "", true, true},
+		{"handler systemd", config("runc", "sd"), "sd", true, true},
+		{"handler cgroupfs", config("sd", "sd"), "runc", false, true},
+		{"unknown handler", config("sd", "sd"), "kata", false, false},
+		{"runtime v1 systemd", `{"systemdCgroup":true}`, "", true, false},
+		{"no config", "", "", false, false},
+		{"unreadable config", "{", "", false, false},
 	} {
-		if got := systemdCgroup(tt.config, tt.handler); got != tt.want {
-			t.Errorf("%s: got %v; want %v", tt.name, got, tt.want)
+		got, err := systemdCgroup(tt.config, tt.handler)
+		if got != tt.want || (err == nil) != tt.known {
+			t.Errorf("%s: got %v, %v; want %v, known %v", tt.name, got, err, tt.want, tt.known)
 		}
 	}
 }

@@ -49,7 +49,7 @@ func sandboxLabels(spec SandboxSpec) map[string]string {
 // makePodCgroup makes the pod cgroup p of spec with its limits, after
 // checking that containerd can put the sandbox below it.
 func (r *criRuntime) makePodCgroup(ctx context.Context, b *backend, spec SandboxSpec, p string) error {
-	if err := b.checkCgroupfs(ctx, spec.RuntimeHandler); err != nil {
+	if err := r.checkCgroupfs(ctx, b, spec.RuntimeHandler); err != nil {
 		return err
 	}
 	if err := r.cgroups.create(p, spec.PodCgroup.Resources); err != nil {
@@ -112,13 +112,17 @@ func (b *backend) podCgroupOf(ctx context.Context, id string) (string, error) {
 // handler's sandboxes with the systemd cgroup driver, which takes cgroup
 // parents as systemd slices: the plugin makes cgroupfs paths only. It
 // reads containerd's CRI config from its verbose status; a config it
-// cannot read is taken for cgroupfs, containerd's default.
-func (b *backend) checkCgroupfs(ctx context.Context, handler string) error {
+// cannot read is taken for cgroupfs, containerd's default, and logged.
+func (r *criRuntime) checkCgroupfs(ctx context.Context, b *backend, handler string) error {
 	resp, err := b.rt.Status(ctx, &criapi.StatusRequest{Verbose: true})
 	if err != nil {
 		return criError("status", err)
 	}
-	if systemdCgroup(resp.GetInfo()["config"], handler) {
+	systemd, err := systemdCgroup(resp.GetInfo()["config"], handler)
+	if err != nil {
+		r.log.Warn("cgroup driver of containerd unknown, taken for cgroupfs", "err", err)
+	}
+	if systemd {
 		return fmt.Errorf("%w: pod_cgroup: containerd runs runtime handler %q with the systemd cgroup driver (SystemdCgroup); runtime-containerd makes pod cgroups with cgroupfs only", errInvalid, handler)
 	}
 	return nil
@@ -126,8 +130,8 @@ func (b *backend) checkCgroupfs(ctx context.Context, handler string) error {
 
 // systemdCgroup reports whether containerd's CRI config (the JSON of its
 // verbose status) has the runtime handler (empty: the default one) use
-// the systemd cgroup driver.
-func systemdCgroup(config, handler string) bool {
+// the systemd cgroup driver; an error when the config does not say.
+func systemdCgroup(config, handler string) (bool, error) {
 	var cfg struct {
 		SystemdCgroup bool `json:"systemdCgroup"` // runtime v1's, deprecated
 		Containerd    struct {
@@ -137,14 +141,18 @@ func systemdCgroup(config, handler string) bool {
 			} `json:"runtimes"`
 		} `json:"containerd"`
 	}
-	if config == "" || json.Unmarshal([]byte(config), &cfg) != nil {
-		return false
+	if err := json.Unmarshal([]byte(config), &cfg); err != nil {
+		return false, fmt.Errorf("containerd's CRI config: %w", err)
 	}
 	if handler == "" {
 		handler = cfg.Containerd.DefaultRuntimeName
 	}
-	on, _ := cfg.Containerd.Runtimes[handler].Options["SystemdCgroup"].(bool)
-	return on || cfg.SystemdCgroup
+	rt, ok := cfg.Containerd.Runtimes[handler]
+	if !ok {
+		return cfg.SystemdCgroup, fmt.Errorf("containerd's CRI config has no runtime %q", handler)
+	}
+	on, _ := rt.Options["SystemdCgroup"].(bool)
+	return on || cfg.SystemdCgroup, nil
 }
 
 // UpdateSandboxResources rewrites the limits of the sandbox id's pod
