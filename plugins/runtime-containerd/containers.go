@@ -22,6 +22,12 @@ func (r *criRuntime) CreateContainer(ctx context.Context, sandboxID string, spec
 	if err := checkLabels(spec.Labels); err != nil {
 		return "", err
 	}
+	if pod != nil {
+		// Its pod cgroup is the containers' cgroup parent too.
+		if _, err := checkPodCgroup(*pod); err != nil {
+			return "", err
+		}
+	}
 	b, err := r.backend()
 	if err != nil {
 		return "", err

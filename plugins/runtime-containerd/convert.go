@@ -26,7 +26,24 @@ func sandboxSpecFromProto(cfg *runtimev1.SandboxConfig) SandboxSpec {
 	if dns := cfg.GetDns(); dns != nil {
 		spec.DNS = &DNS{Servers: dns.GetServers(), Searches: dns.GetSearches(), Options: dns.GetOptions()}
 	}
+	if pc := cfg.GetPodCgroup(); pc != nil {
+		spec.PodCgroup = &PodCgroup{QOSClass: pc.GetQosClass()}
+		if r := resourcesFromProto(pc.GetResources()); r != nil {
+			spec.PodCgroup.Resources = *r
+		}
+	}
 	return spec
+}
+
+// resourcesFromProto converts resources; nil stays nil.
+func resourcesFromProto(r *runtimev1.Resources) *Resources {
+	if r == nil {
+		return nil
+	}
+	return &Resources{
+		CPUPeriod: r.GetCpuPeriod(), CPUQuota: r.GetCpuQuota(), CPUShares: r.GetCpuShares(),
+		MemoryLimitInBytes: r.GetMemoryLimitInBytes(), OOMScoreAdj: r.GetOomScoreAdj(),
+	}
 }
 
 func containerSpecFromProto(cfg *runtimev1.ContainerConfig) ContainerSpec {
@@ -53,12 +70,7 @@ func containerSpecFromProto(cfg *runtimev1.ContainerConfig) ContainerSpec {
 	for _, d := range cfg.GetDevices() {
 		spec.Devices = append(spec.Devices, Device{ContainerPath: d.GetContainerPath(), HostPath: d.GetHostPath(), Permissions: d.GetPermissions()})
 	}
-	if r := cfg.GetResources(); r != nil {
-		spec.Resources = &Resources{
-			CPUPeriod: r.GetCpuPeriod(), CPUQuota: r.GetCpuQuota(), CPUShares: r.GetCpuShares(),
-			MemoryLimitInBytes: r.GetMemoryLimitInBytes(), OOMScoreAdj: r.GetOomScoreAdj(),
-		}
-	}
+	spec.Resources = resourcesFromProto(cfg.GetResources())
 	return spec
 }
 

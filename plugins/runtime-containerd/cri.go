@@ -43,10 +43,11 @@ type criRuntime struct {
 	ips     sandboxIPs
 	log     hclog.Logger
 	now     func() time.Time
+	cgroups cgroupFS // pod cgroups (podcgroup.go)
 }
 
 func newCRIRuntime(log hclog.Logger) *criRuntime {
-	r := &criRuntime{log: log, now: time.Now}
+	r := &criRuntime{log: log, now: time.Now, cgroups: cgroupFS{root: defaultCgroupFSRoot, busyWait: podCgroupBusyWait}}
 	r.watch = newWatcher(r, log)
 	return r
 }

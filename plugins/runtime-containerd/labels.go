@@ -9,16 +9,20 @@ import (
 // The plugin adds two labels of its own to every container it makes: its
 // sandbox, so that ContainerStatus (which CRI answers without the sandbox)
 // needs no second call, and its pod's UID, so that `crictl ps --label`
-// finds a pod's containers. A sandbox needs none: its CRI metadata holds
-// the pod's name, namespace, UID and attempt, and the host's labels name
-// the rest. They are few on purpose: every label is listed, encoded and
-// decoded on each resync and look-up (see watch_bench_test.go). They are
-// stripped from everything the plugin returns, so the host's labels come
-// back unchanged; the host may not use the prefix.
+// finds a pod's containers. A sandbox needs none but with a pod cgroup
+// (labelPodCgroupQOS): its CRI metadata holds the pod's name, namespace,
+// UID and attempt, and the host's labels name the rest. They are few on
+// purpose: every label is listed, encoded and decoded on each resync and
+// look-up (see watch_bench_test.go). They are stripped from everything the
+// plugin returns, so the host's labels come back unchanged; the host may
+// not use the prefix.
 const (
 	labelPrefix    = "runtime-containerd.podhost.io/"
 	labelSandboxID = labelPrefix + "sandbox-id"
 	labelPodUID    = labelPrefix + "pod-uid"
+	// labelPodCgroupQOS is on a sandbox run with a pod cgroup: its pod's
+	// QoS class, which with its pod UID names the cgroup (podcgroup.go).
+	labelPodCgroupQOS = labelPrefix + "pod-cgroup-qos"
 )
 
 // checkLabels refuses host labels that use the plugin's prefix.

@@ -11,7 +11,14 @@
 // ListStats (stats.go) comes from CRI's ListContainerStats; a sandbox's
 // CPU and memory are its containers' sums, since containerd 1.6's
 // ListPodSandboxStats fails for sandboxes without a cgroup parent (podhost
-// sets none), and sandbox network counters are not reported.
+// sets none but the pod cgroup), and sandbox network counters are not
+// reported. In-place resize: UpdateContainerResources is CRI's
+// (resources.go); a pod cgroup (SandboxConfig.pod_cgroup) is made by the
+// plugin itself in the kubelet's cgroupfs layout, on cgroup v1 or v2, and
+// given to CRI as the sandbox's cgroup parent, its limits rewritten by
+// UpdateSandboxResources and the cgroup removed after RemoveSandbox
+// (podcgroup.go). Only containerd's cgroupfs driver is supported: with
+// SystemdCgroup a pod cgroup is refused (INVALID_ARGUMENT).
 //
 // Layout: main.go serves, server.go and convert.go translate the proto,
 // the other files are the logic (criRuntime), which knows nothing of the

@@ -15,17 +15,29 @@ func (r *criRuntime) RunSandbox(ctx context.Context, spec SandboxSpec) (string, 
 	if err := checkLabels(spec.Labels); err != nil {
 		return "", err
 	}
+	podCgroup, err := checkPodCgroup(spec)
+	if err != nil {
+		return "", err
+	}
 	b, err := r.backend()
 	if err != nil {
 		return "", err
 	}
 	ctx, cancel := b.runtimeCall(ctx, 0)
 	defer cancel()
+	if podCgroup != "" {
+		if err := r.makePodCgroup(ctx, b, spec, podCgroup); err != nil {
+			return "", err
+		}
+	}
 	defer r.watch.begin("")()
 	resp, err := b.rt.RunPodSandbox(ctx, &criapi.RunPodSandboxRequest{Config: sandboxConfigToCRI(spec), RuntimeHandler: spec.RuntimeHandler})
 	if err != nil {
 		err = criError("run sandbox", err)
 		r.failed(err)
+		if podCgroup != "" {
+			r.dropPodCgroup(podCgroup, 0)
+		}
 		return "", err
 	}
 	id := resp.GetPodSandboxId()
@@ -44,10 +56,24 @@ func (r *criRuntime) StopSandbox(ctx context.Context, id string) error {
 }
 
 // RemoveSandbox removes a sandbox and its containers; an unknown one is
-// already removed (removeSandbox).
+// already removed (removeSandbox). Its pod cgroup goes after it unless
+// another ready sandbox of the pod still runs in it; a cgroup that cannot
+// be removed is logged and left (podCgroupOf).
 func (r *criRuntime) RemoveSandbox(ctx context.Context, id string) error {
-	return r.teardown(ctx, "sandbox_id", "remove sandbox", id, change{kind: sandboxRemoved, sandboxID: id},
-		func(ctx context.Context, b *backend) error { return b.removeSandbox(ctx, id) })
+	var podCgroup string
+	err := r.teardown(ctx, "sandbox_id", "remove sandbox", id, change{kind: sandboxRemoved, sandboxID: id},
+		func(ctx context.Context, b *backend) error {
+			p, err := b.podCgroupOf(ctx, id)
+			if err != nil {
+				return err
+			}
+			podCgroup = p
+			return b.removeSandbox(ctx, id)
+		})
+	if err == nil && podCgroup != "" {
+		r.dropPodCgroup(podCgroup, r.cgroups.busyWait)
+	}
+	return err
 }
 
 // SandboxStatus reports one sandbox.
@@ -121,10 +147,10 @@ func sandboxConfigToCRI(spec SandboxSpec) *criapi.PodSandboxConfig {
 		Metadata:     &criapi.PodSandboxMetadata{Name: spec.Name, Namespace: spec.Namespace, Uid: spec.UID, Attempt: spec.Attempt},
 		Hostname:     hostname,
 		LogDirectory: spec.LogDirectory,
-		Labels:       spec.Labels,
+		Labels:       sandboxLabels(spec),
 		Annotations:  spec.Annotations,
 		Linux: &criapi.LinuxPodSandboxConfig{
-			CgroupParent:    spec.CgroupParent,
+			CgroupParent:    cgroupParent(spec),
 			SecurityContext: sandboxSecurityToCRI(spec),
 			Sysctls:         spec.Sysctls,
 		},

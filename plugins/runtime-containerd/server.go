@@ -130,6 +130,16 @@ func (s *server) ListContainers(ctx context.Context, req *runtimev1.ListContaine
 	return reply(resp, err)
 }
 
+func (s *server) UpdateContainerResources(ctx context.Context, req *runtimev1.UpdateContainerResourcesRequest) (*runtimev1.UpdateContainerResourcesResponse, error) {
+	err := s.rt.UpdateContainerResources(ctx, req.GetContainerId(), resourcesFromProto(req.GetResources()))
+	return reply(&runtimev1.UpdateContainerResourcesResponse{}, err)
+}
+
+func (s *server) UpdateSandboxResources(ctx context.Context, req *runtimev1.UpdateSandboxResourcesRequest) (*runtimev1.UpdateSandboxResourcesResponse, error) {
+	err := s.rt.UpdateSandboxResources(ctx, req.GetSandboxId(), resourcesFromProto(req.GetResources()))
+	return reply(&runtimev1.UpdateSandboxResourcesResponse{}, err)
+}
+
 var pullPoliciesFromProto = map[runtimev1.PullPolicy]PullPolicy{
 	runtimev1.PullPolicy_PULL_POLICY_UNSPECIFIED:    PullDefault,
 	runtimev1.PullPolicy_PULL_POLICY_IF_NOT_PRESENT: PullIfNotPresent,

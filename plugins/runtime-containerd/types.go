@@ -40,6 +40,7 @@ type SandboxSpec struct {
 	SharePID             bool              // the containers share the sandbox's PID namespace
 	Sysctls              map[string]string // namespaced sysctls of the sandbox
 	Security             *Security         // nil: the runtime's defaults
+	PodCgroup            *PodCgroup        // nil: none (podcgroup.go)
 }
 
 // DNS is a sandbox's resolver configuration.

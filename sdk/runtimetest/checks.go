@@ -43,6 +43,8 @@ var checks = []check{
 	{name: "a killed container reports its exit code", run: checkExitCodes},
 	{name: "ExecSync runs commands in running containers only", run: checkExecSync},
 	{name: "ListStats lists running containers under their sandboxes, or is UNIMPLEMENTED", run: checkListStats},
+	{name: "UpdateContainerResources changes a running container's, or is UNIMPLEMENTED", run: checkUpdateContainerResources},
+	{name: "UpdateSandboxResources needs a pod cgroup, or is UNIMPLEMENTED", run: checkUpdateSandboxResources},
 	{name: "ListContainers filters by label, sandbox, id and state", run: checkListContainers},
 	{name: "EnsureImage makes the image present", run: checkEnsureImage},
 	{name: "an absent image", run: checkAbsentImage},

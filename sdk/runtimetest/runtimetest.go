@@ -13,11 +13,11 @@
 // label with their labels unchanged, idempotent stop and remove, the exit
 // code of a killed container (never 0, and never a listed exit code
 // without its finish time), NOT_FOUND for unknown objects, images, the
-// ExecSync in each container state, the
-// Events stream (UNIMPLEMENTED unless the plugin lists "runtime.events"),
-// INVALID_ARGUMENT for missing arguments, and that every error code is one
-// the contract allows. Each subtest gets a
-// fresh plugin from the factory; against a shared backend, every object a
+// ExecSync in each container state, in-place resource updates
+// (UNIMPLEMENTED allowed), the Events stream (UNIMPLEMENTED unless the
+// plugin lists "runtime.events"), INVALID_ARGUMENT for missing arguments,
+// and that every error code is one the contract allows. Each subtest gets
+// a fresh plugin from the factory; against a shared backend, every object a
 // check creates carries a label unique to the check and is removed after it.
 //
 // The kit imports the sdk and the generated protos; plugins import it only
@@ -84,12 +84,18 @@ const checkLabel = "runtimetest.podhost.io/check"
 
 // allowed reports whether the runtime contract allows code from method.
 // UNIMPLEMENTED is allowed only from Events, whose check decides whether
-// the plugin may answer it, and from ListStats, which is optional.
+// the plugin may answer it, and from the optional ListStats,
+// UpdateContainerResources and UpdateSandboxResources.
 func allowed(method string, code codes.Code) bool {
 	if code == codes.Unimplemented {
-		return method == runtimev1.Runtime_Events_FullMethodName || method == runtimev1.Runtime_ListStats_FullMethodName
+		return slices.Contains(optionalMethods, method)
 	}
 	return slices.Contains(allowedCodes, code)
+}
+
+var optionalMethods = []string{
+	runtimev1.Runtime_Events_FullMethodName, runtimev1.Runtime_ListStats_FullMethodName,
+	runtimev1.Runtime_UpdateContainerResources_FullMethodName, runtimev1.Runtime_UpdateSandboxResources_FullMethodName,
 }
 
 var allowedCodes = []codes.Code{
