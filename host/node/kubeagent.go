@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/component-helpers/nodedeclaredfeatures/features/extendwebsocketstokubelet"
+	"k8s.io/component-helpers/nodedeclaredfeatures/features/inplacepodresize"
 
 	"github.com/podhost/podhost/host/kubenode"
 	"github.com/podhost/podhost/host/nodeserver"
@@ -36,7 +38,10 @@ func (n *Node) buildKubeAgent() (*kubeAgent, error) {
 	k := n.cfg.Kubernetes
 	a := &kubeAgent{}
 	var port int32
-	var features []string
+	// In-place resize of pod-level resources (resize.go of the runtime
+	// manager); the API server refuses such a resize for a node that does
+	// not declare it.
+	features := []string{inplacepodresize.IPPRPodLevelResourcesFeatureGate}
 	if k.Server != nil {
 		a.stats = n.newNodeStats()
 		srv, err := nodeserver.New(nodeserver.Options{
@@ -50,7 +55,7 @@ func (n *Node) buildKubeAgent() (*kubeAgent, error) {
 		a.server, port = srv, srv.Port()
 		// The endpoint translates WebSocket streams itself, as the
 		// kubelet does with this gate.
-		features = []string{"ExtendWebSocketsToKubelet"}
+		features = append(features, extendwebsocketstokubelet.ExtendWebSocketsToKubeletFeatureGate)
 	}
 	addrs := make([]v1.NodeAddress, 0, len(n.cfg.NodeIPs)+1)
 	for _, ip := range n.cfg.NodeIPs {
