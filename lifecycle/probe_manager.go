@@ -208,7 +208,7 @@ func (m *ProbeManager) step(ctx context.Context, w *probeWorker) bool {
 	uid, name := w.key.uid, w.key.container
 	st, _ := m.cfg.Statuses.Get(uid)
 	// A sidecar restarts whatever the pod's policy.
-	restartNever := w.pod.Spec.RestartPolicy == v1.RestartPolicyNever && !IsRestartableInitContainer(w.spec)
+	restartNever := NeverRestarts(w.pod, w.spec)
 	in := probeInput{now: m.cfg.Clock.Now(), terminating: m.terminating(uid), restartNever: restartNever, container: st.Container(name)}
 	if in.container != nil {
 		in.started = m.cfg.Results.passed(uid, w.spec, Startup, in.container.ID)

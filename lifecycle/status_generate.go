@@ -217,13 +217,10 @@ func (cc containerConversion) showsStartFailure(c *v1.ContainerStatus) bool {
 	case cc.deleting || cc.podIsTerminal:
 		return false
 	}
-	switch cc.pod.Spec.RestartPolicy {
-	case v1.RestartPolicyNever:
-		return false
-	case v1.RestartPolicyOnFailure:
-		return c.State.Terminated.ExitCode != 0
+	if spec := initSpec(cc.pod, c.Name); spec != nil {
+		return IsRestartableInitContainer(spec) || podRestarts(cc.pod.Spec.RestartPolicy, c.State.Terminated.ExitCode)
 	}
-	return true
+	return ContainerRestarts(cc.pod, appSpec(cc.pod, c.Name), c.State.Terminated.ExitCode)
 }
 
 // podPhase computes the phase from container statuses. A sidecar counts
@@ -264,6 +261,9 @@ func podPhase(pod *v1.Pod, init, regular []v1.ContainerStatus, podIsTerminal boo
 	if pendingSidecars > 0 && !anyAppContainerRan(&v1.PodStatus{ContainerStatuses: regular}) {
 		return v1.PodPending
 	}
+	// restarting: a stopped container that its restart policy (or
+	// rules) restarts, or one waiting out its back-off.
+	restarting := false
 	for _, c := range regular {
 		switch {
 		case c.State.Running != nil:
@@ -273,9 +273,11 @@ func podPhase(pod *v1.Pod, init, regular []v1.ContainerStatus, podIsTerminal boo
 			if c.State.Terminated.ExitCode == 0 {
 				succeeded++
 			}
+			restarting = restarting || ContainerRestarts(pod, appSpec(pod, c.Name), c.State.Terminated.ExitCode)
 		case c.State.Waiting != nil:
 			if c.LastTerminationState.Terminated != nil {
 				stopped++
+				restarting = true
 			} else {
 				waiting++
 			}
@@ -298,14 +300,12 @@ func podPhase(pod *v1.Pod, init, regular []v1.ContainerStatus, podIsTerminal boo
 			return v1.PodFailed
 		}
 		switch {
-		case pod.Spec.RestartPolicy == v1.RestartPolicyAlways || pod.Spec.RestartPolicy == "":
+		case restarting:
 			return v1.PodRunning
 		case succeeded == stopped:
 			return v1.PodSucceeded
-		case pod.Spec.RestartPolicy == v1.RestartPolicyNever:
-			return v1.PodFailed
 		}
-		return v1.PodRunning
+		return v1.PodFailed
 	}
 	if len(regular) == 0 && podIsTerminal {
 		return v1.PodFailed

@@ -94,15 +94,12 @@ func sortInitByOrder(pod *v1.Pod, l []v1.ContainerStatus) {
 // illegalRegression reports a container that was terminated in old and is
 // not terminated in new although the restart policy forbids a restart.
 func illegalRegression(pod *v1.Pod, old, new *v1.PodStatus) (string, bool) {
-	if pod == nil || pod.Spec.RestartPolicy == v1.RestartPolicyAlways || pod.Spec.RestartPolicy == "" {
+	if pod == nil {
 		return "", false
 	}
-	check := func(olds, news []v1.ContainerStatus, restartable map[string]bool) (string, bool) {
+	check := func(olds, news []v1.ContainerStatus, restarts func(name string, exitCode int32) bool) (string, bool) {
 		for _, o := range olds {
-			if o.State.Terminated == nil || restartable[o.Name] {
-				continue
-			}
-			if pod.Spec.RestartPolicy == v1.RestartPolicyOnFailure && o.State.Terminated.ExitCode != 0 {
+			if o.State.Terminated == nil || restarts(o.Name, o.State.Terminated.ExitCode) {
 				continue
 			}
 			for _, n := range news {
@@ -113,16 +110,15 @@ func illegalRegression(pod *v1.Pod, old, new *v1.PodStatus) (string, bool) {
 		}
 		return "", false
 	}
-	if name, bad := check(old.ContainerStatuses, new.ContainerStatuses, nil); bad {
+	app := func(name string, exitCode int32) bool { return ContainerRestarts(pod, appSpec(pod, name), exitCode) }
+	if name, bad := check(old.ContainerStatuses, new.ContainerStatuses, app); bad {
 		return name, true
 	}
-	restartable := map[string]bool{}
-	for _, c := range pod.Spec.InitContainers {
-		if c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
-			restartable[c.Name] = true
-		}
+	init := func(name string, exitCode int32) bool {
+		spec := initSpec(pod, name)
+		return spec != nil && IsRestartableInitContainer(spec) || podRestarts(pod.Spec.RestartPolicy, exitCode)
 	}
-	return check(old.InitContainerStatuses, new.InitContainerStatuses, restartable)
+	return check(old.InitContainerStatuses, new.InitContainerStatuses, init)
 }
 
 // carryTransitionTimes keeps the LastTransitionTime of conditions whose

@@ -186,19 +186,19 @@ func (p *planner) newSandbox(old *sandboxInfo) {
 // ran gets a new sandbox: not under Never, and under OnFailure only while
 // some app container has not succeeded.
 func (p *planner) restartsAfterSandboxDeath() bool {
-	switch p.policy {
-	case v1.RestartPolicyNever:
-		return false
-	case v1.RestartPolicyOnFailure:
-		for i := range p.pod.Spec.Containers {
-			c := p.st.newest(p.pod.Spec.Containers[i].Name, "")
-			if c == nil || c.state != lifecycle.ContainerExited || c.exitCode != 0 {
+	for i := range p.pod.Spec.Containers {
+		spec := &p.pod.Spec.Containers[i]
+		c := p.st.newest(spec.Name, "")
+		switch {
+		case c == nil || c.state != lifecycle.ContainerExited:
+			if !lifecycle.NeverRestarts(p.pod, spec) {
 				return true
 			}
+		case lifecycle.ContainerRestarts(p.pod, spec, c.exitCode):
+			return true
 		}
-		return false
 	}
-	return true
+	return false
 }
 
 // killStrays kills live containers outside the sandbox or not in the spec.
@@ -300,7 +300,7 @@ func (p *planner) appContainers(sandboxID string) {
 	for i := range p.pod.Spec.Containers {
 		spec := &p.pod.Spec.Containers[i]
 		p.keepRunning(spec, p.st.newest(spec.Name, sandboxID), containerTypeApp, "not created yet",
-			func(exitCode int32) bool { return shouldRestart(p.policy, exitCode) })
+			func(exitCode int32) bool { return lifecycle.ContainerRestarts(p.pod, spec, exitCode) })
 	}
 }
 

@@ -3,6 +3,7 @@ package runtimemanager
 import (
 	"slices"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -157,5 +158,29 @@ func TestWidest(t *testing.T) {
 	want := v1.ResourceRequirements{Requests: cpuMem("300m", "64Mi"), Limits: cpuMem("", "256Mi")}
 	if !lifecycle.SameResources(w, want) || len(w.Limits) != 1 {
 		t.Fatalf("widest: got %+v; want %+v with no cpu limit", w, want)
+	}
+}
+
+// A container-level restartPolicy and restart rules decide an app
+// container's restart in place of the pod's policy.
+func TestContainerRestartPolicy(t *testing.T) {
+	e := newEnv(t)
+	always, never := v1.ContainerRestartPolicyAlways, v1.ContainerRestartPolicyNever
+	pod := newPod("rules", "always", "rule", "never")
+	pod.Spec.RestartPolicy = v1.RestartPolicyNever
+	pod.Spec.Containers[0].RestartPolicy = &always
+	pod.Spec.Containers[1].RestartPolicy = &never
+	pod.Spec.Containers[1].RestartPolicyRules = []v1.ContainerRestartRule{{Action: v1.ContainerRestartRuleActionRestart,
+		ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}}}}
+	e.mustSync(pod)
+	e.exit(pod, "always", 1)
+	e.exit(pod, "rule", 42)
+	e.exit(pod, "never", 1)
+	e.clock.Step(time.Minute)
+	e.mustSync(pod)
+	for name, want := range map[string]int32{"always": 1, "rule": 1, "never": 0} {
+		if got := e.container(pod, name).RestartCount; got != want {
+			t.Errorf("%s: restart count %d; want %d", name, got, want)
+		}
 	}
 }

@@ -57,8 +57,9 @@ func (p *planner) stopSidecarsAfterApps(sandboxID string) {
 		return
 	}
 	for i := range p.pod.Spec.Containers {
-		c := p.st.newest(p.pod.Spec.Containers[i].Name, sandboxID)
-		if c == nil || c.state != lifecycle.ContainerExited || shouldRestart(p.policy, c.exitCode) {
+		spec := &p.pod.Spec.Containers[i]
+		c := p.st.newest(spec.Name, sandboxID)
+		if c == nil || c.state != lifecycle.ContainerExited || lifecycle.ContainerRestarts(p.pod, spec, c.exitCode) {
 			return
 		}
 	}

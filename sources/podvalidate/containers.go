@@ -30,9 +30,13 @@ func validateContainers(spec *v1.PodSpec, volumes sets.Set[string], path *field.
 		p := path.Child("initContainers").Index(i)
 		allErrs = append(allErrs, validateContainer(&spec.InitContainers[i], names, volumes, p)...)
 		allErrs = append(allErrs, validateProbesAndHooks(&spec.InitContainers[i], spec.TerminationGracePeriodSeconds, true, p)...)
+		if len(spec.InitContainers[i].RestartPolicyRules) > 0 {
+			allErrs = append(allErrs, field.Forbidden(p.Child("restartPolicyRules"), "not supported by podhost on init containers"))
+		}
 	}
 	for i := range spec.Containers {
 		p := path.Child("containers").Index(i)
+		allErrs = append(allErrs, validateRestartRules(&spec.Containers[i], p)...)
 		allErrs = append(allErrs, validateContainer(&spec.Containers[i], names, volumes, p)...)
 		allErrs = append(allErrs, validateProbesAndHooks(&spec.Containers[i], spec.TerminationGracePeriodSeconds, false, p)...)
 	}
@@ -41,6 +45,9 @@ func validateContainers(spec *v1.PodSpec, volumes sets.Set[string], path *field.
 		ec := &spec.EphemeralContainers[i]
 		p := path.Child("ephemeralContainers").Index(i)
 		allErrs = append(allErrs, validateContainer((*v1.Container)(&ec.EphemeralContainerCommon), names, volumes, p)...)
+		if len(ec.RestartPolicyRules) > 0 {
+			allErrs = append(allErrs, field.Forbidden(p.Child("restartPolicyRules"), "not supported by podhost on ephemeral containers"))
+		}
 		if t := ec.TargetContainerName; t != "" && !targets.Has(t) {
 			allErrs = append(allErrs, field.NotFound(p.Child("targetContainerName"), t))
 		}
@@ -175,6 +182,42 @@ func validateQuantity(name v1.ResourceName, q resource.Quantity, path *field.Pat
 	}
 	if q.Sign() < 0 {
 		allErrs = append(allErrs, field.Invalid(path, q.String(), "must be greater than or equal to 0"))
+	}
+	return allErrs
+}
+
+// validateRestartRules checks an app container's restartPolicy and
+// restartPolicyRules (the kubelet's container restart rules): a policy of
+// Always, OnFailure or Never; rules only with a policy; each rule with the
+// action Restart (RestartAllContainers is not done: refused by name) and
+// exit codes In or NotIn a list.
+func validateRestartRules(c *v1.Container, path *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	if c.RestartPolicy != nil {
+		switch *c.RestartPolicy {
+		case v1.ContainerRestartPolicyAlways, v1.ContainerRestartPolicyOnFailure, v1.ContainerRestartPolicyNever:
+		default:
+			allErrs = append(allErrs, field.NotSupported(path.Child("restartPolicy"), *c.RestartPolicy, []string{"Always", "OnFailure", "Never"}))
+		}
+	}
+	if len(c.RestartPolicyRules) > 0 && c.RestartPolicy == nil {
+		allErrs = append(allErrs, field.Required(path.Child("restartPolicy"), "must be set with restartPolicyRules"))
+	}
+	for i, r := range c.RestartPolicyRules {
+		rp := path.Child("restartPolicyRules").Index(i)
+		switch r.Action {
+		case v1.ContainerRestartRuleActionRestart:
+		case v1.ContainerRestartRuleActionRestartAllContainers:
+			allErrs = append(allErrs, field.Forbidden(rp.Child("action"), "not supported by podhost: RestartAllContainers is not done"))
+		default:
+			allErrs = append(allErrs, field.NotSupported(rp.Child("action"), r.Action, []string{string(v1.ContainerRestartRuleActionRestart)}))
+		}
+		switch {
+		case r.ExitCodes == nil:
+			allErrs = append(allErrs, field.Required(rp.Child("exitCodes"), ""))
+		case r.ExitCodes.Operator != v1.ContainerRestartRuleOnExitCodesOpIn && r.ExitCodes.Operator != v1.ContainerRestartRuleOnExitCodesOpNotIn:
+			allErrs = append(allErrs, field.NotSupported(rp.Child("exitCodes", "operator"), r.ExitCodes.Operator, []string{"In", "NotIn"}))
+		}
 	}
 	return allErrs
 }

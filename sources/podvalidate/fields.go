@@ -140,8 +140,8 @@ var Rules = map[string]Rule{
 	"Container.env":                          honoured("values and fieldRef, $(VAR) expanded"),
 	"Container.resources":                    honoured("CPU and memory limits and requests to cgroups; QoS"),
 	"Container.resizePolicy":                 honoured("in-place resize: a changed cpu or memory is updated in the running container, or restarts it when its policy is RestartContainer"),
-	"Container.restartPolicy":                honoured("Always on an init container makes it a sidecar"),
-	"Container.restartPolicyRules":           refused("container restart rules are not supported"),
+	"Container.restartPolicy":                honoured("Always on an init container makes it a sidecar; on an app container it replaces the pod's restartPolicy for it"),
+	"Container.restartPolicyRules":           honoured("app containers: the first rule whose exit codes match decides; action Restart restarts the container, RestartAllContainers is refused by name"),
 	"Container.volumeMounts":                 honoured("bind mounts of the pod's volumes"),
 	"Container.volumeDevices":                opaque("raw block volumes given as devices"),
 	"Container.livenessProbe":                honoured("run by the prober"),
@@ -159,8 +159,12 @@ var Rules = map[string]Rule{
 
 	"ContainerPort.name": honoured("named ports of probes and hooks"),
 
-	"ContainerResizePolicy.resourceName":  honoured("cpu or memory: the resource whose change the policy rules"),
-	"ContainerResizePolicy.restartPolicy": honoured("NotRequired: updated in place; RestartContainer: the container is restarted with its new resources"),
+	"ContainerRestartRule.action":              honoured("Restart; RestartAllContainers is refused"),
+	"ContainerRestartRule.exitCodes":           honoured("the exit codes the rule matches"),
+	"ContainerRestartRuleOnExitCodes.operator": honoured("In or NotIn"),
+	"ContainerRestartRuleOnExitCodes.values":   honoured("the exit codes"),
+	"ContainerResizePolicy.resourceName":       honoured("cpu or memory: the resource whose change the policy rules"),
+	"ContainerResizePolicy.restartPolicy":      honoured("NotRequired: updated in place; RestartContainer: the container is restarted with its new resources"),
 
 	"ContainerPort.hostPort":      honoured("checked at admission for conflicts; refused without hostNetwork (no port mapping)"),
 	"ContainerPort.containerPort": honoured("informational, as in the kubelet"),
