@@ -197,6 +197,9 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file="+f("sa.key"), "--service-account-signing-key-file="+f("sa.key"),
 		"--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction",
+		// As a kubeadm cluster: privileged pods are the node's to run
+		// (upstream PrivilegedPod and the CSI mock drivers need them).
+		"--allow-privileged=true",
 		"--service-cluster-ip-range=10.96.0.0/16", "--endpoint-reconciler-type=none",
 		"--kubelet-preferred-address-types=InternalIP",
 		"--kubelet-client-certificate="+c.KubeletClientCertFile, "--kubelet-client-key="+c.KubeletClientKeyFile,
