@@ -231,6 +231,10 @@ func (m *ProbeManager) step(ctx context.Context, w *probeWorker) bool {
 	if err != nil {
 		res = ProbeUnknown
 	}
+	if res == ProbeWarning {
+		m.event(w.pod, EventWarning, "ProbeWarning", fmt.Sprintf("%s probe warning: %s", w.key.kind, out))
+		res = ProbeSuccess
+	}
 	m.cfg.Metrics.observe(w.pod, name, w.key.kind, res, m.cfg.Clock.Now().Sub(began))
 	if err != nil {
 		m.log.Debug("probe errored; result dropped", "pod", PodFullName(w.pod), "container", name, "probe", w.key.kind.String(), "err", err)

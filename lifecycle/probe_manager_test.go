@@ -30,8 +30,11 @@ func (p *scriptedProber) RunProbe(_ context.Context, t lifecycle.ProbeTarget) (l
 	defer p.mu.Unlock()
 	p.runs[t.Kind]++
 	r := p.outcome[t.Kind]
-	if r == lifecycle.ProbeFailure {
+	switch r {
+	case lifecycle.ProbeFailure:
 		return r, "HTTP probe failed with statuscode: 503", nil
+	case lifecycle.ProbeWarning:
+		return r, "Probe terminated redirects, Response body: moved", nil
 	}
 	return r, "", nil
 }
@@ -449,5 +452,26 @@ func TestProbeManagerWaitsForTheRuntimeOnExec(t *testing.T) {
 		}
 		close(p.release)
 		synctest.Wait()
+	})
+}
+
+// A success with a warning is a success that records a ProbeWarning event
+// (upstream: should *not* be restarted with a non-local redirect http
+// liveness probe).
+func TestProbeManagerWarning(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newProbeFixture(v1.Container{LivenessProbe: &v1.Probe{FailureThreshold: 1}})
+		f.prober.set(lifecycle.Liveness, lifecycle.ProbeWarning)
+		stop := f.run()
+		defer stop()
+		f.manager.AddPod(f.pod)
+		synctest.Wait()
+		f.period()
+		if len(f.kills.list()) != 0 {
+			t.Fatalf("a warning killed: %q", f.kills.list())
+		}
+		if ev := f.events.Events(); len(ev) == 0 || !strings.Contains(ev[0], "Warning ProbeWarning p: Liveness probe warning: Probe terminated redirects, Response body: moved") {
+			t.Fatalf("events: %q", ev)
+		}
 	})
 }

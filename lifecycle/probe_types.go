@@ -40,6 +40,10 @@ const (
 	ProbeUnknown ProbeResult = iota
 	ProbeSuccess
 	ProbeFailure
+	// ProbeWarning is a success the runner warns about (an httpGet probe
+	// that stopped at a redirect to another host): it counts as a success
+	// and its output goes into a ProbeWarning event, as the kubelet's.
+	ProbeWarning
 )
 
 // String returns the kubelet's result label of prober_probe_total.

@@ -83,8 +83,9 @@ func httpRequest(ctx context.Context, g *v1.HTTPGetAction, host string, port int
 	return req, nil
 }
 
-// probe runs an httpGet probe: a status in [200, 400) is success, any
-// other status or no answer before ctx ends a failure.
+// probe runs an httpGet probe: a status in [200, 300) is success, a
+// redirect it did not follow (to another host) a success with a warning,
+// any other status or no answer before ctx ends a failure.
 func (p *httpProber) probe(ctx context.Context, g *v1.HTTPGetAction, host string, port int, userAgent string) (lifecycle.ProbeResult, string, error) {
 	req, err := httpRequest(ctx, g, host, port, userAgent)
 	if err != nil {
@@ -99,7 +100,12 @@ func (p *httpProber) probe(ctx context.Context, g *v1.HTTPGetAction, host string
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxOutput))
-	if resp.StatusCode >= http.StatusOK && resp.StatusCode < http.StatusBadRequest {
+	switch {
+	case resp.StatusCode >= http.StatusMultipleChoices && resp.StatusCode < http.StatusBadRequest:
+		// A redirect not followed (to another host): a success with a
+		// warning, as the kubelet's.
+		return lifecycle.ProbeWarning, "Probe terminated redirects, Response body: " + string(body), nil
+	case resp.StatusCode >= http.StatusOK && resp.StatusCode < http.StatusBadRequest:
 		return lifecycle.ProbeSuccess, string(body), nil
 	}
 	return lifecycle.ProbeFailure, fmt.Sprintf("HTTP probe failed with statuscode: %d", resp.StatusCode), nil

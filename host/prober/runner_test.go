@@ -90,7 +90,7 @@ func TestHTTPGetProbe(t *testing.T) {
 		{"by port name", ip, get("/healthz", intstr.FromString("http")), time.Second, lifecycle.ProbeSuccess, "ok"},
 		{"503 fails", ip, get("/fail", intstr.FromInt32(port)), time.Second, lifecycle.ProbeFailure, "HTTP probe failed with statuscode: 503"},
 		{"redirect on the same host is followed", ip, get("/here", intstr.FromInt32(port)), time.Second, lifecycle.ProbeSuccess, "ok"},
-		{"redirect to another host counts as success", ip, get("/away", intstr.FromInt32(port)), time.Second, lifecycle.ProbeSuccess, ""},
+		{"redirect to another host is a success with a warning", ip, get("/away", intstr.FromInt32(port)), time.Second, lifecycle.ProbeWarning, `Probe terminated redirects, Response body: <a href="http://other.invalid/">Found</a>.`},
 		{"timeout fails", ip, get("/slow", intstr.FromInt32(port)), 200 * time.Millisecond, lifecycle.ProbeFailure, "context deadline exceeded"},
 		{"host-network pod without IP probes loopback", "", get("/healthz", intstr.FromInt32(port)), time.Second, lifecycle.ProbeSuccess, "ok"},
 		{"host field wins over the pod IP", "192.0.2.1", &v1.HTTPGetAction{Host: ip, Path: "/healthz", Port: intstr.FromInt32(port)}, time.Second, lifecycle.ProbeSuccess, "ok"},
