@@ -38,10 +38,10 @@ func (n *Node) buildKubeAgent() (*kubeAgent, error) {
 	k := n.cfg.Kubernetes
 	a := &kubeAgent{}
 	var port int32
-	// In-place resize of pod-level resources (resize.go of the runtime
-	// manager); the API server refuses such a resize for a node that does
-	// not declare it.
-	features := []string{inplacepodresize.IPPRPodLevelResourcesFeatureGate}
+	// In-place resize of pod-level resources and of running init
+	// containers (resize.go of the runtime manager); the API server
+	// refuses such a resize for a node that does not declare it.
+	features := []string{inplacepodresize.IPPRPodLevelResourcesFeatureGate, inplacepodresize.IPPRInitContainersFeatureGate}
 	if k.Server != nil {
 		a.stats = n.newNodeStats()
 		srv, err := nodeserver.New(nodeserver.Options{

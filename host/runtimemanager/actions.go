@@ -259,7 +259,8 @@ func (p *planner) initContainers(sandboxID string) bool {
 		case c.state == lifecycle.ContainerCreated:
 			p.startCreated(spec, c, containerTypeInit)
 		case c.state == lifecycle.ContainerRunning:
-			// Wait for it to finish.
+			// Wait for it to finish; its resources may change meanwhile.
+			p.planResize(spec, c, containerTypeInit)
 		case c.state == lifecycle.ContainerUnknown:
 			p.a.kill = append(p.a.kill, killAction{id: c.id, name: c.name, reason: "state unknown"})
 			p.startNew(spec, containerTypeInit, "state unknown")

@@ -184,3 +184,20 @@ func TestContainerRestartPolicy(t *testing.T) {
 		}
 	}
 }
+
+// A running ordinary init container is resized in place too.
+func TestResizeRunningInitContainer(t *testing.T) {
+	e := newEnv(t)
+	pod := withInits(newPod("init-resize", "app"), "init")
+	pod.Spec.InitContainers[0].Resources = v1.ResourceRequirements{Limits: cpuMem("100m", "64Mi")}
+	e.mustSync(pod)
+	id := e.container(pod, "init").ID
+	pod.Spec.InitContainers[0].Resources = v1.ResourceRequirements{Limits: cpuMem("200m", "64Mi")}
+	e.mustSync(pod)
+	if c := e.container(pod, "init"); c.ID != id || c.Resources.Limits.Cpu().String() != "200m" {
+		t.Fatalf("init container after a resize: got %s with %v; want %s with 200m", c.ID, c.Resources, id)
+	}
+	if got, want := e.resizeCalls(), []string{"container quota=20k mem=67108864"}; !slices.Equal(got, want) {
+		t.Fatalf("calls: got %v; want %v", got, want)
+	}
+}
