@@ -46,6 +46,34 @@ func sandboxLabels(spec SandboxSpec) map[string]string {
 	return out
 }
 
+// withPodCgroup returns pod with the pod cgroup the sandbox sandboxID was
+// run with. containerd 1.6 takes a container's cgroup parent from the
+// sandbox config CreateContainer is given, not from the sandbox, so a
+// config without pod_cgroup would put the container outside the pod
+// cgroup; a sandbox with one needs a config.
+func (b *backend) withPodCgroup(ctx context.Context, sandboxID string, pod *SandboxSpec) (*SandboxSpec, error) {
+	if pod != nil && pod.PodCgroup != nil {
+		return pod, nil
+	}
+	items, err := b.listSandboxes(ctx, &criapi.PodSandboxFilter{Id: sandboxID})
+	if err != nil {
+		return nil, err
+	}
+	for _, sb := range items {
+		qos, ok := sb.GetLabels()[labelPodCgroupQOS]
+		switch {
+		case sb.GetId() != sandboxID || !ok: // containerd takes the ID as a prefix
+		case pod == nil:
+			return nil, fmt.Errorf("%w: sandbox_config is required: sandbox %s has a pod cgroup", errInvalid, sandboxID)
+		default:
+			out := *pod
+			out.PodCgroup = &PodCgroup{QOSClass: qos}
+			return &out, nil
+		}
+	}
+	return pod, nil
+}
+
 // makePodCgroup makes the pod cgroup p of spec with its limits, after
 // checking that containerd can put the sandbox below it.
 func (r *criRuntime) makePodCgroup(ctx context.Context, b *backend, spec SandboxSpec, p string) error {

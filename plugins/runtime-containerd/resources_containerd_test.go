@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	criapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podhost/podhost/images/localimages"
@@ -51,7 +52,7 @@ func TestPodCgroupWithContainerd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("EnsureImage: %v", err)
 	}
-	create := func(name string, command ...string) string {
+	createIn := func(sbCfg *runtimev1.SandboxConfig, name string, command ...string) string {
 		resp, err := rt.CreateContainer(callCtx(t), &runtimev1.CreateContainerRequest{SandboxId: sb, SandboxConfig: sbCfg, Config: &runtimev1.ContainerConfig{
 			Metadata: &runtimev1.ContainerMetadata{Name: name}, Image: img.GetImageRef(), Command: command, LogPath: name + ".log",
 			Resources: &runtimev1.Resources{CpuShares: 128, CpuPeriod: 100000, CpuQuota: 50000, MemoryLimitInBytes: 64 << 20, OomScoreAdj: 500},
@@ -64,9 +65,23 @@ func TestPodCgroupWithContainerd(t *testing.T) {
 		}
 		return resp.GetContainerId()
 	}
+	create := func(name string, command ...string) string {
+		return createIn(sbCfg, name, command...)
+	}
 	app := create("app", runningCommand...)
 	appCgroup := podCgroup + "/" + app
 	wantCgroupFiles(t, map[string]string{"cpu" + appCgroup + "/cpu.cfs_quota_us": "50000", "memory" + appCgroup + "/memory.limit_in_bytes": "67108864"})
+	// A config without pod_cgroup does not take the container out of it.
+	noPodCgroup := proto.Clone(sbCfg).(*runtimev1.SandboxConfig)
+	noPodCgroup.PodCgroup = nil
+	other := createIn(noPodCgroup, "other", runningCommand...)
+	if _, err := os.Stat(filepath.Join(defaultCgroupFSRoot, "memory", podCgroup, other)); err != nil {
+		t.Errorf("a container created with a sandbox config without pod_cgroup: %v; want its cgroup below the pod cgroup", err)
+	}
+	_, err = rt.CreateContainer(callCtx(t), &runtimev1.CreateContainerRequest{SandboxId: sb, Config: &runtimev1.ContainerConfig{
+		Metadata: &runtimev1.ContainerMetadata{Name: "no-config"}, Image: img.GetImageRef(),
+	}})
+	wantCode(t, "CreateContainer without the sandbox config of a sandbox with a pod cgroup", err, codes.InvalidArgument)
 
 	t.Run("UpdateContainerResources", func(t *testing.T) {
 		_, err := rt.UpdateContainerResources(callCtx(t), &runtimev1.UpdateContainerResourcesRequest{ContainerId: app, Resources: &runtimev1.Resources{
