@@ -105,28 +105,30 @@ func cgroupError(p string, err error) error {
 
 // podCgroupOf is the pod cgroup of the sandbox id, which is about to be
 // removed: "" when it has none, is unknown, or another ready sandbox of its
-// pod still runs in it. The error is CRI's, unclassified.
+// pod still runs in it. Only a sandbox with a pod cgroup costs a listing
+// (of those with one). The error is CRI's, unclassified.
 func (b *backend) podCgroupOf(ctx context.Context, id string) (string, error) {
-	resp, err := b.rt.ListPodSandbox(ctx, &criapi.ListPodSandboxRequest{})
+	resp, err := b.rt.PodSandboxStatus(ctx, &criapi.PodSandboxStatusRequest{PodSandboxId: id})
 	if err != nil {
+		if isNotFound(criError("sandbox status "+id, err)) {
+			return "", nil // RemovePodSandbox tells
+		}
 		return "", err
 	}
-	var self *criapi.PodSandbox
-	for _, sb := range resp.GetItems() {
-		if sb.GetId() == id {
-			self = sb
-		}
-	}
-	qos, ok := self.GetLabels()[labelPodCgroupQOS]
+	qos, ok := resp.GetStatus().GetLabels()[labelPodCgroupQOS]
 	if !ok {
 		return "", nil
 	}
-	uid := self.GetMetadata().GetUid()
-	for _, sb := range resp.GetItems() {
-		if sb.GetId() != id && sb.GetMetadata().GetUid() == uid && sb.GetState() == criapi.PodSandboxState_SANDBOX_READY {
-			if _, ok := sb.GetLabels()[labelPodCgroupQOS]; ok {
-				return "", nil
-			}
+	uid := resp.GetStatus().GetMetadata().GetUid()
+	others, err := b.rt.ListPodSandbox(ctx, &criapi.ListPodSandboxRequest{Filter: &criapi.PodSandboxFilter{
+		State: &criapi.PodSandboxStateValue{State: criapi.PodSandboxState_SANDBOX_READY}, LabelSelector: map[string]string{labelPodCgroupQOS: qos},
+	}})
+	if err != nil {
+		return "", err
+	}
+	for _, sb := range others.GetItems() {
+		if sb.GetId() != id && sb.GetMetadata().GetUid() == uid {
+			return "", nil
 		}
 	}
 	p, err := podCgroupPath(qos, uid)
