@@ -23,7 +23,8 @@ import (
 // holds the sandbox's and its container's cgroups; the container's and the
 // pod's limits are changed in place (the latter by a second plugin, as
 // after a restart); RemoveSandbox removes the pod cgroup from every
-// hierarchy; a bad uid or QoS class is refused.
+// hierarchy once the pod's last ready sandbox goes; a bad uid or QoS class
+// is refused.
 func TestPodCgroupWithContainerd(t *testing.T) {
 	c := crisetup.StartForTest(t)
 	logs := t.TempDir()
@@ -173,6 +174,23 @@ func TestPodCgroupWithContainerd(t *testing.T) {
 	})
 
 	t.Run("RemoveSandbox", func(t *testing.T) {
+		// With a second sandbox of the pod (a new attempt) the pod cgroup
+		// goes with the last one.
+		secondCfg := proto.Clone(sbCfg).(*runtimev1.SandboxConfig)
+		secondCfg.Metadata.Attempt++
+		second, err := rt.RunSandbox(callCtx(t), &runtimev1.RunSandboxRequest{Config: secondCfg})
+		if err != nil {
+			t.Fatalf("RunSandbox of the pod's second sandbox: %v", err)
+		}
+		if _, err := rt.RemoveSandbox(callCtx(t), &runtimev1.RemoveSandboxRequest{SandboxId: sb}); err != nil {
+			t.Fatalf("RemoveSandbox: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(defaultCgroupFSRoot, "memory", podCgroup, second.GetSandboxId())); err != nil {
+			t.Errorf("the second sandbox's cgroup after the first's removal: %v; want it kept below the pod cgroup", err)
+		}
+		if _, err := rt.RemoveSandbox(callCtx(t), &runtimev1.RemoveSandboxRequest{SandboxId: second.GetSandboxId()}); err != nil {
+			t.Fatalf("RemoveSandbox of the second: %v", err)
+		}
 		for range 2 {
 			if _, err := rt.RemoveSandbox(callCtx(t), &runtimev1.RemoveSandboxRequest{SandboxId: sb}); err != nil {
 				t.Fatalf("RemoveSandbox: %v", err)
