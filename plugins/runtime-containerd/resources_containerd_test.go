@@ -95,6 +95,17 @@ func TestPodCgroupWithContainerd(t *testing.T) {
 			"cpu" + appCgroup + "/cpu.shares": "512", "cpu" + appCgroup + "/cpu.cfs_quota_us": "80000",
 			"memory" + appCgroup + "/memory.limit_in_bytes": "134217728",
 		})
+		// Below what the container uses: CRI's error, nothing changed.
+		_, err = rt.UpdateContainerResources(callCtx(t), &runtimev1.UpdateContainerResourcesRequest{ContainerId: app, Resources: &runtimev1.Resources{
+			CpuShares: 2, CpuPeriod: 100000, CpuQuota: 10000, MemoryLimitInBytes: 4096,
+		}})
+		if code := status.Code(err); code == codes.OK || code == codes.NotFound || code == codes.FailedPrecondition {
+			t.Errorf("UpdateContainerResources below usage: got %v; want the runtime's error", err)
+		}
+		wantCgroupFiles(t, map[string]string{
+			"cpu" + appCgroup + "/cpu.shares": "512", "cpu" + appCgroup + "/cpu.cfs_quota_us": "80000",
+			"memory" + appCgroup + "/memory.limit_in_bytes": "134217728",
+		})
 		if got := oomScoreAdjOf(t, "memory"+appCgroup); got != "500" {
 			t.Errorf("oom_score_adj after the update: got %s; want 500, as created", got)
 		}
