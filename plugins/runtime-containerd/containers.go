@@ -34,6 +34,9 @@ func (r *criRuntime) CreateContainer(ctx context.Context, sandboxID string, spec
 	}
 	ctx, cancel := b.runtimeCall(ctx, 0)
 	defer cancel()
+	if pod, err = b.withPodCgroup(ctx, sandboxID, pod); err != nil {
+		return "", err
+	}
 	var sbCfg *criapi.PodSandboxConfig
 	if pod != nil {
 		sbCfg = sandboxConfigToCRI(*pod)

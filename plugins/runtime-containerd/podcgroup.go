@@ -116,6 +116,10 @@ func (fs cgroupFS) create(p string, r Resources) error {
 		return fs.writeV2(p, r)
 	}
 	for _, h := range v1Hierarchies {
+		// Not mounted: MkdirAll would make plain directories instead.
+		if _, err := os.Stat(filepath.Join(fs.root, h, "cgroup.procs")); err != nil {
+			return fmt.Errorf("cgroup v1 hierarchy %s: %w", h, err)
+		}
 		if err := os.MkdirAll(filepath.Join(fs.root, h, p), 0o755); err != nil {
 			return fmt.Errorf("make pod cgroup: %w", err)
 		}

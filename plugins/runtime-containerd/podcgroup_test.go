@@ -84,6 +84,7 @@ func fakeCgroupFS(t *testing.T, v2 bool, hierarchies ...string) cgroupFS {
 		if err := os.Mkdir(filepath.Join(root, h), 0o755); err != nil {
 			t.Fatal(err)
 		}
+		writeTestFile(t, filepath.Join(root, h, "cgroup.procs"), "")
 	}
 	return cgroupFS{root: root}
 }
@@ -151,6 +152,17 @@ func TestCgroupFSv1(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(fs.root, h, "/kubepods/burstable")); h != "pids" && err != nil {
 			t.Errorf("%s/kubepods/burstable after remove: %v; want it kept", h, err)
 		}
+	}
+}
+
+func TestCgroupFSv1RefusesAHierarchyNotMounted(t *testing.T) {
+	fs := fakeCgroupFS(t, false, "memory")
+	err := fs.create("/kubepods/podu1", Resources{})
+	if err == nil || !strings.Contains(err.Error(), "hierarchy cpu") {
+		t.Errorf("create without a cpu hierarchy: got %v; want it named", err)
+	}
+	if _, err := os.Stat(filepath.Join(fs.root, "cpu")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("cpu directory: %v; want none made", err)
 	}
 }
 

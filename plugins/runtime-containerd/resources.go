@@ -46,6 +46,34 @@ func sandboxLabels(spec SandboxSpec) map[string]string {
 	return out
 }
 
+// withPodCgroup returns pod with the pod cgroup the sandbox sandboxID was
+// run with. containerd 1.6 takes a container's cgroup parent from the
+// sandbox config CreateContainer is given, not from the sandbox, so a
+// config without pod_cgroup would put the container outside the pod
+// cgroup; a sandbox with one needs a config.
+func (b *backend) withPodCgroup(ctx context.Context, sandboxID string, pod *SandboxSpec) (*SandboxSpec, error) {
+	if pod != nil && pod.PodCgroup != nil {
+		return pod, nil
+	}
+	items, err := b.listSandboxes(ctx, &criapi.PodSandboxFilter{Id: sandboxID})
+	if err != nil {
+		return nil, err
+	}
+	for _, sb := range items {
+		qos, ok := sb.GetLabels()[labelPodCgroupQOS]
+		switch {
+		case sb.GetId() != sandboxID || !ok: // containerd takes the ID as a prefix
+		case pod == nil:
+			return nil, fmt.Errorf("%w: sandbox_config is required: sandbox %s has a pod cgroup", errInvalid, sandboxID)
+		default:
+			out := *pod
+			out.PodCgroup = &PodCgroup{QOSClass: qos}
+			return &out, nil
+		}
+	}
+	return pod, nil
+}
+
 // makePodCgroup makes the pod cgroup p of spec with its limits, after
 // checking that containerd can put the sandbox below it.
 func (r *criRuntime) makePodCgroup(ctx context.Context, b *backend, spec SandboxSpec, p string) error {
@@ -77,28 +105,30 @@ func cgroupError(p string, err error) error {
 
 // podCgroupOf is the pod cgroup of the sandbox id, which is about to be
 // removed: "" when it has none, is unknown, or another ready sandbox of its
-// pod still runs in it. The error is CRI's, unclassified.
+// pod still runs in it. Only a sandbox with a pod cgroup costs a listing
+// (of those with one). The error is CRI's, unclassified.
 func (b *backend) podCgroupOf(ctx context.Context, id string) (string, error) {
-	resp, err := b.rt.ListPodSandbox(ctx, &criapi.ListPodSandboxRequest{})
+	resp, err := b.rt.PodSandboxStatus(ctx, &criapi.PodSandboxStatusRequest{PodSandboxId: id})
 	if err != nil {
+		if isNotFound(criError("sandbox status "+id, err)) {
+			return "", nil // RemovePodSandbox tells
+		}
 		return "", err
 	}
-	var self *criapi.PodSandbox
-	for _, sb := range resp.GetItems() {
-		if sb.GetId() == id {
-			self = sb
-		}
-	}
-	qos, ok := self.GetLabels()[labelPodCgroupQOS]
+	qos, ok := resp.GetStatus().GetLabels()[labelPodCgroupQOS]
 	if !ok {
 		return "", nil
 	}
-	uid := self.GetMetadata().GetUid()
-	for _, sb := range resp.GetItems() {
-		if sb.GetId() != id && sb.GetMetadata().GetUid() == uid && sb.GetState() == criapi.PodSandboxState_SANDBOX_READY {
-			if _, ok := sb.GetLabels()[labelPodCgroupQOS]; ok {
-				return "", nil
-			}
+	uid := resp.GetStatus().GetMetadata().GetUid()
+	others, err := b.rt.ListPodSandbox(ctx, &criapi.ListPodSandboxRequest{Filter: &criapi.PodSandboxFilter{
+		State: &criapi.PodSandboxStateValue{State: criapi.PodSandboxState_SANDBOX_READY}, LabelSelector: map[string]string{labelPodCgroupQOS: qos},
+	}})
+	if err != nil {
+		return "", err
+	}
+	for _, sb := range others.GetItems() {
+		if sb.GetId() != id && sb.GetMetadata().GetUid() == uid {
+			return "", nil
 		}
 	}
 	p, err := podCgroupPath(qos, uid)

@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	criapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podhost/podhost/images/localimages"
@@ -22,7 +23,8 @@ import (
 // holds the sandbox's and its container's cgroups; the container's and the
 // pod's limits are changed in place (the latter by a second plugin, as
 // after a restart); RemoveSandbox removes the pod cgroup from every
-// hierarchy; a bad uid or QoS class is refused.
+// hierarchy once the pod's last ready sandbox goes; a bad uid or QoS class
+// is refused.
 func TestPodCgroupWithContainerd(t *testing.T) {
 	c := crisetup.StartForTest(t)
 	logs := t.TempDir()
@@ -51,7 +53,7 @@ func TestPodCgroupWithContainerd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("EnsureImage: %v", err)
 	}
-	create := func(name string, command ...string) string {
+	createIn := func(sbCfg *runtimev1.SandboxConfig, name string, command ...string) string {
 		resp, err := rt.CreateContainer(callCtx(t), &runtimev1.CreateContainerRequest{SandboxId: sb, SandboxConfig: sbCfg, Config: &runtimev1.ContainerConfig{
 			Metadata: &runtimev1.ContainerMetadata{Name: name}, Image: img.GetImageRef(), Command: command, LogPath: name + ".log",
 			Resources: &runtimev1.Resources{CpuShares: 128, CpuPeriod: 100000, CpuQuota: 50000, MemoryLimitInBytes: 64 << 20, OomScoreAdj: 500},
@@ -64,9 +66,23 @@ func TestPodCgroupWithContainerd(t *testing.T) {
 		}
 		return resp.GetContainerId()
 	}
+	create := func(name string, command ...string) string {
+		return createIn(sbCfg, name, command...)
+	}
 	app := create("app", runningCommand...)
 	appCgroup := podCgroup + "/" + app
 	wantCgroupFiles(t, map[string]string{"cpu" + appCgroup + "/cpu.cfs_quota_us": "50000", "memory" + appCgroup + "/memory.limit_in_bytes": "67108864"})
+	// A config without pod_cgroup does not take the container out of it.
+	noPodCgroup := proto.Clone(sbCfg).(*runtimev1.SandboxConfig)
+	noPodCgroup.PodCgroup = nil
+	other := createIn(noPodCgroup, "other", runningCommand...)
+	if _, err := os.Stat(filepath.Join(defaultCgroupFSRoot, "memory", podCgroup, other)); err != nil {
+		t.Errorf("a container created with a sandbox config without pod_cgroup: %v; want its cgroup below the pod cgroup", err)
+	}
+	_, err = rt.CreateContainer(callCtx(t), &runtimev1.CreateContainerRequest{SandboxId: sb, Config: &runtimev1.ContainerConfig{
+		Metadata: &runtimev1.ContainerMetadata{Name: "no-config"}, Image: img.GetImageRef(),
+	}})
+	wantCode(t, "CreateContainer without the sandbox config of a sandbox with a pod cgroup", err, codes.InvalidArgument)
 
 	t.Run("UpdateContainerResources", func(t *testing.T) {
 		_, err := rt.UpdateContainerResources(callCtx(t), &runtimev1.UpdateContainerResourcesRequest{ContainerId: app, Resources: &runtimev1.Resources{
@@ -74,6 +90,17 @@ func TestPodCgroupWithContainerd(t *testing.T) {
 		}})
 		if err != nil {
 			t.Fatalf("UpdateContainerResources: %v", err)
+		}
+		wantCgroupFiles(t, map[string]string{
+			"cpu" + appCgroup + "/cpu.shares": "512", "cpu" + appCgroup + "/cpu.cfs_quota_us": "80000",
+			"memory" + appCgroup + "/memory.limit_in_bytes": "134217728",
+		})
+		// Below what the container uses: CRI's error, nothing changed.
+		_, err = rt.UpdateContainerResources(callCtx(t), &runtimev1.UpdateContainerResourcesRequest{ContainerId: app, Resources: &runtimev1.Resources{
+			CpuShares: 2, CpuPeriod: 100000, CpuQuota: 10000, MemoryLimitInBytes: 4096,
+		}})
+		if code := status.Code(err); code == codes.OK || code == codes.NotFound || code == codes.FailedPrecondition {
+			t.Errorf("UpdateContainerResources below usage: got %v; want the runtime's error", err)
 		}
 		wantCgroupFiles(t, map[string]string{
 			"cpu" + appCgroup + "/cpu.shares": "512", "cpu" + appCgroup + "/cpu.cfs_quota_us": "80000",
@@ -158,6 +185,23 @@ func TestPodCgroupWithContainerd(t *testing.T) {
 	})
 
 	t.Run("RemoveSandbox", func(t *testing.T) {
+		// With a second sandbox of the pod (a new attempt) the pod cgroup
+		// goes with the last one.
+		secondCfg := proto.Clone(sbCfg).(*runtimev1.SandboxConfig)
+		secondCfg.Metadata.Attempt++
+		second, err := rt.RunSandbox(callCtx(t), &runtimev1.RunSandboxRequest{Config: secondCfg})
+		if err != nil {
+			t.Fatalf("RunSandbox of the pod's second sandbox: %v", err)
+		}
+		if _, err := rt.RemoveSandbox(callCtx(t), &runtimev1.RemoveSandboxRequest{SandboxId: sb}); err != nil {
+			t.Fatalf("RemoveSandbox: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(defaultCgroupFSRoot, "memory", podCgroup, second.GetSandboxId())); err != nil {
+			t.Errorf("the second sandbox's cgroup after the first's removal: %v; want it kept below the pod cgroup", err)
+		}
+		if _, err := rt.RemoveSandbox(callCtx(t), &runtimev1.RemoveSandboxRequest{SandboxId: second.GetSandboxId()}); err != nil {
+			t.Fatalf("RemoveSandbox of the second: %v", err)
+		}
 		for range 2 {
 			if _, err := rt.RemoveSandbox(callCtx(t), &runtimev1.RemoveSandboxRequest{SandboxId: sb}); err != nil {
 				t.Fatalf("RemoveSandbox: %v", err)

@@ -143,7 +143,7 @@ func sandboxStatsToProto(s *criapi.PodSandboxStats, createdAt int64) *runtimev1.
 	return &runtimev1.SandboxStats{
 		SandboxId: a.GetId(),
 		Metadata:  &runtimev1.SandboxMetadata{Name: m.GetName(), Namespace: m.GetNamespace(), Uid: m.GetUid(), Attempt: m.GetAttempt()},
-		Labels:    a.GetLabels(),
+		Labels:    hostLabels(a.GetLabels()),
 		Cpu:       cpuToProto(l.GetCpu()),
 		Memory:    memoryToProto(l.GetMemory()),
 		Network:   networkToProto(l.GetNetwork()),
@@ -157,7 +157,7 @@ func containerStatsToProto(c *criapi.ContainerStats, sandboxID string, createdAt
 		ContainerId: a.GetId(),
 		SandboxId:   sandboxID,
 		Metadata:    &runtimev1.ContainerMetadata{Name: a.GetMetadata().GetName(), Attempt: a.GetMetadata().GetAttempt()},
-		Labels:      a.GetLabels(),
+		Labels:      hostLabels(a.GetLabels()),
 		Cpu:         cpuToProto(c.GetCpu()),
 		Memory:      memoryToProto(c.GetMemory()),
 		CreatedAt:   createdAt,
