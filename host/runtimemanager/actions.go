@@ -71,18 +71,6 @@ func restartPolicy(pod *v1.Pod) v1.RestartPolicy {
 	return pod.Spec.RestartPolicy
 }
 
-// shouldRestart reports whether an exited container restarts under the
-// policy.
-func shouldRestart(policy v1.RestartPolicy, exitCode int32) bool {
-	switch policy {
-	case v1.RestartPolicyNever:
-		return false
-	case v1.RestartPolicyOnFailure:
-		return exitCode != 0
-	}
-	return true
-}
-
 // planner carries the inputs of computeActions.
 type planner struct {
 	pod    *v1.Pod
