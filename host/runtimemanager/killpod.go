@@ -67,32 +67,52 @@ func addRunning(st *podState, running *lifecycle.RunningPod) {
 	}
 }
 
-// killState stops the live containers of st in parallel, then every
-// sandbox. pod may be nil; events are then recorded on st's names. Until
+// killState stops the live containers of st, then every sandbox: the app
+// (and unknown) containers in parallel, then the pod's sidecars one at a
+// time in the reverse order of the spec, each with what is left of the
+// grace period, as the kubelet terminates them, so that a sidecar serves
+// the app containers and the later sidecars (their preStop hooks
+// included) until they are gone. pod may be nil; events are then recorded
+// on st's names and every container counts as an app container. Until
 // yieldUntil, the sandboxes wait for the other pods' stops in flight
 // first: a pod that goes away yields, one whose sandbox is made anew
 // (yieldUntil zero) does not.
 func (m *Manager) killState(ctx context.Context, pod *v1.Pod, st *podState, grace int64, yieldUntil time.Time) error {
 	evPod := podOf(pod, st)
+	began := m.clock.Now()
 	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		errs     []error
+		sidecars = map[string][]containerInfo{}
 	)
+	stop := func(c containerInfo, grace int64) {
+		m.event(evPod, lifecycle.EventNormal, EventKilling, "Stopping container %s", c.name)
+		if err := m.stopWithPreStop(ctx, pod, c.name, c.id, podIPOf(st), grace); err != nil {
+			mu.Lock()
+			errs = append(errs, fmt.Errorf("container %q: %w", c.name, err))
+			mu.Unlock()
+		}
+	}
 	for _, c := range st.containers {
 		if c.state == lifecycle.ContainerExited {
 			continue
 		}
-		m.event(evPod, lifecycle.EventNormal, EventKilling, "Stopping container %s", c.name)
-		wg.Go(func() {
-			if err := m.stopWithPreStop(ctx, pod, c.name, c.id, podIPOf(st), grace); err != nil {
-				mu.Lock()
-				errs = append(errs, fmt.Errorf("container %q: %w", c.name, err))
-				mu.Unlock()
-			}
-		})
+		if spec := containerSpec(pod, c.name); spec != nil && lifecycle.IsRestartableInitContainer(spec) && isInit(pod, c.name) {
+			sidecars[c.name] = append(sidecars[c.name], c)
+			continue
+		}
+		wg.Go(func() { stop(c, grace) })
 	}
 	wg.Wait()
+	if pod != nil {
+		for i := len(pod.Spec.InitContainers) - 1; i >= 0 && len(errs) == 0; i-- {
+			for _, c := range sidecars[pod.Spec.InitContainers[i].Name] {
+				left := grace - int64(m.clock.Now().Sub(began)/time.Second)
+				stop(c, max(left, min(grace, 1)))
+			}
+		}
+	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
@@ -138,4 +158,9 @@ func (m *Manager) stopContainer(ctx context.Context, id string, grace int64) err
 		return nil
 	}
 	return err
+}
+
+// isInit reports whether name is one of the pod's init containers.
+func isInit(pod *v1.Pod, name string) bool {
+	return slices.ContainsFunc(pod.Spec.InitContainers, func(c v1.Container) bool { return c.Name == name })
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"google.golang.org/grpc"
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/host/supervisor"
@@ -132,4 +134,35 @@ func TestRemovePodAndGarbageCollect(t *testing.T) {
 		t.Errorf("RemovePod of a removed pod: %v", err)
 	}
 	var _ lifecycle.Runtime = e.m
+}
+
+// The sidecars stop after the app containers, the later ones first, as
+// the kubelet terminates them: a sidecar serves the others (and their
+// preStop hooks) until they are gone (upstream Restartable Init Container
+// Lifecycle Hook should execute prestop https hook properly).
+func TestKillPodStopsSidecarsLastInReverse(t *testing.T) {
+	e := newEnv(t)
+	always := v1.ContainerRestartPolicyAlways
+	pod := withInits(newPod("sidecars", "app1", "app2"), "first", "second")
+	pod.Spec.InitContainers[0].RestartPolicy = &always
+	pod.Spec.InitContainers[1].RestartPolicy = &always
+	for range 4 {
+		e.mustSync(pod)
+	}
+	names := map[string]string{}
+	for _, n := range []string{"app1", "app2", "first", "second"} {
+		names[e.container(pod, n).ID] = n
+	}
+	if err := e.m.KillPod(context.Background(), pod, nil, 7); err != nil {
+		t.Fatalf("KillPod: %v", err)
+	}
+	var order []string
+	for _, c := range e.fake.Calls() {
+		if r, ok := c.Req.(*runtimev1.StopContainerRequest); ok {
+			order = append(order, names[r.GetContainerId()])
+		}
+	}
+	if len(order) != 4 || !slices.Equal(order[2:], []string{"second", "first"}) || slices.Contains(order[:2], "first") || slices.Contains(order[:2], "second") {
+		t.Fatalf("stop order: %v; want app1 and app2 (any order), then second, then first", order)
+	}
 }
