@@ -36,6 +36,10 @@ type Usage struct {
 	Containers map[string]ContainerUsage
 	// EmptyDirs by volume name, of the disk-backed emptyDir volumes only.
 	EmptyDirs map[string]uint64
+	// DedicatedImageFs says the runtime keeps its images and writable
+	// layers on another filesystem than the host's root directory: a
+	// container's own limit then counts its logs only, as the kubelet's.
+	DedicatedImageFs bool
 }
 
 // ContainerUsage is one container's local storage.
@@ -74,8 +78,8 @@ type Eviction struct {
 // Memory-backed) using more than its sizeLimit; the pod using more than
 // the sum of its containers' ephemeral-storage limits (PodLimits: app and
 // sidecar containers summed, the largest init container if larger, the
-// overhead added); a container whose writable layer and logs use more
-// than its own limit. A zero limit is no limit. It does not look at
+// overhead added); a container whose writable layer (unless the image
+// filesystem is dedicated) and logs use more than its own limit. A zero limit is no limit. It does not look at
 // whether the pod may be evicted (see Critical).
 func Decide(pod *v1.Pod, u Usage) (Eviction, bool) {
 	for _, vol := range pod.Spec.Volumes {
@@ -100,7 +104,11 @@ func Decide(pod *v1.Pod, u Usage) (Eviction, bool) {
 			continue
 		}
 		cu, ok := u.Containers[c.Name]
-		if ok && over(cu.WritableLayer+cu.Logs, limit) {
+		used := cu.Logs
+		if !u.DedicatedImageFs {
+			used += cu.WritableLayer
+		}
+		if ok && over(used, limit) {
 			return Eviction{Signal: SignalContainerLimit,
 				Message: fmt.Sprintf("Container %s exceeded its local ephemeral storage limit %q. ", c.Name, limit.String())}, true
 		}

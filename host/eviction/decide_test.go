@@ -85,6 +85,19 @@ func TestDecide(t *testing.T) {
 			message: `Container a exceeded its local ephemeral storage limit "1Mi". `,
 		},
 		{
+			// A dedicated image filesystem: the container's own limit counts its logs only.
+			name:  "container layer on a dedicated image filesystem",
+			spec:  v1.PodSpec{Containers: []v1.Container{limited("a", "1Mi"), limited("b", "8Mi")}},
+			usage: Usage{Containers: map[string]ContainerUsage{"a": {WritableLayer: 2 * mi, Logs: mi / 2}}, DedicatedImageFs: true},
+		},
+		{
+			name:    "container logs on a dedicated image filesystem",
+			spec:    v1.PodSpec{Containers: []v1.Container{limited("a", "1Mi"), limited("b", "8Mi")}},
+			usage:   Usage{Containers: map[string]ContainerUsage{"a": {WritableLayer: mi / 2, Logs: 2 * mi}}, DedicatedImageFs: true},
+			signal:  SignalContainerLimit,
+			message: `Container a exceeded its local ephemeral storage limit "1Mi". `,
+		},
+		{
 			name:    "the emptyDir rule comes first",
 			spec:    v1.PodSpec{Containers: []v1.Container{limited("c", "1Mi")}, Volumes: []v1.Volume{emptyDir("x", "", "512Ki")}},
 			usage:   Usage{Containers: map[string]ContainerUsage{"c": {WritableLayer: 4 * mi}}, EmptyDirs: map[string]uint64{"x": mi}},

@@ -19,7 +19,9 @@
 // [Usage], in the kubelet's order: an emptyDir over its sizeLimit, then
 // the pod over the sum of its containers' ephemeral-storage limits (all
 // its local storage counted), then a container whose writable layer and
-// logs are over its own limit. Critical pods (static pods, mirror pods,
+// logs are over its own limit (its logs only when the runtime's image
+// filesystem, which holds the writable layers, is another filesystem than
+// the root directory's). Critical pods (static pods, mirror pods,
 // system-critical priority) are never evicted, as the kubelet's; the
 // manifest source refuses such limits on static pods, so none is accepted
 // and left unenforced.

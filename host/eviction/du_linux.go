@@ -61,3 +61,12 @@ func diskUsage(root string) (uint64, error) {
 	})
 	return total, err
 }
+
+// deviceOf is the device of the filesystem holding path.
+func deviceOf(path string) (uint64, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return 0, err
+	}
+	return uint64(st.Dev), nil
+}

@@ -101,12 +101,14 @@ func (m *Manager) Check(ctx context.Context) {
 		m.logErr("reading the runtime's stats; writable layers not counted", err)
 	}
 	layers := writableLayers(rt)
+	dedicated := m.dedicatedImageFs(rt)
 	for _, pod := range limited {
 		u, err := measurePod(ctx, m.cfg.RootDir, pod, layers[pod.UID])
 		if err != nil {
 			m.logErr("measuring a pod's local storage", err, "pod", pod.Namespace+"/"+pod.Name, "uid", pod.UID)
 			continue
 		}
+		u.DedicatedImageFs = dedicated
 		e, ok := Decide(pod, u)
 		if !ok {
 			continue
@@ -150,4 +152,17 @@ func hasLimit(pod *v1.Pod) bool {
 		return false
 	}
 	return has(pod.Spec.Containers) || has(pod.Spec.InitContainers)
+}
+
+// dedicatedImageFs reports whether the runtime's image filesystem (the
+// first it names) is another filesystem than the root directory's; not
+// when either is unknown.
+func (m *Manager) dedicatedImageFs(rt *runtimev1.ListStatsResponse) bool {
+	fss := rt.GetImageFilesystems()
+	if len(fss) == 0 || fss[0].GetMountpoint() == "" {
+		return false
+	}
+	a, errA := deviceOf(m.cfg.RootDir)
+	b, errB := deviceOf(fss[0].GetMountpoint())
+	return errA == nil && errB == nil && a != b
 }

@@ -135,3 +135,31 @@ func TestManagerWithoutRuntimeStats(t *testing.T) {
 		t.Errorf("evicted %q; want %q", got, want)
 	}
 }
+
+// TestManagerDedicatedImageFs: when the runtime's image filesystem is not
+// the root directory's, a container's own limit counts its logs only (its
+// writable layer is on the image filesystem), as the kubelet's.
+func TestManagerDedicatedImageFs(t *testing.T) {
+	root := t.TempDir()
+	pod := apiPod("layer", v1.PodSpec{Containers: []v1.Container{limited("a", "1Mi"), limited("b", "8Mi")}})
+	for _, tc := range []struct {
+		imageFs string
+		want    int
+	}{{root, 1}, {"/proc", 0}} {
+		stats := &runtimev1.ListStatsResponse{
+			Sandboxes:        []*runtimev1.SandboxStats{{SandboxId: "sb", Metadata: &runtimev1.SandboxMetadata{Uid: string(pod.UID)}}},
+			Containers:       []*runtimev1.ContainerStats{{SandboxId: "sb", Metadata: &runtimev1.ContainerMetadata{Name: "a"}, WritableLayer: &runtimev1.FilesystemUsage{UsedBytes: 2 * mi}}},
+			ImageFilesystems: []*runtimev1.FilesystemUsage{{Mountpoint: tc.imageFs}},
+		}
+		var got []string
+		New(Config{
+			RootDir: root,
+			Pods:    func() []*v1.Pod { return []*v1.Pod{pod} },
+			Stats:   func(context.Context) (*runtimev1.ListStatsResponse, error) { return stats, nil },
+			Evict:   func(_ *v1.Pod, e Eviction) { got = append(got, e.Message) },
+		}).Check(t.Context())
+		if len(got) != tc.want {
+			t.Errorf("image filesystem %s: evictions %q; want %d", tc.imageFs, got, tc.want)
+		}
+	}
+}
