@@ -222,6 +222,9 @@ func (m *Merger) compute() Desired {
 		} else {
 			errs = podvalidate.ValidatePod(p.Pod, lookup)
 		}
+		if p.Origin.Source == SourceFile {
+			errs = append(errs, podvalidate.ValidateStaticPod(p.Pod)...)
+		}
 		if len(errs) > 0 {
 			err := fmt.Errorf("%s: pod %s/%s: %w", p.Origin.Where, p.Pod.Namespace, p.Pod.Name, errs.ToAggregate())
 			if p.Origin.Source != SourceAPIServer {

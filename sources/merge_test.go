@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -212,5 +213,27 @@ func TestRejectedPodNamesItsClaimsProblem(t *testing.T) {
 		if want := r.Pod.Pod.Name == "web"; hasClaim != want || !strings.Contains(msg, "claimName: Not found") {
 			t.Errorf("pod %s rejected with %q; want the Not found, and the claim's error: %v", r.Pod.Pod.Name, msg, want)
 		}
+	}
+}
+
+// TestStaticPodLocalStorageLimitsRefused: a pod of the manifest directory
+// with an ephemeral-storage limit is rejected naming the field (a static
+// pod is never evicted, so the limit could not be enforced); the same pod
+// applied through the local API runs.
+func TestStaticPodLocalStorageLimitsRefused(t *testing.T) {
+	limited := func(key string) Pod {
+		p := pod("default/web", key, "")
+		p.Pod.Spec.Containers[0].Resources.Limits = v1.ResourceList{v1.ResourceEphemeralStorage: resource.MustParse("1Mi")}
+		return p
+	}
+	m := NewMerger(SourceFile, SourceAPI)
+	d := m.Update(Snapshot{Source: SourceFile, Pods: []Pod{limited("a.yaml")}})
+	if len(d.Rejected) != 1 || !strings.Contains(d.Rejected[0].Err.Error(), "spec.containers[0].resources.limits[ephemeral-storage]: Forbidden: not enforced on a static pod") {
+		t.Fatalf("static pod: rejected %v; want it refused naming its limit", d.Rejected)
+	}
+	m = NewMerger(SourceAPI)
+	d = m.Update(Snapshot{Source: SourceAPI, Pods: []Pod{limited("r1")}})
+	if len(d.Rejected) != 0 || len(d.Pods) != 1 {
+		t.Fatalf("local API pod: rejected %v, runs %d; want it run", d.Rejected, len(d.Pods))
 	}
 }

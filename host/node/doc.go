@@ -7,7 +7,9 @@
 // kind), the local state store and the event ring, and exposes them to
 // the local API; in Kubernetes mode also to the daemon endpoint
 // (host/nodeserver, kubeagent.go), with the node's stats gathered by
-// host/nodestats (nodestats.go).
+// host/nodestats (nodestats.go). The pods' local storage limits are
+// enforced by host/eviction, whose evictions go to the pod workers as
+// eviction kills (eviction.go).
 //
 // Only cmd/host imports it. It holds wiring and the glue between packages
 // (turning changes of the desired pod set into pod worker updates); the

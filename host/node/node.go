@@ -312,6 +312,7 @@ func (n *Node) Run(ctx context.Context) error {
 	run("plugins", n.watchPlugins)
 	run("runtime events", n.followRuntimeEvents)
 	run("gc", n.collectGarbage)
+	run("eviction", n.runEviction)
 	if n.kube != nil {
 		run("kubernetes node", func(ctx context.Context) { n.kube.agent.run(ctx, n.log) })
 	}

@@ -14,6 +14,9 @@ import (
 	"k8s.io/utils/ptr"
 )
 
+// staticMark marks a test pod as static: ValidateStaticPod checks it too.
+const staticMark = "test/static"
+
 var update = flag.Bool("update", false, "rewrite docs/pod-fields.md from Rules")
 
 const fieldsDoc = "../../docs/pod-fields.md"
@@ -168,13 +171,26 @@ func TestRefusedFieldsAreNamed(t *testing.T) {
 			p.Spec.Resources = &v1.ResourceRequirements{Limits: v1.ResourceList{"hugepages-2Mi": resource.MustParse("2Mi")}}
 		}, "spec.resources"},
 		{"hostPort without hostNetwork", func(p *v1.Pod) { p.Spec.Containers[0].Ports[0].HostPort = 8080 }, "spec.containers[0].ports[0].hostPort"},
-		{"emptyDir sizeLimit on disk", func(p *v1.Pod) { p.Spec.Volumes[1].EmptyDir.SizeLimit = ptr.To(resource.MustParse("1Gi")) }, "spec.volumes[1].emptyDir.sizeLimit"},
+		{"emptyDir sizeLimit on disk of a static pod", func(p *v1.Pod) {
+			p.Annotations = map[string]string{staticMark: "file"}
+			p.Spec.Volumes[1].EmptyDir.SizeLimit = ptr.To(resource.MustParse("1Gi"))
+		}, "spec.volumes[1].emptyDir.sizeLimit"},
+		{"ephemeral-storage limit of a static pod", func(p *v1.Pod) {
+			p.Annotations = map[string]string{staticMark: "file"}
+			p.Spec.Containers[0].Resources.Limits[v1.ResourceEphemeralStorage] = resource.MustParse("1Gi")
+		}, "spec.containers[0].resources.limits[ephemeral-storage]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pod := validPod()
 			tt.mutate(pod)
 			errs := ValidatePod(pod, knownClaims)
+			if pod.Annotations[staticMark] != "" {
+				if len(errs) > 0 {
+					t.Errorf("ValidatePod of the static pod: %v; want its limits refused by ValidateStaticPod only", errs)
+				}
+				errs = ValidateStaticPod(pod)
+			}
 			if !hasForbidden(errs, tt.want) {
 				t.Errorf("ValidatePod: got %v, want Forbidden %s", errs, tt.want)
 			}

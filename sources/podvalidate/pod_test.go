@@ -183,8 +183,12 @@ func TestValidatePod(t *testing.T) {
 			p.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse("2")
 		}, []string{"spec.containers[0].resources.requests[cpu]: Invalid value"}},
 		{"resource not limited", func(p *v1.Pod) {
+			p.Spec.Containers[0].Resources.Limits["example.com/gpu"] = resource.MustParse("1")
+		}, []string{"spec.containers[0].resources.limits[example.com/gpu]: Unsupported value"}},
+		{"local storage limits of a pod that may be evicted", func(p *v1.Pod) {
 			p.Spec.Containers[0].Resources.Limits[v1.ResourceEphemeralStorage] = resource.MustParse("1Gi")
-		}, []string{"spec.containers[0].resources.limits[ephemeral-storage]: Unsupported value"}},
+			p.Spec.Volumes[1].EmptyDir.SizeLimit = ptr.To(resource.MustParse("1Gi"))
+		}, nil},
 		{"resource name invalid", func(p *v1.Pod) {
 			p.Spec.Containers[0].Resources.Limits["bad name!"] = resource.MustParse("1")
 		}, []string{"spec.containers[0].resources.limits[bad name!]: Invalid value"}},

@@ -1,0 +1,35 @@
+// Package eviction owns the node's local storage limits as the kubelet's
+// eviction manager enforces them: a pod whose local ephemeral storage goes
+// over what its spec allows is evicted (killed with a grace period of one
+// second, phase Failed, reason Evicted, the kubelet's message, a Warning
+// Evicted event) and never restarted.
+//
+// Every Period (10 s, the kubelet's eviction monitoring interval) the
+// [Manager] measures each active pod's use of the node's disk: the
+// writable layer of each container (the runtime plugin's ListStats), each
+// container's logs (its directory under the pod's log directory, see
+// host/runtimemanager.PodLogDir) and each emptyDir volume that is not
+// Memory-backed (its directory under the pod's volume directory, see
+// host/volumemanager/hostvolumes.PodVolumeDir; a Memory emptyDir is tmpfs
+// and counts against memory). Directories are measured as du measures
+// them: allocated blocks, hard links once, not crossing into other
+// filesystems.
+//
+// [Decide] is the decision alone, a plain function of a pod and its
+// [Usage], in the kubelet's order: an emptyDir over its sizeLimit, then
+// the pod over the sum of its containers' ephemeral-storage limits (all
+// its local storage counted), then a container whose writable layer and
+// logs are over its own limit (its logs only when the runtime's image
+// filesystem, which holds the writable layers, is another filesystem than
+// the root directory's). Critical pods (static pods, mirror pods,
+// system-critical priority) are never evicted, as the kubelet's; the
+// manifest source refuses such limits on static pods, so none is accepted
+// and left unenforced.
+//
+// The Manager does not kill: it hands each eviction to its Evict function,
+// which host/node wires to the pod workers (an UpdateKill marked Evict
+// whose status function sets the terminal status). Node-pressure eviction
+// (memory.available, nodefs thresholds) is not done here yet.
+//
+// Only host/node imports it.
+package eviction
