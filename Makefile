@@ -63,11 +63,12 @@ lint: tools
 deps:
 	bash hack/install-deps.sh
 
-# Builds kube-apiserver, kubectl, kube-controller-manager, kube-scheduler and
-# etcd from the module proxy into $$HOME/.cache/podhost (kept across clones);
-# the Kubernetes-mode tests run them.
+# Builds kube-apiserver, kubectl, kube-controller-manager, kube-scheduler,
+# etcd and metrics-server from the module proxy into $$HOME/.cache/podhost
+# (kept across clones); the Kubernetes-mode tests run them.
 kube-binaries:
 	sh hack/kube-binaries.sh
+	sh hack/metrics-server.sh
 
 # Builds what the upstream node conformance suite runs with besides the control
 # plane: e2e.test, ginkgo, agnhost and nonewprivs, from the module proxy into

@@ -56,7 +56,15 @@ func startKubeHostVia(t *testing.T, plugins string, via func(*crisetup.Container
 // streams go through its kubelet client, which does not.
 func startKubeHostOn(t *testing.T, ip net.IP, plugins string, via func(*crisetup.Containerd) string, opts ...crisetup.Option) *kubeHost {
 	t.Helper()
-	c := kubecluster.StartForTest(t, kubecluster.Options{Nodes: []string{kubeNode}})
+	return startKubeHostCluster(t, kubecluster.Options{}, ip, plugins, via, opts...)
+}
+
+// startKubeHostCluster is startKubeHostOn with a control plane started
+// with cluster (its Nodes set to the test node).
+func startKubeHostCluster(t *testing.T, cluster kubecluster.Options, ip net.IP, plugins string, via func(*crisetup.Containerd) string, opts ...crisetup.Option) *kubeHost {
+	t.Helper()
+	cluster.Nodes = []string{kubeNode}
+	c := kubecluster.StartForTest(t, cluster)
 	kubeconfig, err := c.NodeKubeconfig(kubeNode)
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,9 @@ const (
 type Binaries struct {
 	APIServer, Kubectl, Etcd     string
 	ControllerManager, Scheduler string
+	// MetricsServer is hack/metrics-server.sh's build, only needed when
+	// Options ask for it.
+	MetricsServer string
 }
 
 // FindBinaries looks for the binaries where hack/kube-binaries.sh puts them:
@@ -39,6 +42,7 @@ func FindBinaries() (Binaries, error) {
 		// Only needed when Options ask for them (checkComponents).
 		ControllerManager: filepath.Join(cache, "kube-"+KubeVersion, "kube-controller-manager"),
 		Scheduler:         filepath.Join(cache, "kube-"+KubeVersion, "kube-scheduler"),
+		MetricsServer:     filepath.Join(cache, "metrics-server-"+MetricsServerVersion, "metrics-server"),
 	}
 	if err := checkExecutables("sh hack/kube-binaries.sh (make kube-binaries)", b.APIServer, b.Kubectl, b.Etcd); err != nil {
 		return b, err

@@ -42,6 +42,15 @@ type Options struct {
 	// Scheduler starts kube-scheduler too, so that pods without a nodeName
 	// are placed.
 	Scheduler bool
+	// MetricsServer turns on the API server's aggregation layer and runs
+	// the real metrics-server (hack/metrics-server.sh) as a process of the
+	// machine, registered as APIService v1beta1.metrics.k8s.io, so that
+	// `kubectl top` works against the cluster's nodes (metricsserver.go).
+	MetricsServer bool
+	// MetricsServerIP is where metrics-server listens and what its
+	// EndpointSlice names; the API server refuses loopback there. Nil: the
+	// machine's first IPv4 address that is not loopback.
+	MetricsServerIP net.IP
 }
 
 // Cluster is a running etcd and kube-apiserver.
@@ -92,10 +101,15 @@ func Start(ctx context.Context, dir string, opts Options) (c *Cluster, err error
 	if err := bins.checkComponents(opts); err != nil {
 		return nil, err
 	}
+	if err := bins.checkMetricsServer(opts); err != nil {
+		return nil, err
+	}
 	c = &Cluster{Dir: dir, bins: *bins, nodes: map[string]string{}, componentTokens: map[string]string{}}
+	// The returns below set c to nil: stop what was started through a copy.
+	started := c
 	defer func() {
 		if err != nil {
-			_ = c.Stop(context.WithoutCancel(ctx))
+			_ = started.Stop(context.WithoutCancel(ctx))
 		}
 	}()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -103,6 +117,11 @@ func Start(ctx context.Context, dir string, opts Options) (c *Cluster, err error
 	}
 	if err := c.writeCredentials(opts.Nodes); err != nil {
 		return nil, err
+	}
+	if opts.MetricsServer {
+		if err := c.prepareAggregation(); err != nil {
+			return nil, err
+		}
 	}
 	if err := c.startEtcd(ctx); err != nil {
 		return nil, err
@@ -115,6 +134,11 @@ func Start(ctx context.Context, dir string, opts Options) (c *Cluster, err error
 	}
 	if err := c.startComponents(ctx, opts); err != nil {
 		return nil, err
+	}
+	if opts.MetricsServer {
+		if err := c.startMetricsServer(ctx, opts.MetricsServerIP); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }
@@ -433,12 +457,7 @@ func waitFor(ctx context.Context, p *process, limit time.Duration, ready func() 
 
 // freePort returns a loopback TCP port that was free a moment ago, or 0.
 func freePort() int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return freePortOn(net.IPv4(127, 0, 0, 1))
 }
 
 func token() string {

@@ -74,3 +74,11 @@ func TestFindBinariesNamesTheBuildCommand(t *testing.T) {
 		t.Fatalf("FindBinaries in an empty cache: %v; want an error naming the missing binary and the build command", err)
 	}
 }
+
+func TestMissingMetricsServerNamesItsBuildCommand(t *testing.T) {
+	bins := Binaries{MetricsServer: t.TempDir() + "/metrics-server"}
+	_, err := Start(t.Context(), t.TempDir(), Options{MetricsServer: true, Binaries: &bins})
+	if err == nil || !strings.Contains(err.Error(), "hack/metrics-server.sh") {
+		t.Fatalf("Start with metrics-server missing: %v; want an error naming hack/metrics-server.sh", err)
+	}
+}

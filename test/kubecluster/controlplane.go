@@ -92,11 +92,16 @@ func (c *Cluster) startComponent(ctx context.Context, name, bin, user string, ar
 		return err
 	}
 	c.components = append(c.components, p)
+	return c.waitHealthy(ctx, p, fmt.Sprintf("https://127.0.0.1:%d/healthz", port))
+}
+
+// waitHealthy waits until url answers 200 OK to an anonymous GET over TLS
+// verified against the cluster's CA, while p runs.
+func (c *Cluster) waitHealthy(ctx context.Context, p *process, url string) error {
 	pool := x509.NewCertPool()
 	pool.AddCert(c.ca.cert)
 	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	defer hc.CloseIdleConnections()
-	url := fmt.Sprintf("https://127.0.0.1:%d/healthz", port)
 	return waitFor(ctx, p, 90*time.Second, func() bool {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		resp, err := hc.Do(req)

@@ -20,7 +20,13 @@
 // each controller its own service account and signs with the service
 // account key, as the upstream e2e suite expects. NodeServingCert
 // issues the certificate a node serves its daemon endpoint with, signed by
-// the CA the API server trusts for kubelets.
+// the CA the API server trusts for kubelets. With Options.MetricsServer the
+// API server runs its aggregation layer (a front-proxy CA of its own, the
+// --requestheader-* flags, aggregator routing) and the real metrics-server
+// (hack/metrics-server.sh) runs as a process of the machine, not a pod,
+// registered as APIService v1beta1.metrics.k8s.io behind a Service and an
+// EndpointSlice in kube-system (metricsserver.go), so that `kubectl top`
+// works.
 //
 // Tests use StartForTest; a missing binary fails the test with the command
 // that builds it, never a skip. Production code must not import this
