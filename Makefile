@@ -11,7 +11,7 @@ TOOL_PKGS   := github.com/bufbuild/buf/cmd/buf \
                honnef.co/go/tools/cmd/staticcheck \
                golang.org/x/tools/cmd/deadcode \
                golang.org/x/perf/cmd/benchstat
-TEST_TIMEOUT ?= 30m
+TEST_TIMEOUT ?= 45m
 
 .PHONY: all build host plugins tools proto check-proto lint test unit e2e deps kube-binaries e2e-binaries cni-plugins images demo \
         conformance conformance-fast \
