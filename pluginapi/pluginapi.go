@@ -68,6 +68,10 @@ const (
 	// CapVolumeISCSI: the volume plugin serves the host's iSCSI volumes
 	// (kubernetes.io/iscsi); at most one plugin of a host may declare it.
 	CapVolumeISCSI = "volume.iscsi"
+	// CapVolumeCSIRegistration: the volume plugin serves RegisterDriver and
+	// DeregisterDriver, taking the CSI drivers that register at run time;
+	// at most one plugin of a host may declare it.
+	CapVolumeCSIRegistration = "volume.csi.registration"
 )
 
 // GRPCPlugin carries a plugin's gRPC services over go-plugin. On the plugin

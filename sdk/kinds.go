@@ -29,6 +29,10 @@ const (
 	// CapVolumeISCSI: the volume plugin serves iSCSI volumes
 	// (kubernetes.io/iscsi); at most one plugin of a host may declare it.
 	CapVolumeISCSI = pluginapi.CapVolumeISCSI
+	// CapVolumeCSIRegistration: the volume plugin takes the CSI drivers
+	// that register at run time (RegisterDriver, DeregisterDriver); at
+	// most one plugin of a host may declare it.
+	CapVolumeCSIRegistration = pluginapi.CapVolumeCSIRegistration
 )
 
 // ContractVersion is the version of the proto/<kind>/v1 services this SDK

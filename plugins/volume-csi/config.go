@@ -19,7 +19,8 @@ const defaultStateDir = "/var/lib/podhost/volume-csi"
 // config is volume-csi's config, as the operator writes it under the
 // plugin's `config:` key.
 type config struct {
-	// Drivers are the CSI node plugins a volume may name.
+	// Drivers are the CSI node plugins a volume may name besides those
+	// that register at run time (RegisterDriver); it may be empty.
 	Drivers []driver `json:"drivers"`
 	// StateDir holds the plugin's records of published volumes; empty means
 	// /var/lib/podhost/volume-csi.
@@ -60,9 +61,6 @@ func parseConfig(raw []byte) (config, []sdk.FieldError) {
 		return config{}, errs
 	}
 	var errs sdk.FieldErrors
-	if len(c.Drivers) == 0 {
-		errs.Addf("drivers", "needs at least one driver")
-	}
 	seen := map[string]int{}
 	for i, d := range c.Drivers {
 		field := fmt.Sprintf("drivers[%d]", i)

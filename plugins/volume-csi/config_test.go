@@ -18,8 +18,8 @@ func TestParseConfig(t *testing.T) {
 				StateDir: "/var/lib/x",
 			},
 		},
-		{Name: "empty", Config: `{}`, WantErrs: []string{"drivers: needs at least one driver"}},
-		{Name: "empty list", Config: `{"drivers":[]}`, WantErrs: []string{"drivers: needs at least one driver"}},
+		{Name: "empty: drivers register at run time", Config: `{}`, Want: config{}},
+		{Name: "empty list", Config: `{"drivers":[]}`, Want: config{Drivers: []driver{}}},
 		{Name: "not a list", Config: `{"drivers":{"name":"a"}}`, WantErrs: []string{"drivers: want an array, got object"}},
 		{
 			Name:     "misspelt field",

@@ -41,7 +41,10 @@ type driverFacts struct {
 	name    string
 	version string
 	nodeID  string
-	caps    map[csi.NodeServiceCapability_RPC_Type]bool
+	// maxVolumes and topology are the rest of NodeGetInfo's answer.
+	maxVolumes int64
+	topology   map[string]string
+	caps       map[csi.NodeServiceCapability_RPC_Type]bool
 }
 
 func (f *driverFacts) has(c csi.NodeServiceCapability_RPC_Type) bool { return f.caps[c] }
@@ -162,6 +165,7 @@ func (dc *driverConn) fetch(ctx context.Context, epoch uint64) (*driverFacts, er
 	if f.nodeID = node.GetNodeId(); f.nodeID == "" {
 		return nil, fmt.Errorf("csi driver %q: NodeGetInfo without node_id: %w", dc.cfg.Name, errBadAnswer)
 	}
+	f.maxVolumes, f.topology = node.GetMaxVolumesPerNode(), node.GetAccessibleTopology().GetSegments()
 	caps, err := ask(ctx, dc, "NodeGetCapabilities", func(ctx context.Context) (*csi.NodeGetCapabilitiesResponse, error) {
 		return dc.node.NodeGetCapabilities(ctx, &csi.NodeGetCapabilitiesRequest{})
 	})

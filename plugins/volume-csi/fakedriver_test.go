@@ -33,6 +33,9 @@ type fakeDriver struct {
 	version string
 	nodeID  string
 	caps    []*csi.NodeServiceCapability
+	// maxVolumes and topology are the rest of NodeGetInfo's answer.
+	maxVolumes int64
+	topology   map[string]string
 	// hook, when set, runs at the start of each call; an error is returned
 	// as the call's.
 	hook func(ctx context.Context, method string) error
@@ -180,7 +183,11 @@ func (f *fakeDriver) NodeGetInfo(ctx context.Context, req *csi.NodeGetInfoReques
 	if err := f.record(ctx, "NodeGetInfo", req); err != nil {
 		return nil, err
 	}
-	return &csi.NodeGetInfoResponse{NodeId: f.nodeID}, nil
+	resp := &csi.NodeGetInfoResponse{NodeId: f.nodeID, MaxVolumesPerNode: f.maxVolumes}
+	if f.topology != nil {
+		resp.AccessibleTopology = &csi.Topology{Segments: f.topology}
+	}
+	return resp, nil
 }
 
 func (f *fakeDriver) NodeGetCapabilities(ctx context.Context, req *csi.NodeGetCapabilitiesRequest) (*csi.NodeGetCapabilitiesResponse, error) {

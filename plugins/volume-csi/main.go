@@ -1,7 +1,9 @@
 // Command volume-csi is the podhost volume plugin that drives CSI node
 // plugins. It serves podhost.volume.v1.Volume by calling the Identity and
 // Node services of the driver a volume names, among the drivers its config
-// lists by name and endpoint. It caches each driver's NodeGetInfo and
+// lists by name and endpoint and those the host registers at run time
+// (RegisterDriver: the kubelet's plugin registration, which the host
+// serves; plugin.go). It caches each driver's NodeGetInfo and
 // NodeGetCapabilities and fetches them again when the driver restarts; it
 // stages only with STAGE_UNSTAGE_VOLUME and reads stats only with
 // GET_VOLUME_STATS; every CSI call has a deadline (two minutes unless the

@@ -18,7 +18,7 @@ func newPlugin(version string) sdk.Plugin {
 		Name:         "volume-csi",
 		Version:      version,
 		Kind:         sdk.KindVolume,
-		Capabilities: []string{sdk.CapVolumeMetrics, sdk.CapVolumeBlock, sdk.CapVolumeReconstruct},
+		Capabilities: []string{sdk.CapVolumeMetrics, sdk.CapVolumeBlock, sdk.CapVolumeReconstruct, sdk.CapVolumeCSIRegistration},
 		Volume:       &server{p: p},
 		Configure:    configure(p),
 		Probe:        p.probe,
@@ -114,6 +114,19 @@ func (s *server) Reconstruct(_ context.Context, req *volumev1.ReconstructRequest
 	return &volumev1.ReconstructResponse{
 		Found: true, VolumeId: r.VolumeID, StagingPath: r.StagingPath, Capability: &c, VolumeContext: r.Context, Driver: r.Driver,
 	}, nil
+}
+
+func (s *server) RegisterDriver(ctx context.Context, req *volumev1.RegisterDriverRequest) (*volumev1.RegisterDriverResponse, error) {
+	f, err := s.p.register(ctx, req.GetName(), req.GetEndpoint())
+	if err != nil {
+		return reply[volumev1.RegisterDriverResponse](nil, err)
+	}
+	return &volumev1.RegisterDriverResponse{NodeId: f.nodeID, MaxVolumesPerNode: f.maxVolumes, AccessibleTopology: f.topology}, nil
+}
+
+func (s *server) DeregisterDriver(_ context.Context, req *volumev1.DeregisterDriverRequest) (*volumev1.DeregisterDriverResponse, error) {
+	s.p.deregister(req.GetName())
+	return &volumev1.DeregisterDriverResponse{}, nil
 }
 
 // reply returns resp, or the contract's status for err.

@@ -1595,6 +1595,203 @@ func (x *ReconstructResponse) GetDriver() string {
 	return ""
 }
 
+type RegisterDriverRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The CSI driver's name, as volumes name it.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The driver's unix socket: an absolute path or unix:// URL.
+	Endpoint      string `protobuf:"bytes,2,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RegisterDriverRequest) Reset() {
+	*x = RegisterDriverRequest{}
+	mi := &file_volume_v1_volume_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RegisterDriverRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RegisterDriverRequest) ProtoMessage() {}
+
+func (x *RegisterDriverRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_volume_v1_volume_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RegisterDriverRequest.ProtoReflect.Descriptor instead.
+func (*RegisterDriverRequest) Descriptor() ([]byte, []int) {
+	return file_volume_v1_volume_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *RegisterDriverRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *RegisterDriverRequest) GetEndpoint() string {
+	if x != nil {
+		return x.Endpoint
+	}
+	return ""
+}
+
+type RegisterDriverResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What the driver's NodeGetInfo said: its ID of this node, how many
+	// volumes it can publish here (0: no limit) and the topology segments
+	// this node is in.
+	NodeId             string            `protobuf:"bytes,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	MaxVolumesPerNode  int64             `protobuf:"varint,2,opt,name=max_volumes_per_node,json=maxVolumesPerNode,proto3" json:"max_volumes_per_node,omitempty"`
+	AccessibleTopology map[string]string `protobuf:"bytes,3,rep,name=accessible_topology,json=accessibleTopology,proto3" json:"accessible_topology,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *RegisterDriverResponse) Reset() {
+	*x = RegisterDriverResponse{}
+	mi := &file_volume_v1_volume_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RegisterDriverResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RegisterDriverResponse) ProtoMessage() {}
+
+func (x *RegisterDriverResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_volume_v1_volume_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RegisterDriverResponse.ProtoReflect.Descriptor instead.
+func (*RegisterDriverResponse) Descriptor() ([]byte, []int) {
+	return file_volume_v1_volume_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *RegisterDriverResponse) GetNodeId() string {
+	if x != nil {
+		return x.NodeId
+	}
+	return ""
+}
+
+func (x *RegisterDriverResponse) GetMaxVolumesPerNode() int64 {
+	if x != nil {
+		return x.MaxVolumesPerNode
+	}
+	return 0
+}
+
+func (x *RegisterDriverResponse) GetAccessibleTopology() map[string]string {
+	if x != nil {
+		return x.AccessibleTopology
+	}
+	return nil
+}
+
+type DeregisterDriverRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeregisterDriverRequest) Reset() {
+	*x = DeregisterDriverRequest{}
+	mi := &file_volume_v1_volume_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeregisterDriverRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeregisterDriverRequest) ProtoMessage() {}
+
+func (x *DeregisterDriverRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_volume_v1_volume_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeregisterDriverRequest.ProtoReflect.Descriptor instead.
+func (*DeregisterDriverRequest) Descriptor() ([]byte, []int) {
+	return file_volume_v1_volume_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *DeregisterDriverRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type DeregisterDriverResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeregisterDriverResponse) Reset() {
+	*x = DeregisterDriverResponse{}
+	mi := &file_volume_v1_volume_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeregisterDriverResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeregisterDriverResponse) ProtoMessage() {}
+
+func (x *DeregisterDriverResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_volume_v1_volume_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeregisterDriverResponse.ProtoReflect.Descriptor instead.
+func (*DeregisterDriverResponse) Descriptor() ([]byte, []int) {
+	return file_volume_v1_volume_proto_rawDescGZIP(), []int{26}
+}
+
 type Capability_MountVolume struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Filesystem type, e.g. "ext4"; empty for the plugin's default.
@@ -1610,7 +1807,7 @@ type Capability_MountVolume struct {
 
 func (x *Capability_MountVolume) Reset() {
 	*x = Capability_MountVolume{}
-	mi := &file_volume_v1_volume_proto_msgTypes[23]
+	mi := &file_volume_v1_volume_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1622,7 +1819,7 @@ func (x *Capability_MountVolume) String() string {
 func (*Capability_MountVolume) ProtoMessage() {}
 
 func (x *Capability_MountVolume) ProtoReflect() protoreflect.Message {
-	mi := &file_volume_v1_volume_proto_msgTypes[23]
+	mi := &file_volume_v1_volume_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1667,7 +1864,7 @@ type Capability_BlockVolume struct {
 
 func (x *Capability_BlockVolume) Reset() {
 	*x = Capability_BlockVolume{}
-	mi := &file_volume_v1_volume_proto_msgTypes[24]
+	mi := &file_volume_v1_volume_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1679,7 +1876,7 @@ func (x *Capability_BlockVolume) String() string {
 func (*Capability_BlockVolume) ProtoMessage() {}
 
 func (x *Capability_BlockVolume) ProtoReflect() protoreflect.Message {
-	mi := &file_volume_v1_volume_proto_msgTypes[24]
+	mi := &file_volume_v1_volume_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1866,7 +2063,20 @@ const file_volume_v1_volume_proto_rawDesc = "" +
 	"\x06driver\x18\x06 \x01(\tR\x06driver\x1a@\n" +
 	"\x12VolumeContextEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01*\xc6\x02\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"G\n" +
+	"\x15RegisterDriverRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
+	"\bendpoint\x18\x02 \x01(\tR\bendpoint\"\x9d\x02\n" +
+	"\x16RegisterDriverResponse\x12\x17\n" +
+	"\anode_id\x18\x01 \x01(\tR\x06nodeId\x12/\n" +
+	"\x14max_volumes_per_node\x18\x02 \x01(\x03R\x11maxVolumesPerNode\x12r\n" +
+	"\x13accessible_topology\x18\x03 \x03(\v2A.podhost.volume.v1.RegisterDriverResponse.AccessibleTopologyEntryR\x12accessibleTopology\x1aE\n" +
+	"\x17AccessibleTopologyEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"-\n" +
+	"\x17DeregisterDriverRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\x1a\n" +
+	"\x18DeregisterDriverResponse*\xc6\x02\n" +
 	"\n" +
 	"AccessMode\x12\x1b\n" +
 	"\x17ACCESS_MODE_UNSPECIFIED\x10\x00\x12\"\n" +
@@ -1876,7 +2086,7 @@ const file_volume_v1_volume_proto_rawDesc = "" +
 	"#ACCESS_MODE_MULTI_NODE_MULTI_WRITER\x10\x04\x12(\n" +
 	"$ACCESS_MODE_MULTI_NODE_SINGLE_WRITER\x10\x05\x12)\n" +
 	"%ACCESS_MODE_SINGLE_NODE_SINGLE_WRITER\x10\x06\x12(\n" +
-	"$ACCESS_MODE_SINGLE_NODE_MULTI_WRITER\x10\a2\xc1\a\n" +
+	"$ACCESS_MODE_SINGLE_NODE_MULTI_WRITER\x10\a2\x95\t\n" +
 	"\x06Volume\x12h\n" +
 	"\x0fGetCapabilities\x12).podhost.volume.v1.GetCapabilitiesRequest\x1a*.podhost.volume.v1.GetCapabilitiesResponse\x12M\n" +
 	"\x06Attach\x12 .podhost.volume.v1.AttachRequest\x1a!.podhost.volume.v1.AttachResponse\x12M\n" +
@@ -1890,7 +2100,9 @@ const file_volume_v1_volume_proto_rawDesc = "" +
 	"UnmapBlock\x12$.podhost.volume.v1.UnmapBlockRequest\x1a%.podhost.volume.v1.UnmapBlockResponse\x12Y\n" +
 	"\n" +
 	"GetMetrics\x12$.podhost.volume.v1.GetMetricsRequest\x1a%.podhost.volume.v1.GetMetricsResponse\x12\\\n" +
-	"\vReconstruct\x12%.podhost.volume.v1.ReconstructRequest\x1a&.podhost.volume.v1.ReconstructResponseB5Z3github.com/podhost/podhost/proto/volume/v1;volumev1b\x06proto3"
+	"\vReconstruct\x12%.podhost.volume.v1.ReconstructRequest\x1a&.podhost.volume.v1.ReconstructResponse\x12e\n" +
+	"\x0eRegisterDriver\x12(.podhost.volume.v1.RegisterDriverRequest\x1a).podhost.volume.v1.RegisterDriverResponse\x12k\n" +
+	"\x10DeregisterDriver\x12*.podhost.volume.v1.DeregisterDriverRequest\x1a+.podhost.volume.v1.DeregisterDriverResponseB5Z3github.com/podhost/podhost/proto/volume/v1;volumev1b\x06proto3"
 
 var (
 	file_volume_v1_volume_proto_rawDescOnce sync.Once
@@ -1905,98 +2117,108 @@ func file_volume_v1_volume_proto_rawDescGZIP() []byte {
 }
 
 var file_volume_v1_volume_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_volume_v1_volume_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_volume_v1_volume_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_volume_v1_volume_proto_goTypes = []any{
-	(AccessMode)(0),                 // 0: podhost.volume.v1.AccessMode
-	(*GetCapabilitiesRequest)(nil),  // 1: podhost.volume.v1.GetCapabilitiesRequest
-	(*GetCapabilitiesResponse)(nil), // 2: podhost.volume.v1.GetCapabilitiesResponse
-	(*Capability)(nil),              // 3: podhost.volume.v1.Capability
-	(*AttachRequest)(nil),           // 4: podhost.volume.v1.AttachRequest
-	(*AttachResponse)(nil),          // 5: podhost.volume.v1.AttachResponse
-	(*DetachRequest)(nil),           // 6: podhost.volume.v1.DetachRequest
-	(*DetachResponse)(nil),          // 7: podhost.volume.v1.DetachResponse
-	(*StageRequest)(nil),            // 8: podhost.volume.v1.StageRequest
-	(*StageResponse)(nil),           // 9: podhost.volume.v1.StageResponse
-	(*UnstageRequest)(nil),          // 10: podhost.volume.v1.UnstageRequest
-	(*UnstageResponse)(nil),         // 11: podhost.volume.v1.UnstageResponse
-	(*PublishRequest)(nil),          // 12: podhost.volume.v1.PublishRequest
-	(*PublishResponse)(nil),         // 13: podhost.volume.v1.PublishResponse
-	(*UnpublishRequest)(nil),        // 14: podhost.volume.v1.UnpublishRequest
-	(*UnpublishResponse)(nil),       // 15: podhost.volume.v1.UnpublishResponse
-	(*MapBlockRequest)(nil),         // 16: podhost.volume.v1.MapBlockRequest
-	(*MapBlockResponse)(nil),        // 17: podhost.volume.v1.MapBlockResponse
-	(*UnmapBlockRequest)(nil),       // 18: podhost.volume.v1.UnmapBlockRequest
-	(*UnmapBlockResponse)(nil),      // 19: podhost.volume.v1.UnmapBlockResponse
-	(*GetMetricsRequest)(nil),       // 20: podhost.volume.v1.GetMetricsRequest
-	(*GetMetricsResponse)(nil),      // 21: podhost.volume.v1.GetMetricsResponse
-	(*ReconstructRequest)(nil),      // 22: podhost.volume.v1.ReconstructRequest
-	(*ReconstructResponse)(nil),     // 23: podhost.volume.v1.ReconstructResponse
-	(*Capability_MountVolume)(nil),  // 24: podhost.volume.v1.Capability.MountVolume
-	(*Capability_BlockVolume)(nil),  // 25: podhost.volume.v1.Capability.BlockVolume
-	nil,                             // 26: podhost.volume.v1.AttachRequest.VolumeContextEntry
-	nil,                             // 27: podhost.volume.v1.AttachRequest.SecretsEntry
-	nil,                             // 28: podhost.volume.v1.AttachResponse.PublishContextEntry
-	nil,                             // 29: podhost.volume.v1.DetachRequest.VolumeContextEntry
-	nil,                             // 30: podhost.volume.v1.StageRequest.PublishContextEntry
-	nil,                             // 31: podhost.volume.v1.StageRequest.SecretsEntry
-	nil,                             // 32: podhost.volume.v1.StageRequest.VolumeContextEntry
-	nil,                             // 33: podhost.volume.v1.PublishRequest.PublishContextEntry
-	nil,                             // 34: podhost.volume.v1.PublishRequest.SecretsEntry
-	nil,                             // 35: podhost.volume.v1.PublishRequest.VolumeContextEntry
-	nil,                             // 36: podhost.volume.v1.MapBlockRequest.PublishContextEntry
-	nil,                             // 37: podhost.volume.v1.MapBlockRequest.VolumeContextEntry
-	nil,                             // 38: podhost.volume.v1.MapBlockRequest.SecretsEntry
-	nil,                             // 39: podhost.volume.v1.ReconstructResponse.VolumeContextEntry
+	(AccessMode)(0),                  // 0: podhost.volume.v1.AccessMode
+	(*GetCapabilitiesRequest)(nil),   // 1: podhost.volume.v1.GetCapabilitiesRequest
+	(*GetCapabilitiesResponse)(nil),  // 2: podhost.volume.v1.GetCapabilitiesResponse
+	(*Capability)(nil),               // 3: podhost.volume.v1.Capability
+	(*AttachRequest)(nil),            // 4: podhost.volume.v1.AttachRequest
+	(*AttachResponse)(nil),           // 5: podhost.volume.v1.AttachResponse
+	(*DetachRequest)(nil),            // 6: podhost.volume.v1.DetachRequest
+	(*DetachResponse)(nil),           // 7: podhost.volume.v1.DetachResponse
+	(*StageRequest)(nil),             // 8: podhost.volume.v1.StageRequest
+	(*StageResponse)(nil),            // 9: podhost.volume.v1.StageResponse
+	(*UnstageRequest)(nil),           // 10: podhost.volume.v1.UnstageRequest
+	(*UnstageResponse)(nil),          // 11: podhost.volume.v1.UnstageResponse
+	(*PublishRequest)(nil),           // 12: podhost.volume.v1.PublishRequest
+	(*PublishResponse)(nil),          // 13: podhost.volume.v1.PublishResponse
+	(*UnpublishRequest)(nil),         // 14: podhost.volume.v1.UnpublishRequest
+	(*UnpublishResponse)(nil),        // 15: podhost.volume.v1.UnpublishResponse
+	(*MapBlockRequest)(nil),          // 16: podhost.volume.v1.MapBlockRequest
+	(*MapBlockResponse)(nil),         // 17: podhost.volume.v1.MapBlockResponse
+	(*UnmapBlockRequest)(nil),        // 18: podhost.volume.v1.UnmapBlockRequest
+	(*UnmapBlockResponse)(nil),       // 19: podhost.volume.v1.UnmapBlockResponse
+	(*GetMetricsRequest)(nil),        // 20: podhost.volume.v1.GetMetricsRequest
+	(*GetMetricsResponse)(nil),       // 21: podhost.volume.v1.GetMetricsResponse
+	(*ReconstructRequest)(nil),       // 22: podhost.volume.v1.ReconstructRequest
+	(*ReconstructResponse)(nil),      // 23: podhost.volume.v1.ReconstructResponse
+	(*RegisterDriverRequest)(nil),    // 24: podhost.volume.v1.RegisterDriverRequest
+	(*RegisterDriverResponse)(nil),   // 25: podhost.volume.v1.RegisterDriverResponse
+	(*DeregisterDriverRequest)(nil),  // 26: podhost.volume.v1.DeregisterDriverRequest
+	(*DeregisterDriverResponse)(nil), // 27: podhost.volume.v1.DeregisterDriverResponse
+	(*Capability_MountVolume)(nil),   // 28: podhost.volume.v1.Capability.MountVolume
+	(*Capability_BlockVolume)(nil),   // 29: podhost.volume.v1.Capability.BlockVolume
+	nil,                              // 30: podhost.volume.v1.AttachRequest.VolumeContextEntry
+	nil,                              // 31: podhost.volume.v1.AttachRequest.SecretsEntry
+	nil,                              // 32: podhost.volume.v1.AttachResponse.PublishContextEntry
+	nil,                              // 33: podhost.volume.v1.DetachRequest.VolumeContextEntry
+	nil,                              // 34: podhost.volume.v1.StageRequest.PublishContextEntry
+	nil,                              // 35: podhost.volume.v1.StageRequest.SecretsEntry
+	nil,                              // 36: podhost.volume.v1.StageRequest.VolumeContextEntry
+	nil,                              // 37: podhost.volume.v1.PublishRequest.PublishContextEntry
+	nil,                              // 38: podhost.volume.v1.PublishRequest.SecretsEntry
+	nil,                              // 39: podhost.volume.v1.PublishRequest.VolumeContextEntry
+	nil,                              // 40: podhost.volume.v1.MapBlockRequest.PublishContextEntry
+	nil,                              // 41: podhost.volume.v1.MapBlockRequest.VolumeContextEntry
+	nil,                              // 42: podhost.volume.v1.MapBlockRequest.SecretsEntry
+	nil,                              // 43: podhost.volume.v1.ReconstructResponse.VolumeContextEntry
+	nil,                              // 44: podhost.volume.v1.RegisterDriverResponse.AccessibleTopologyEntry
 }
 var file_volume_v1_volume_proto_depIdxs = []int32{
-	24, // 0: podhost.volume.v1.Capability.mount:type_name -> podhost.volume.v1.Capability.MountVolume
-	25, // 1: podhost.volume.v1.Capability.block:type_name -> podhost.volume.v1.Capability.BlockVolume
+	28, // 0: podhost.volume.v1.Capability.mount:type_name -> podhost.volume.v1.Capability.MountVolume
+	29, // 1: podhost.volume.v1.Capability.block:type_name -> podhost.volume.v1.Capability.BlockVolume
 	0,  // 2: podhost.volume.v1.Capability.access_mode:type_name -> podhost.volume.v1.AccessMode
-	26, // 3: podhost.volume.v1.AttachRequest.volume_context:type_name -> podhost.volume.v1.AttachRequest.VolumeContextEntry
-	27, // 4: podhost.volume.v1.AttachRequest.secrets:type_name -> podhost.volume.v1.AttachRequest.SecretsEntry
-	28, // 5: podhost.volume.v1.AttachResponse.publish_context:type_name -> podhost.volume.v1.AttachResponse.PublishContextEntry
-	29, // 6: podhost.volume.v1.DetachRequest.volume_context:type_name -> podhost.volume.v1.DetachRequest.VolumeContextEntry
-	30, // 7: podhost.volume.v1.StageRequest.publish_context:type_name -> podhost.volume.v1.StageRequest.PublishContextEntry
+	30, // 3: podhost.volume.v1.AttachRequest.volume_context:type_name -> podhost.volume.v1.AttachRequest.VolumeContextEntry
+	31, // 4: podhost.volume.v1.AttachRequest.secrets:type_name -> podhost.volume.v1.AttachRequest.SecretsEntry
+	32, // 5: podhost.volume.v1.AttachResponse.publish_context:type_name -> podhost.volume.v1.AttachResponse.PublishContextEntry
+	33, // 6: podhost.volume.v1.DetachRequest.volume_context:type_name -> podhost.volume.v1.DetachRequest.VolumeContextEntry
+	34, // 7: podhost.volume.v1.StageRequest.publish_context:type_name -> podhost.volume.v1.StageRequest.PublishContextEntry
 	3,  // 8: podhost.volume.v1.StageRequest.capability:type_name -> podhost.volume.v1.Capability
-	31, // 9: podhost.volume.v1.StageRequest.secrets:type_name -> podhost.volume.v1.StageRequest.SecretsEntry
-	32, // 10: podhost.volume.v1.StageRequest.volume_context:type_name -> podhost.volume.v1.StageRequest.VolumeContextEntry
-	33, // 11: podhost.volume.v1.PublishRequest.publish_context:type_name -> podhost.volume.v1.PublishRequest.PublishContextEntry
+	35, // 9: podhost.volume.v1.StageRequest.secrets:type_name -> podhost.volume.v1.StageRequest.SecretsEntry
+	36, // 10: podhost.volume.v1.StageRequest.volume_context:type_name -> podhost.volume.v1.StageRequest.VolumeContextEntry
+	37, // 11: podhost.volume.v1.PublishRequest.publish_context:type_name -> podhost.volume.v1.PublishRequest.PublishContextEntry
 	3,  // 12: podhost.volume.v1.PublishRequest.capability:type_name -> podhost.volume.v1.Capability
-	34, // 13: podhost.volume.v1.PublishRequest.secrets:type_name -> podhost.volume.v1.PublishRequest.SecretsEntry
-	35, // 14: podhost.volume.v1.PublishRequest.volume_context:type_name -> podhost.volume.v1.PublishRequest.VolumeContextEntry
-	36, // 15: podhost.volume.v1.MapBlockRequest.publish_context:type_name -> podhost.volume.v1.MapBlockRequest.PublishContextEntry
-	37, // 16: podhost.volume.v1.MapBlockRequest.volume_context:type_name -> podhost.volume.v1.MapBlockRequest.VolumeContextEntry
+	38, // 13: podhost.volume.v1.PublishRequest.secrets:type_name -> podhost.volume.v1.PublishRequest.SecretsEntry
+	39, // 14: podhost.volume.v1.PublishRequest.volume_context:type_name -> podhost.volume.v1.PublishRequest.VolumeContextEntry
+	40, // 15: podhost.volume.v1.MapBlockRequest.publish_context:type_name -> podhost.volume.v1.MapBlockRequest.PublishContextEntry
+	41, // 16: podhost.volume.v1.MapBlockRequest.volume_context:type_name -> podhost.volume.v1.MapBlockRequest.VolumeContextEntry
 	3,  // 17: podhost.volume.v1.MapBlockRequest.capability:type_name -> podhost.volume.v1.Capability
-	38, // 18: podhost.volume.v1.MapBlockRequest.secrets:type_name -> podhost.volume.v1.MapBlockRequest.SecretsEntry
+	42, // 18: podhost.volume.v1.MapBlockRequest.secrets:type_name -> podhost.volume.v1.MapBlockRequest.SecretsEntry
 	3,  // 19: podhost.volume.v1.ReconstructResponse.capability:type_name -> podhost.volume.v1.Capability
-	39, // 20: podhost.volume.v1.ReconstructResponse.volume_context:type_name -> podhost.volume.v1.ReconstructResponse.VolumeContextEntry
-	1,  // 21: podhost.volume.v1.Volume.GetCapabilities:input_type -> podhost.volume.v1.GetCapabilitiesRequest
-	4,  // 22: podhost.volume.v1.Volume.Attach:input_type -> podhost.volume.v1.AttachRequest
-	6,  // 23: podhost.volume.v1.Volume.Detach:input_type -> podhost.volume.v1.DetachRequest
-	8,  // 24: podhost.volume.v1.Volume.Stage:input_type -> podhost.volume.v1.StageRequest
-	10, // 25: podhost.volume.v1.Volume.Unstage:input_type -> podhost.volume.v1.UnstageRequest
-	12, // 26: podhost.volume.v1.Volume.Publish:input_type -> podhost.volume.v1.PublishRequest
-	14, // 27: podhost.volume.v1.Volume.Unpublish:input_type -> podhost.volume.v1.UnpublishRequest
-	16, // 28: podhost.volume.v1.Volume.MapBlock:input_type -> podhost.volume.v1.MapBlockRequest
-	18, // 29: podhost.volume.v1.Volume.UnmapBlock:input_type -> podhost.volume.v1.UnmapBlockRequest
-	20, // 30: podhost.volume.v1.Volume.GetMetrics:input_type -> podhost.volume.v1.GetMetricsRequest
-	22, // 31: podhost.volume.v1.Volume.Reconstruct:input_type -> podhost.volume.v1.ReconstructRequest
-	2,  // 32: podhost.volume.v1.Volume.GetCapabilities:output_type -> podhost.volume.v1.GetCapabilitiesResponse
-	5,  // 33: podhost.volume.v1.Volume.Attach:output_type -> podhost.volume.v1.AttachResponse
-	7,  // 34: podhost.volume.v1.Volume.Detach:output_type -> podhost.volume.v1.DetachResponse
-	9,  // 35: podhost.volume.v1.Volume.Stage:output_type -> podhost.volume.v1.StageResponse
-	11, // 36: podhost.volume.v1.Volume.Unstage:output_type -> podhost.volume.v1.UnstageResponse
-	13, // 37: podhost.volume.v1.Volume.Publish:output_type -> podhost.volume.v1.PublishResponse
-	15, // 38: podhost.volume.v1.Volume.Unpublish:output_type -> podhost.volume.v1.UnpublishResponse
-	17, // 39: podhost.volume.v1.Volume.MapBlock:output_type -> podhost.volume.v1.MapBlockResponse
-	19, // 40: podhost.volume.v1.Volume.UnmapBlock:output_type -> podhost.volume.v1.UnmapBlockResponse
-	21, // 41: podhost.volume.v1.Volume.GetMetrics:output_type -> podhost.volume.v1.GetMetricsResponse
-	23, // 42: podhost.volume.v1.Volume.Reconstruct:output_type -> podhost.volume.v1.ReconstructResponse
-	32, // [32:43] is the sub-list for method output_type
-	21, // [21:32] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	43, // 20: podhost.volume.v1.ReconstructResponse.volume_context:type_name -> podhost.volume.v1.ReconstructResponse.VolumeContextEntry
+	44, // 21: podhost.volume.v1.RegisterDriverResponse.accessible_topology:type_name -> podhost.volume.v1.RegisterDriverResponse.AccessibleTopologyEntry
+	1,  // 22: podhost.volume.v1.Volume.GetCapabilities:input_type -> podhost.volume.v1.GetCapabilitiesRequest
+	4,  // 23: podhost.volume.v1.Volume.Attach:input_type -> podhost.volume.v1.AttachRequest
+	6,  // 24: podhost.volume.v1.Volume.Detach:input_type -> podhost.volume.v1.DetachRequest
+	8,  // 25: podhost.volume.v1.Volume.Stage:input_type -> podhost.volume.v1.StageRequest
+	10, // 26: podhost.volume.v1.Volume.Unstage:input_type -> podhost.volume.v1.UnstageRequest
+	12, // 27: podhost.volume.v1.Volume.Publish:input_type -> podhost.volume.v1.PublishRequest
+	14, // 28: podhost.volume.v1.Volume.Unpublish:input_type -> podhost.volume.v1.UnpublishRequest
+	16, // 29: podhost.volume.v1.Volume.MapBlock:input_type -> podhost.volume.v1.MapBlockRequest
+	18, // 30: podhost.volume.v1.Volume.UnmapBlock:input_type -> podhost.volume.v1.UnmapBlockRequest
+	20, // 31: podhost.volume.v1.Volume.GetMetrics:input_type -> podhost.volume.v1.GetMetricsRequest
+	22, // 32: podhost.volume.v1.Volume.Reconstruct:input_type -> podhost.volume.v1.ReconstructRequest
+	24, // 33: podhost.volume.v1.Volume.RegisterDriver:input_type -> podhost.volume.v1.RegisterDriverRequest
+	26, // 34: podhost.volume.v1.Volume.DeregisterDriver:input_type -> podhost.volume.v1.DeregisterDriverRequest
+	2,  // 35: podhost.volume.v1.Volume.GetCapabilities:output_type -> podhost.volume.v1.GetCapabilitiesResponse
+	5,  // 36: podhost.volume.v1.Volume.Attach:output_type -> podhost.volume.v1.AttachResponse
+	7,  // 37: podhost.volume.v1.Volume.Detach:output_type -> podhost.volume.v1.DetachResponse
+	9,  // 38: podhost.volume.v1.Volume.Stage:output_type -> podhost.volume.v1.StageResponse
+	11, // 39: podhost.volume.v1.Volume.Unstage:output_type -> podhost.volume.v1.UnstageResponse
+	13, // 40: podhost.volume.v1.Volume.Publish:output_type -> podhost.volume.v1.PublishResponse
+	15, // 41: podhost.volume.v1.Volume.Unpublish:output_type -> podhost.volume.v1.UnpublishResponse
+	17, // 42: podhost.volume.v1.Volume.MapBlock:output_type -> podhost.volume.v1.MapBlockResponse
+	19, // 43: podhost.volume.v1.Volume.UnmapBlock:output_type -> podhost.volume.v1.UnmapBlockResponse
+	21, // 44: podhost.volume.v1.Volume.GetMetrics:output_type -> podhost.volume.v1.GetMetricsResponse
+	23, // 45: podhost.volume.v1.Volume.Reconstruct:output_type -> podhost.volume.v1.ReconstructResponse
+	25, // 46: podhost.volume.v1.Volume.RegisterDriver:output_type -> podhost.volume.v1.RegisterDriverResponse
+	27, // 47: podhost.volume.v1.Volume.DeregisterDriver:output_type -> podhost.volume.v1.DeregisterDriverResponse
+	35, // [35:48] is the sub-list for method output_type
+	22, // [22:35] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_volume_v1_volume_proto_init() }
@@ -2014,7 +2236,7 @@ func file_volume_v1_volume_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_volume_v1_volume_proto_rawDesc), len(file_volume_v1_volume_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   39,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -66,17 +66,19 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Volume_GetCapabilities_FullMethodName = "/podhost.volume.v1.Volume/GetCapabilities"
-	Volume_Attach_FullMethodName          = "/podhost.volume.v1.Volume/Attach"
-	Volume_Detach_FullMethodName          = "/podhost.volume.v1.Volume/Detach"
-	Volume_Stage_FullMethodName           = "/podhost.volume.v1.Volume/Stage"
-	Volume_Unstage_FullMethodName         = "/podhost.volume.v1.Volume/Unstage"
-	Volume_Publish_FullMethodName         = "/podhost.volume.v1.Volume/Publish"
-	Volume_Unpublish_FullMethodName       = "/podhost.volume.v1.Volume/Unpublish"
-	Volume_MapBlock_FullMethodName        = "/podhost.volume.v1.Volume/MapBlock"
-	Volume_UnmapBlock_FullMethodName      = "/podhost.volume.v1.Volume/UnmapBlock"
-	Volume_GetMetrics_FullMethodName      = "/podhost.volume.v1.Volume/GetMetrics"
-	Volume_Reconstruct_FullMethodName     = "/podhost.volume.v1.Volume/Reconstruct"
+	Volume_GetCapabilities_FullMethodName  = "/podhost.volume.v1.Volume/GetCapabilities"
+	Volume_Attach_FullMethodName           = "/podhost.volume.v1.Volume/Attach"
+	Volume_Detach_FullMethodName           = "/podhost.volume.v1.Volume/Detach"
+	Volume_Stage_FullMethodName            = "/podhost.volume.v1.Volume/Stage"
+	Volume_Unstage_FullMethodName          = "/podhost.volume.v1.Volume/Unstage"
+	Volume_Publish_FullMethodName          = "/podhost.volume.v1.Volume/Publish"
+	Volume_Unpublish_FullMethodName        = "/podhost.volume.v1.Volume/Unpublish"
+	Volume_MapBlock_FullMethodName         = "/podhost.volume.v1.Volume/MapBlock"
+	Volume_UnmapBlock_FullMethodName       = "/podhost.volume.v1.Volume/UnmapBlock"
+	Volume_GetMetrics_FullMethodName       = "/podhost.volume.v1.Volume/GetMetrics"
+	Volume_Reconstruct_FullMethodName      = "/podhost.volume.v1.Volume/Reconstruct"
+	Volume_RegisterDriver_FullMethodName   = "/podhost.volume.v1.Volume/RegisterDriver"
+	Volume_DeregisterDriver_FullMethodName = "/podhost.volume.v1.Volume/DeregisterDriver"
 )
 
 // VolumeClient is the client API for Volume service.
@@ -129,6 +131,20 @@ type VolumeClient interface {
 	// Only served when reconstruction is set. Read-only; found=false (not an
 	// error) when nothing of this plugin is there.
 	Reconstruct(ctx context.Context, in *ReconstructRequest, opts ...grpc.CallOption) (*ReconstructResponse, error)
+	// RegisterDriver adds a CSI driver that registered at run time (through
+	// the kubelet's plugin registration API, which the host serves) beside
+	// those of the plugin's own config: the plugin connects to its endpoint,
+	// checks that the driver answers to its name and asks NodeGetInfo.
+	// From then on, volumes name the driver as they name a configured one.
+	// Repeating it with the same endpoint succeeds; a new endpoint replaces
+	// the old. INVALID_ARGUMENT naming the field for a bad name or endpoint,
+	// or a name of the plugin's config; the CSI call's class otherwise. Only
+	// served by a plugin that declares volume.csi.registration in GetInfo.
+	RegisterDriver(ctx context.Context, in *RegisterDriverRequest, opts ...grpc.CallOption) (*RegisterDriverResponse, error)
+	// DeregisterDriver removes a driver RegisterDriver added; volumes that
+	// name it fail until it registers again. Succeeds when the driver is not
+	// registered.
+	DeregisterDriver(ctx context.Context, in *DeregisterDriverRequest, opts ...grpc.CallOption) (*DeregisterDriverResponse, error)
 }
 
 type volumeClient struct {
@@ -249,6 +265,26 @@ func (c *volumeClient) Reconstruct(ctx context.Context, in *ReconstructRequest, 
 	return out, nil
 }
 
+func (c *volumeClient) RegisterDriver(ctx context.Context, in *RegisterDriverRequest, opts ...grpc.CallOption) (*RegisterDriverResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RegisterDriverResponse)
+	err := c.cc.Invoke(ctx, Volume_RegisterDriver_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *volumeClient) DeregisterDriver(ctx context.Context, in *DeregisterDriverRequest, opts ...grpc.CallOption) (*DeregisterDriverResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeregisterDriverResponse)
+	err := c.cc.Invoke(ctx, Volume_DeregisterDriver_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // VolumeServer is the server API for Volume service.
 // All implementations must embed UnimplementedVolumeServer
 // for forward compatibility.
@@ -299,6 +335,20 @@ type VolumeServer interface {
 	// Only served when reconstruction is set. Read-only; found=false (not an
 	// error) when nothing of this plugin is there.
 	Reconstruct(context.Context, *ReconstructRequest) (*ReconstructResponse, error)
+	// RegisterDriver adds a CSI driver that registered at run time (through
+	// the kubelet's plugin registration API, which the host serves) beside
+	// those of the plugin's own config: the plugin connects to its endpoint,
+	// checks that the driver answers to its name and asks NodeGetInfo.
+	// From then on, volumes name the driver as they name a configured one.
+	// Repeating it with the same endpoint succeeds; a new endpoint replaces
+	// the old. INVALID_ARGUMENT naming the field for a bad name or endpoint,
+	// or a name of the plugin's config; the CSI call's class otherwise. Only
+	// served by a plugin that declares volume.csi.registration in GetInfo.
+	RegisterDriver(context.Context, *RegisterDriverRequest) (*RegisterDriverResponse, error)
+	// DeregisterDriver removes a driver RegisterDriver added; volumes that
+	// name it fail until it registers again. Succeeds when the driver is not
+	// registered.
+	DeregisterDriver(context.Context, *DeregisterDriverRequest) (*DeregisterDriverResponse, error)
 	mustEmbedUnimplementedVolumeServer()
 }
 
@@ -341,6 +391,12 @@ func (UnimplementedVolumeServer) GetMetrics(context.Context, *GetMetricsRequest)
 }
 func (UnimplementedVolumeServer) Reconstruct(context.Context, *ReconstructRequest) (*ReconstructResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Reconstruct not implemented")
+}
+func (UnimplementedVolumeServer) RegisterDriver(context.Context, *RegisterDriverRequest) (*RegisterDriverResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RegisterDriver not implemented")
+}
+func (UnimplementedVolumeServer) DeregisterDriver(context.Context, *DeregisterDriverRequest) (*DeregisterDriverResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeregisterDriver not implemented")
 }
 func (UnimplementedVolumeServer) mustEmbedUnimplementedVolumeServer() {}
 func (UnimplementedVolumeServer) testEmbeddedByValue()                {}
@@ -561,6 +617,42 @@ func _Volume_Reconstruct_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Volume_RegisterDriver_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RegisterDriverRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(VolumeServer).RegisterDriver(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Volume_RegisterDriver_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(VolumeServer).RegisterDriver(ctx, req.(*RegisterDriverRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Volume_DeregisterDriver_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeregisterDriverRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(VolumeServer).DeregisterDriver(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Volume_DeregisterDriver_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(VolumeServer).DeregisterDriver(ctx, req.(*DeregisterDriverRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Volume_ServiceDesc is the grpc.ServiceDesc for Volume service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -611,6 +703,14 @@ var Volume_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Reconstruct",
 			Handler:    _Volume_Reconstruct_Handler,
+		},
+		{
+			MethodName: "RegisterDriver",
+			Handler:    _Volume_RegisterDriver_Handler,
+		},
+		{
+			MethodName: "DeregisterDriver",
+			Handler:    _Volume_DeregisterDriver_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
