@@ -136,10 +136,11 @@ func runHost(ctx context.Context, cfg *config.HostConfig, logger hclog.Logger) e
 		NodeIPs:    nodeIPs,
 		Kubernetes: kube,
 
-		AllowedUnsafeSysctls: cfg.AllowedUnsafeSysctls,
-		SeccompProfileRoot:   cfg.SeccompProfileRoot,
-		ClusterDNS:           cfg.ClusterDNS,
-		ClusterDomain:        cfg.ClusterDomain,
+		AllowedUnsafeSysctls:  cfg.AllowedUnsafeSysctls,
+		SeccompProfileRoot:    cfg.SeccompProfileRoot,
+		PluginRegistrationDir: cfg.PluginRegistrationDir,
+		ClusterDNS:            cfg.ClusterDNS,
+		ClusterDomain:         cfg.ClusterDomain,
 	})
 	if err != nil {
 		shutdown()

@@ -115,6 +115,9 @@ func (c *HostConfig) checkSupervision(p *problems) {
 	if r := c.SeccompProfileRoot; r != "" && !filepath.IsAbs(r) {
 		p.add("seccompProfileRoot", line("seccompProfileRoot"), nil, "want an absolute path, got %q", r)
 	}
+	if r := c.PluginRegistrationDir; r != "" && !filepath.IsAbs(r) {
+		p.add("pluginRegistrationDir", line("pluginRegistrationDir"), nil, "want an absolute path, got %q", r)
+	}
 	for i, ip := range c.ClusterDNS {
 		if _, err := netip.ParseAddr(ip); err != nil {
 			f := fmt.Sprintf("clusterDNS[%d]", i)

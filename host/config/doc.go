@@ -13,8 +13,8 @@
 // writable by group or others). [Load] reads a file and does both.
 //
 // The rules, beyond the shape of the document:
-//   - rootDir is required and absolute; pluginDir, manifestDir and api.socket
-//     are absolute when set; pluginDir is required when a plugin path is
+//   - rootDir is required and absolute; pluginDir, manifestDir, api.socket,
+//     seccompProfileRoot and pluginRegistrationDir are absolute when set; pluginDir is required when a plugin path is
 //     relative.
 //   - Plugin names are DNS labels and unique. kind is "runtime" or "volume".
 //   - There is exactly one runtime plugin, since no pod can run without one,

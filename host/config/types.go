@@ -82,6 +82,10 @@ type HostConfig struct {
 	// (a pod's localhostProfile is a path under it); empty:
 	// <rootDir>/seccomp.
 	SeccompProfileRoot string `yaml:"seccompProfileRoot"`
+	// PluginRegistrationDir is where CSI drivers register, as with the
+	// kubelet: node-driver-registrar puts its socket there
+	// (host/pluginregistration); empty: <rootDir>/plugins_registry.
+	PluginRegistrationDir string `yaml:"pluginRegistrationDir"`
 	// ClusterDNS are the nameservers of pods with dnsPolicy ClusterFirst
 	// (the cluster's DNS service, as the kubelet's clusterDNS); empty:
 	// those pods get the node's DNS, as the kubelet without clusterDNS.

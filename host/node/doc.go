@@ -9,7 +9,9 @@
 // (host/nodeserver, kubeagent.go), with the node's stats gathered by
 // host/nodestats (nodestats.go). The pods' local storage limits are
 // enforced by host/eviction, whose evictions go to the pod workers as
-// eviction kills (eviction.go).
+// eviction kills (eviction.go). The plugin registration directory
+// (host/pluginregistration) hands its CSI drivers to the volume plugins
+// (csiregistration.go).
 //
 // Only cmd/host imports it. It holds wiring and the glue between packages
 // (turning changes of the desired pod set into pod worker updates); the

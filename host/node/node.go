@@ -17,6 +17,7 @@ import (
 
 	"github.com/podhost/podhost/host/events"
 	"github.com/podhost/podhost/host/mirrorpods"
+	"github.com/podhost/podhost/host/pluginregistration"
 	"github.com/podhost/podhost/host/prober"
 	"github.com/podhost/podhost/host/runtimemanager"
 	"github.com/podhost/podhost/host/state"
@@ -85,6 +86,9 @@ type Config struct {
 	// SeccompProfileRoot is the directory of Localhost seccomp profiles;
 	// empty: <RootDir>/seccomp.
 	SeccompProfileRoot string
+	// PluginRegistrationDir is where CSI drivers register
+	// (host/pluginregistration); empty: <RootDir>/plugins_registry.
+	PluginRegistrationDir string
 	// ClusterDNS and ClusterDomain configure the DNS of ClusterFirst pods
 	// and the FQDN in their /etc/hosts (runtimemanager.Options).
 	ClusterDNS    []string
@@ -130,6 +134,7 @@ type Node struct {
 	hostVolumes      *hostvolumes.Host
 	apiVolumes       *apivolumes.Volumes
 	volumePlugins    *volumeplugins.Plugins
+	registration     *pluginregistration.Watcher
 	volumesReady     chan struct{}
 	volumesPopulated bool
 	volumeStats      *volumemanager.StatsGatherer
@@ -310,6 +315,7 @@ func (n *Node) Run(ctx context.Context) error {
 	run("probes", n.probes.Run)
 	run("sync", n.loop.Run)
 	run("plugins", n.watchPlugins)
+	run("plugin registration", n.runPluginRegistration)
 	run("runtime events", n.followRuntimeEvents)
 	run("gc", n.collectGarbage)
 	run("eviction", n.runEviction)
@@ -441,6 +447,7 @@ func (n *Node) watchPlugins(ctx context.Context) {
 				return
 			}
 			n.recordPluginEvent(ev)
+			n.resyncPluginRegistration(ev)
 			if ev.Plugin == n.cfg.RuntimePlugin && (ev.Type == supervisor.EventRestarted || ev.Type == supervisor.EventReady) {
 				select {
 				case n.relist <- struct{}{}:

@@ -113,6 +113,7 @@ func (n *Node) newVolumeManager() error {
 		return err
 	}
 	n.volumePlugins = plugins
+	n.newPluginRegistration()
 	reconstruction, err := newReconstructionMetrics(n.cfg.Registry)
 	if err != nil {
 		return err

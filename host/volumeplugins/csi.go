@@ -55,7 +55,9 @@ type csiVolumes struct {
 	root    string
 	host    *hostvolumes.Host
 	clients Clients
-	routes  map[string]string // csi driver → plugin
+	routes  map[string]string // csi driver → plugin, from the configs
+	plugins []string          // the volume plugins of the host
+	caps    Capabilities
 	policy  func(ctx context.Context, driver string) (storagev1.FSGroupPolicy, error)
 	podInfo func(ctx context.Context, driver string) (bool, error)
 }
@@ -65,7 +67,7 @@ func (c *csiVolumes) client(v volumemanager.Volume) (string, volumev1.VolumeClie
 	if v.CSI == nil {
 		return "", nil, noPlugin(v)
 	}
-	name, ok := c.routes[v.CSI.Driver]
+	name, ok := c.route(v.CSI.Driver)
 	if !ok {
 		return "", nil, noPlugin(v)
 	}

@@ -58,9 +58,13 @@ func (c *csiVolumes) Reconstruct(ctx context.Context, dir volumemanager.PodVolum
 // ask asks the plugin serving driver, or with no driver every CSI
 // plugin, about target; the first that found it answers.
 func (c *csiVolumes) ask(ctx context.Context, driver, target string) (*volumev1.ReconstructResponse, error) {
-	plugins := slices.Sorted(maps.Keys(invert(c.routes)))
+	byPlugin := invert(c.routes)
+	if name, err := c.registrationPlugin(); err == nil {
+		byPlugin[name] = ""
+	}
+	plugins := slices.Sorted(maps.Keys(byPlugin))
 	if driver != "" {
-		name, ok := c.routes[driver]
+		name, ok := c.route(driver)
 		if !ok {
 			return nil, fmt.Errorf("%w: csi driver %q", ErrNoVolumePlugin, driver)
 		}

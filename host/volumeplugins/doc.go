@@ -8,7 +8,11 @@
 // (proto/volume/v1):
 //
 //   - a CSI volume to the plugin whose config lists its driver under
-//     drivers[].name (volume-csi's config; csi.go), staged at
+//     drivers[].name (volume-csi's config; csi.go), any other driver to
+//     the one plugin that declares volume.csi.registration in GetInfo,
+//     which takes the drivers registered at run time
+//     (RegisterCSIDriver, DeregisterCSIDriver: csiregister.go, called by
+//     host/pluginregistration's handler in host/node), staged at
 //     <root>/plugins/kubernetes.io~csi/<driver>/<sha256 of the handle>/globalmount
 //     when shared and published at its pod's target path, then given to
 //     the pod's fsGroup where the driver's fsGroupPolicy says so

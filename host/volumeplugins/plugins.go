@@ -92,7 +92,8 @@ type Plugins struct {
 }
 
 // New builds Plugins. It fails when two plugins' configs list one CSI
-// driver, or two running plugins declare the same SCSI kind.
+// driver, or two running plugins declare the same SCSI kind or
+// volume.csi.registration.
 func New(cfg Config) (*Plugins, error) {
 	routes, err := csiDriverRoutes(cfg.Specs)
 	if err != nil {
@@ -107,10 +108,14 @@ func New(cfg Config) (*Plugins, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	return &Plugins{
-		host: cfg.Host, api: cfg.API, scsi: s, caps: cfg.Capabilities,
-		csi: &csiVolumes{root: cfg.Root, host: cfg.Host, clients: cfg.Clients, routes: routes, policy: cfg.FSGroupPolicy, podInfo: cfg.PodInfoOnMount},
-	}, nil
+	c := &csiVolumes{
+		root: cfg.Root, host: cfg.Host, clients: cfg.Clients, routes: routes, plugins: s.plugins, caps: cfg.Capabilities,
+		policy: cfg.FSGroupPolicy, podInfo: cfg.PodInfoOnMount,
+	}
+	if _, err := c.registrationPlugin(); errors.Is(err, ErrVolumePluginConflict) {
+		return nil, err
+	}
+	return &Plugins{host: cfg.Host, api: cfg.API, scsi: s, caps: cfg.Capabilities, csi: c}, nil
 }
 
 // deviceOps are the operations of a volume plugin's volumes.

@@ -66,7 +66,7 @@ func (p *csiPlugin) driverFor(name string) (*driverConn, error) {
 	if dc, ok := p.registered[name]; ok {
 		return dc, nil
 	}
-	return nil, fmt.Errorf("%w %q: not among the configured or registered drivers", errUnknownDriver, name)
+	return nil, fmt.Errorf("%w: csi driver %q is neither configured nor registered", errUnknownDriver, name)
 }
 
 // register connects to a driver that registered at run time, checks that
