@@ -24,6 +24,10 @@ type fileConfig struct {
 	Capabilities      fileCaps    `json:"capabilities"`
 	Faults            []fileFault `json:"faults"`
 	Volumes           []string    `json:"volumes"`
+	// Topology and MaxVolumesPerNode are NodeGetInfo's
+	// accessible_topology segments and max_volumes_per_node.
+	Topology          map[string]string `json:"topology"`
+	MaxVolumesPerNode int64             `json:"maxVolumesPerNode"`
 }
 
 type fileCaps struct {
@@ -57,6 +61,9 @@ type config struct {
 	// volumes are created at start (defaultVolumeSize each), for a CO
 	// that has no provisioner: the demo's static PersistentVolume.
 	volumes []string
+	// topology and maxVolumes are what NodeGetInfo says beside the node ID.
+	topology   map[string]string
+	maxVolumes int64
 }
 
 // faultAction is what a fault does to a call.
@@ -129,6 +136,8 @@ func parseConfig(data []byte) (config, error) {
 		defaultVolumeSize: defaultSize,
 		stageUnstage:      f.Capabilities.StageUnstage == nil || *f.Capabilities.StageUnstage,
 		volumeStats:       f.Capabilities.VolumeStats == nil || *f.Capabilities.VolumeStats,
+		topology:          f.Topology,
+		maxVolumes:        f.MaxVolumesPerNode,
 	}
 	if c.driverName == "" {
 		c.driverName = defaultDriverName
@@ -154,6 +163,9 @@ func parseConfig(data []byte) (config, error) {
 	}
 	if c.nodeID == "" {
 		errs = append(errs, errors.New("nodeID: required"))
+	}
+	if c.maxVolumes < 0 {
+		errs = append(errs, fmt.Errorf("maxVolumesPerNode: must not be negative, got %d", c.maxVolumes))
 	}
 	if c.callLog != "" && !filepath.IsAbs(c.callLog) {
 		errs = append(errs, fmt.Errorf("callLog: %q is not absolute", c.callLog))

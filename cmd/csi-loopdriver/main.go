@@ -17,6 +17,8 @@
 //	defaultVolumeSize: 1Gi                    # for CreateVolume without a capacity
 //	capabilities: {stageUnstage: true, volumeStats: true}   # the defaults
 //	volumes: [demo-data]                      # created at start, if missing
+//	topology: {topology.loop.csi/node: node-1} # NodeGetInfo's accessible_topology (optional)
+//	maxVolumesPerNode: 10                     # NodeGetInfo's max_volumes_per_node (0: none)
 //	faults:
 //	- {rpc: NodeStageVolume, action: fail, code: DeadlineExceeded, times: 3}
 //	- {rpc: NodePublishVolume, action: delay, delay: 3s}

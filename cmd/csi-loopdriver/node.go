@@ -120,5 +120,9 @@ func nodeCap(t csi.NodeServiceCapability_RPC_Type) *csi.NodeServiceCapability {
 }
 
 func (s nodeServer) NodeGetInfo(context.Context, *csi.NodeGetInfoRequest) (*csi.NodeGetInfoResponse, error) {
-	return &csi.NodeGetInfoResponse{NodeId: s.d.cfg.nodeID}, nil
+	resp := &csi.NodeGetInfoResponse{NodeId: s.d.cfg.nodeID, MaxVolumesPerNode: s.d.cfg.maxVolumes}
+	if len(s.d.cfg.topology) > 0 {
+		resp.AccessibleTopology = &csi.Topology{Segments: s.d.cfg.topology}
+	}
+	return resp, nil
 }

@@ -11,7 +11,8 @@
 // enforced by host/eviction, whose evictions go to the pod workers as
 // eviction kills (eviction.go). The plugin registration directory
 // (host/pluginregistration) hands its CSI drivers to the volume plugins
-// (csiregistration.go).
+// and, in Kubernetes mode, to the CSINode (host/csinode;
+// csiregistration.go).
 //
 // Only cmd/host imports it. It holds wiring and the glue between packages
 // (turning changes of the desired pod set into pod worker updates); the
