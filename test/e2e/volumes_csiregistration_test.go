@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -85,6 +86,32 @@ func TestVolumesCSIRegistration(t *testing.T) {
 		h.waitGone("csi-after", 60*time.Second)
 		poll(t, 30*time.Second, func() bool { return strings.Join(d.calls(t), ",") == want+","+want },
 			func() string { return fmt.Sprintf("driver calls %q; want %s twice", d.calls(t), want) })
+	})
+
+	// volume-csi killed: its restart lost the drivers it was told of, and
+	// the host registers them with it again.
+	t.Run("a restarted volume plugin gets its registered drivers again", func(t *testing.T) {
+		register(t)
+		before, ok := h.namedPlugin("csi")
+		if !ok {
+			t.Fatal("no csi plugin")
+		}
+		if err := syscall.Kill(before.PID, syscall.SIGKILL); err != nil {
+			t.Fatalf("kill volume-csi (pid %d): %v", before.PID, err)
+		}
+		poll(t, 60*time.Second, func() bool {
+			p, ok := h.namedPlugin("csi")
+			return ok && p.Restarts > before.Restarts && p.State == "running"
+		}, func() string { return "volume-csi not restarted\n" + h.logTail() })
+		seen := len(d.calls(t))
+		h.apply(claimsPod("csi-restarted", `cat /data/file; exec sleep 3600`, "data"))
+		h.waitPod("csi-restarted", 3*time.Minute, "running", running)
+		h.waitLog("csi-restarted", "main", "written-via-registration")
+		h.delete("csi-restarted", &zero)
+		h.waitGone("csi-restarted", 60*time.Second)
+		want := "NodeStageVolume OK,NodePublishVolume OK,NodeUnpublishVolume OK,NodeUnstageVolume OK"
+		poll(t, 30*time.Second, func() bool { return strings.Join(d.calls(t)[seen:], ",") == want },
+			func() string { return fmt.Sprintf("driver calls %q; want %s", d.calls(t)[seen:], want) })
 	})
 
 	t.Run("bad registrations are refused", func(t *testing.T) {
