@@ -3,8 +3,9 @@
 // plugin registration API (k8s.io/kubelet/pkg/apis/pluginregistration/v1).
 // It serves GetInfo with a given answer on a unix socket and reports each
 // NotifyRegistrationStatus it receives. Tests of the host's registration
-// watcher (host/pluginregistration) and the e2e tests use it in place of
-// node-driver-registrar, which is not on the module proxy.
+// watcher (host/pluginregistration) and the e2e tests import it, in place
+// of node-driver-registrar, which is not on the module proxy; no other
+// code may.
 package registrartest
 
 import (
