@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -49,6 +50,8 @@ type Ring struct {
 	last    map[Object]uint64 // newest entry's Seq per object
 	watches map[*watcher]struct{}
 	dropped prometheus.Counter
+	// forward, when set, is also given every pod event (ForwardPods).
+	forward atomic.Pointer[func(pod *v1.Pod, eventType, reason, message string)]
 }
 
 type watcher struct{ ch chan Event }
@@ -86,6 +89,20 @@ func (r *Ring) Event(pod *v1.Pod, eventType, reason, message string) {
 		obj = Object{Kind: KindPod, Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}
 	}
 	r.Record(obj, eventType, reason, message)
+	if f := r.forward.Load(); f != nil && pod != nil {
+		(*f)(pod, eventType, reason, message)
+	}
+}
+
+// ForwardPods makes every later pod event go to f too, after the ring
+// recorded it (Kubernetes mode: to the API server, which kubectl describe
+// pod reads). f must not block; nil stops forwarding.
+func (r *Ring) ForwardPods(f func(pod *v1.Pod, eventType, reason, message string)) {
+	if f == nil {
+		r.forward.Store(nil)
+		return
+	}
+	r.forward.Store(&f)
 }
 
 // Record records an event about any object and returns the entry as

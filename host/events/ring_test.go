@@ -253,3 +253,22 @@ func counterValue(t *testing.T, reg prometheus.Gatherer, name string) float64 {
 	t.Fatalf("no counter %s among %d metric families", name, len(families))
 	return 0
 }
+
+func TestForwardPods(t *testing.T) {
+	r := New(Options{})
+	var got []string
+	r.ForwardPods(func(pod *v1.Pod, eventType, reason, message string) {
+		got = append(got, pod.Name+" "+eventType+" "+reason+" "+message)
+	})
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "u"}}
+	r.Event(pod, "Warning", "BackOff", "back-off")
+	r.Event(nil, "Normal", "Starting", "node")
+	r.ForwardPods(nil)
+	r.Event(pod, "Normal", "Started", "after")
+	if len(got) != 1 || got[0] != "p Warning BackOff back-off" {
+		t.Fatalf("forwarded %q; want the pod's event before the stop only", got)
+	}
+	if n := len(r.List(Filter{})); n != 3 {
+		t.Fatalf("the ring holds %d events; want all 3", n)
+	}
+}

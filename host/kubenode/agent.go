@@ -10,6 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 )
 
 // Agent keeps one Node, its status and its Lease in the API server.
@@ -20,6 +21,8 @@ type Agent struct {
 	rand       func() float64
 	registered chan struct{}
 	running    atomic.Bool
+	// podEvents is the recorder of pod events once Run set it up.
+	podEvents atomic.Pointer[record.EventRecorder]
 
 	mu   sync.Mutex
 	node *v1.Node // the Node as last written or read; nil before registration
@@ -55,6 +58,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		stop := a.recordToAPIServer()
 		defer stop()
 	}
+	rec := a.o.Recorder
+	a.podEvents.Store(&rec)
+	defer a.podEvents.Store(nil)
 	a.recordStarting()
 	st := &statusLoop{a: a, report: reportPolicy{frequency: a.o.ReportFrequency, rand: a.rand},
 		hb: heartbeat{interval: a.o.StatusFrequency, rand: a.rand}}

@@ -77,6 +77,16 @@ func (a *Agent) event(reason, message string) {
 	}
 }
 
+// PodEvent records an event about an API-server pod on the API server,
+// as the kubelet's pod events (kubectl describe pod); none before Run set
+// up the recorder. It never blocks: client-go drops what its queue cannot
+// hold.
+func (a *Agent) PodEvent(pod *v1.Pod, eventType, reason, message string) {
+	if r := a.podEvents.Load(); r != nil && *r != nil && pod != nil {
+		(*r).Event(pod, eventType, reason, message)
+	}
+}
+
 // recordStarting records that the agent starts.
 func (a *Agent) recordStarting() { a.event(EventStarting, "Starting kubelet.") }
 

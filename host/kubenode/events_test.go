@@ -2,6 +2,7 @@ package kubenode
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,4 +123,31 @@ func TestNodeEventsOnTheClock(t *testing.T) {
 	if n := countActions(cs, "patch", "nodes"); n != 2 {
 		t.Errorf("%d status patches; want the two changes", n)
 	}
+}
+
+// TestPodEvents: once Run set up the recorder, a pod's events go to it
+// against the pod (kubectl describe pod); before Run, none.
+func TestPodEvents(t *testing.T) {
+	a, _, _ := fakeAgent(t)
+	rec := record.NewFakeRecorder(100)
+	a.o.Recorder = rec
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "u1"}}
+	a.PodEvent(pod, v1.EventTypeNormal, "Early", "before Run")
+	runAgent(t, a)
+	<-a.registered
+	a.PodEvent(pod, v1.EventTypeWarning, "BackOff", "Back-off restarting failed container")
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case e := <-rec.Events:
+			if strings.Contains(e, "Early") {
+				t.Fatalf("an event before Run was recorded: %s", e)
+			}
+			if e == "Warning BackOff Back-off restarting failed container" {
+				return
+			}
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	t.Fatal("the pod's event was not recorded")
 }

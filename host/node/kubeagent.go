@@ -14,6 +14,7 @@ import (
 	"github.com/podhost/podhost/host/kubenode"
 	"github.com/podhost/podhost/host/nodeserver"
 	"github.com/podhost/podhost/host/nodestats"
+	"github.com/podhost/podhost/sources/kubesource"
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 )
 
@@ -78,6 +79,14 @@ func (n *Node) buildKubeAgent() (*kubeAgent, error) {
 		return nil, err
 	}
 	a.agent = agent
+	// The events of the API server's pods go to the API server too, where
+	// kubectl describe pod and the cluster's tools read them, as the
+	// kubelet's; those of the node's own (manifest) pods stay local.
+	n.events.ForwardPods(func(pod *v1.Pod, eventType, reason, message string) {
+		if podSource(pod) == kubesource.SourceValue {
+			agent.PodEvent(pod, eventType, reason, message)
+		}
+	})
 	return a, nil
 }
 

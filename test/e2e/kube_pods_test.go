@@ -15,7 +15,8 @@ import (
 // each runs, and its status in the API server has the container's ID,
 // image ID and start time, the pod's start time and IP (a host-network
 // pod's IP is the node's), the node's InternalIP as its host IP, and
-// Ready. A pod with a volume podhost does not serve (nfs) fails in the API
+// Ready; their events are in the API server. A pod with a volume podhost
+// does not serve (nfs) fails in the API
 // with a reason and a message naming the volume.
 func TestKubePodsRunAndReport(t *testing.T) {
 	k := startKubeHost(t)
@@ -75,6 +76,14 @@ func TestKubePodsRunAndReport(t *testing.T) {
 			t.Errorf("%s: containerd runs %v; want exactly the container of the status, %s, as containerd://ID", name, ids, c.ContainerID)
 		}
 	}
+
+	// The pods' events reach the API server (kubectl describe pod), on
+	// the pod, from the node.
+	poll(t, 30*time.Second, func() bool {
+		list, err := k.cluster.Client.CoreV1().Events("default").List(t.Context(), metav1.ListOptions{
+			FieldSelector: "involvedObject.kind=Pod,involvedObject.name=web-00,reason=Started"})
+		return err == nil && len(list.Items) > 0 && list.Items[0].Source.Host == kubeNode
+	}, func() string { return "no Started event of pod web-00 from the node in the API server" })
 
 	// A volume source podhost does not serve fails the pod, naming it.
 	nfs := kubePod("nfs", v1.RestartPolicyAlways, sh("app", "sleep 3600"))
