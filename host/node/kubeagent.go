@@ -14,8 +14,8 @@ import (
 	"github.com/podhost/podhost/host/kubenode"
 	"github.com/podhost/podhost/host/nodeserver"
 	"github.com/podhost/podhost/host/nodestats"
-	"github.com/podhost/podhost/sources/kubesource"
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
+	"github.com/podhost/podhost/sources/kubesource"
 )
 
 // KubeServer is the node's daemon endpoint in Kubernetes mode: the HTTPS
