@@ -1,7 +1,8 @@
 #!/bin/sh
 # install-deps.sh installs the host packages that the containerd tests, the
 # CRI floor benchmark and hack/containerd-up.sh need: containerd, runc and
-# busybox-static (the source of the busybox test image), iproute2 (ip, which
+# busybox-static (the source of the busybox test image), bash-static (the
+# conformance agnhost image's /bin/bash), iproute2 (ip, which
 # sets up the bridge of the tests' pod network), and systemd for
 # systemd-analyze, which checks the unit file in deploy/'s tests. It is idempotent and
 # non-interactive; CI calls it before the e2e tests. Run it as root.
@@ -10,14 +11,14 @@ set -eu
 export DEBIAN_FRONTEND=noninteractive
 
 missing=""
-for pkg in containerd runc busybox-static iproute2 systemd; do
+for pkg in containerd runc busybox-static bash-static iproute2 systemd; do
 	if ! dpkg-query -W -f '${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
 		missing="$missing $pkg"
 	fi
 done
 
 if [ -z "$missing" ]; then
-	echo "install-deps: containerd, runc, busybox-static, iproute2 and systemd (systemd-analyze) are already installed"
+	echo "install-deps: containerd, runc, busybox-static, bash-static, iproute2 and systemd (systemd-analyze) are already installed"
 	exit 0
 fi
 

@@ -38,6 +38,9 @@ type Sources struct {
 	// AgnhostFiles holds porter's localhost.crt and localhost.key from
 	// test/images/agnhost/porter, which the agnhost image carries at /.
 	AgnhostFiles string
+	// Bash is a static bash (Debian's bash-static), the agnhost image's
+	// /bin/bash, which probe specs run; empty or missing: no bash there.
+	Bash string
 }
 
 // Unavailable is an image the suite names that is not built here.
@@ -214,8 +217,9 @@ func busyboxImage(src Sources, applets []string) (ociarchive.Image, error) {
 
 // agnhostImage follows test/images/agnhost/Dockerfile on the busybox base
 // instead of alpine: /agnhost with /agnhost-2 linked to it, porter's
-// certificate and key, /uploads for netexec, and the user and group a
-// supplemental-groups spec expects in the image.
+// certificate and key, /uploads for netexec, the user and group a
+// supplemental-groups spec expects in the image, and Debian's static bash
+// as /bin/bash when it is installed (hack/install-deps.sh).
 func agnhostImage(src Sources, applets []string) (ociarchive.Image, error) {
 	passwd := basePasswd + "user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh\n"
 	group := baseGroup + "user-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n"
@@ -233,6 +237,11 @@ func agnhostImage(src Sources, applets []string) (ociarchive.Image, error) {
 		ociarchive.Dir("/uploads", 0o755),
 		ociarchive.Dir("/home/user-defined-in-image", 0o755),
 	)
+	if src.Bash != "" {
+		if bash, err := readStatic(src.Bash); err == nil {
+			entries = append(entries, ociarchive.File("/bin/bash", 0o755, bash))
+		}
+	}
 	for _, f := range []string{"localhost.crt", "localhost.key"} {
 		data, err := os.ReadFile(filepath.Join(src.AgnhostFiles, f))
 		if err != nil {
@@ -301,6 +310,7 @@ func SourcesIn(dir string) Sources {
 		Busybox: localimages.BusyboxPath,
 		Agnhost: filepath.Join(dir, "agnhost"), Nonewprivs: filepath.Join(dir, "nonewprivs"),
 		AgnhostFiles: filepath.Join(dir, "agnhost-porter"),
+		Bash:         "/bin/bash-static",
 	}
 }
 
