@@ -82,15 +82,23 @@ func Busybox(busybox []byte) ociarchive.Image {
 
 // BuildPause compiles the pause program into out as a static executable. It
 // runs the go command, so it must run inside this module.
-func BuildPause(ctx context.Context, out string) error {
+func BuildPause(ctx context.Context, out string) error { return BuildStatic(ctx, PausePackage, out) }
+
+// CurlPackage is the Go package of the conformance agnhost image's curl.
+const CurlPackage = "github.com/podhost/podhost/images/curl"
+
+// BuildStatic builds the Go main package pkg of this module into out, a
+// static binary (it runs the go command, so it must run inside this
+// module).
+func BuildStatic(ctx context.Context, pkg, out string) error {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		return fmt.Errorf("build pause: %w", err)
+		return fmt.Errorf("build %s: %w", pkg, err)
 	}
-	cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-ldflags=-s -w", "-o", out, PausePackage)
+	cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if output, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("build pause: %w: %s", err, strings.TrimSpace(string(output)))
+		return fmt.Errorf("build %s: %w: %s", pkg, err, strings.TrimSpace(string(output)))
 	}
 	return CheckStatic(out)
 }

@@ -139,7 +139,7 @@ func TestPlanBuildsTheSuitesImages(t *testing.T) {
 		}
 	}
 	bb := localimages.BusyboxPath
-	src := Sources{Busybox: bb, Pause: bb, Agnhost: bb, Nonewprivs: bb, AgnhostFiles: porter}
+	src := Sources{Busybox: bb, Pause: bb, Agnhost: bb, Nonewprivs: bb, AgnhostFiles: porter, Bash: bb, Curl: bb}
 	names := []string{NonrootImage, "registry.k8s.io/e2e-test-images/nginx:1.27.0-2", AgnhostImage, BusyboxImage,
 		"registry.k8s.io/e2e-test-images/agnhost:2.99", PauseImage, NonewprivsImage, AgnhostImage}
 	images, missing, err := Plan(names, src)
@@ -193,6 +193,8 @@ func TestPlanBuildsTheSuitesImages(t *testing.T) {
 		t.Errorf("agnhost /etc/group:\n%s", e.Data)
 	}
 	entry(AgnhostImage, "localhost.key")
+	entry(AgnhostImage, "bin/bash")
+	entry(AgnhostImage, "usr/bin/curl")
 	if e := entry(NonewprivsImage, "usr/local/bin/nnp"); e.Mode&os.ModeSetuid == 0 {
 		t.Errorf("nnp mode %v; want set-uid", e.Mode)
 	}

@@ -41,6 +41,9 @@ type Sources struct {
 	// Bash is a static bash (Debian's bash-static), the agnhost image's
 	// /bin/bash, which probe specs run; empty or missing: no bash there.
 	Bash string
+	// Curl is the agnhost image's /usr/bin/curl (images/curl), which
+	// lifecycle hook specs run; empty: WriteImages builds it.
+	Curl string
 }
 
 // Unavailable is an image the suite names that is not built here.
@@ -218,8 +221,9 @@ func busyboxImage(src Sources, applets []string) (ociarchive.Image, error) {
 // agnhostImage follows test/images/agnhost/Dockerfile on the busybox base
 // instead of alpine: /agnhost with /agnhost-2 linked to it, porter's
 // certificate and key, /uploads for netexec, the user and group a
-// supplemental-groups spec expects in the image, and Debian's static bash
-// as /bin/bash when it is installed (hack/install-deps.sh).
+// supplemental-groups spec expects in the image, Debian's static bash as
+// /bin/bash when it is installed (hack/install-deps.sh), and podhost's
+// minimal curl (images/curl) as /usr/bin/curl.
 func agnhostImage(src Sources, applets []string) (ociarchive.Image, error) {
 	passwd := basePasswd + "user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh\n"
 	group := baseGroup + "user-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n"
@@ -241,6 +245,13 @@ func agnhostImage(src Sources, applets []string) (ociarchive.Image, error) {
 		if bash, err := readStatic(src.Bash); err == nil {
 			entries = append(entries, ociarchive.File("/bin/bash", 0o755, bash))
 		}
+	}
+	if src.Curl != "" {
+		curl, err := readStatic(src.Curl)
+		if err != nil {
+			return ociarchive.Image{}, err
+		}
+		entries = append(entries, ociarchive.File("/usr/bin/curl", 0o755, curl))
 	}
 	for _, f := range []string{"localhost.crt", "localhost.key"} {
 		data, err := os.ReadFile(filepath.Join(src.AgnhostFiles, f))
@@ -330,8 +341,8 @@ type Archive struct {
 
 // WriteImages writes into dir an OCI archive of each image of names that
 // is built here (Plan), and returns the others with their reasons. Without
-// src.Pause it builds the pause program into dir first (it runs the go
-// command, so it must run inside this module).
+// src.Pause or src.Curl it builds the pause or curl program into dir first
+// (it runs the go command, so it must run inside this module).
 func WriteImages(ctx context.Context, dir string, names []string, src Sources) ([]Archive, []Unavailable, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, err
@@ -339,6 +350,12 @@ func WriteImages(ctx context.Context, dir string, names []string, src Sources) (
 	if src.Pause == "" {
 		src.Pause = filepath.Join(dir, "pause")
 		if err := localimages.BuildPause(ctx, src.Pause); err != nil {
+			return nil, nil, err
+		}
+	}
+	if src.Curl == "" {
+		src.Curl = filepath.Join(dir, "curl")
+		if err := localimages.BuildStatic(ctx, localimages.CurlPackage, src.Curl); err != nil {
 			return nil, nil, err
 		}
 	}
