@@ -84,8 +84,11 @@ e2e-binaries:
 FOCUS ?=
 SKIP  ?=
 PROCS ?= 4
+# TIMEOUT bounds a conformance run (ginkgo's suite timeout): at its end the
+# running specs stop and the report is still written.
+TIMEOUT ?= 24h
 conformance: deps kube-binaries e2e-binaries cni-plugins build
-	$(GO) run ./hack/conformance -procs $(PROCS) $(if $(FOCUS),-focus '$(FOCUS)') $(if $(SKIP),-skip '$(SKIP)')
+	$(GO) run ./hack/conformance -procs $(PROCS) -timeout $(TIMEOUT) $(if $(FOCUS),-focus '$(FOCUS)') $(if $(SKIP),-skip '$(SKIP)')
 
 # The fixed fast subset of the suite (test/conformance/fast.go), the one
 # meant for `make test` once it is measured under CI's limit.

@@ -2,7 +2,7 @@
 // against one podhost node and writes its figures into CONFORMANCE.md
 // (`make conformance`, as root, from the repository root):
 //
-//	conformance [-focus RE | -fast] [-skip RE] [-procs N] [-out CONFORMANCE.md] [-dir build/conformance]
+//	conformance [-focus RE | -fast] [-skip RE] [-procs N] [-timeout D] [-out CONFORMANCE.md] [-dir build/conformance]
 //
 // It expects the binaries of hack/kube-binaries.sh, hack/e2e-binaries.sh
 // and hack/cni-plugins.sh in their cache and podhost's in bin/ (make
@@ -43,6 +43,7 @@ type config struct {
 	fast        bool
 	focus, skip string
 	procs       int
+	timeout     time.Duration
 	out, dir    string
 	bin         string
 }
@@ -53,6 +54,7 @@ func main() {
 	flag.BoolVar(&cfg.fast, "fast", false, "run the fixed fast subset (test/conformance.FastSpecs) instead of -focus")
 	flag.StringVar(&cfg.skip, "skip", conformance.BaseSkip, "ginkgo skip `regexp` (the not-applicable specs are always added)")
 	flag.IntVar(&cfg.procs, "procs", 4, "ginkgo processes")
+	flag.DurationVar(&cfg.timeout, "timeout", 24*time.Hour, "ginkgo's suite `timeout`: the run then stops its specs and still writes its report (the specs not run are counted as without outcome); an interrupt after ginkgo's grace may leave none")
 	flag.StringVar(&cfg.out, "out", "CONFORMANCE.md", "`file` to write the run's figures into")
 	flag.StringVar(&cfg.dir, "dir", "build/conformance", "`dir` for the runs' logs and reports")
 	flag.StringVar(&cfg.bin, "bin", "bin", "`dir` of podhost and its plugins (make build)")
@@ -174,7 +176,7 @@ func run(ctx context.Context, cfg config) (err error) {
 		Commit: commit, Start: time.Now(), Fast: cfg.fast, CPUs: runtime.NumCPU(), LoadBefore: loadAverage(),
 		Focus: cfg.focus, Skip: cfg.skip, Procs: cfg.procs, Selected: selected, NotApplicable: na, Images: unavailable,
 	}
-	junit, runErr := suite.run(ctx, runDir, cluster, cfg.focus, conformance.SkipPattern(cfg.skip, conformance.NotApplicableSpecs), cfg.procs)
+	junit, runErr := suite.run(ctx, runDir, cluster, cfg.focus, conformance.SkipPattern(cfg.skip, conformance.NotApplicableSpecs), cfg.procs, cfg.timeout)
 	r.Duration, r.LoadAfter = time.Since(r.Start), loadAverage()
 	if runErr != nil && junit == "" {
 		return runErr

@@ -70,14 +70,14 @@ func (s suiteBinaries) dryRun(ctx context.Context, runDir, kubeconfig, focus, sk
 // run runs ginkgo over e2e.test and returns the path of its JUnit report
 // (empty when ginkgo wrote none), with ginkgo's error: a failed spec makes
 // it exit non-zero. Its output goes to ginkgo.log and to standard output.
-func (s suiteBinaries) run(ctx context.Context, runDir string, c *kubecluster.Cluster, focus, skip string, procs int) (string, error) {
+func (s suiteBinaries) run(ctx context.Context, runDir string, c *kubecluster.Cluster, focus, skip string, procs int, timeout time.Duration) (string, error) {
 	log, err := os.Create(filepath.Join(runDir, "ginkgo.log"))
 	if err != nil {
 		return "", err
 	}
 	defer log.Close()
 	args := []string{
-		"--procs=" + strconv.Itoa(procs), "--timeout=24h", "--no-color",
+		"--procs=" + strconv.Itoa(procs), "--timeout=" + timeout.String(), "--no-color",
 		"--focus=" + focus, "--skip=" + skip,
 		"--junit-report=junit.xml", "--output-dir=" + runDir,
 		s.e2eTest, "--",
