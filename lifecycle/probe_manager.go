@@ -60,6 +60,9 @@ type probeWorker struct {
 	spec  *v1.Container
 	state probeState
 	stop  chan struct{}
+	// now asks for a step at once (a readiness worker, when its
+	// container's startup probe succeeded), besides the period's.
+	now chan struct{}
 }
 
 // NewProbeManager returns a manager without workers.
@@ -83,7 +86,7 @@ func (m *ProbeManager) AddPod(pod *v1.Pod) {
 			if p == nil || m.workers[key] != nil {
 				continue
 			}
-			w := &probeWorker{key: key, pod: pod, spec: c, stop: make(chan struct{}),
+			w := &probeWorker{key: key, pod: pod, spec: c, stop: make(chan struct{}), now: make(chan struct{}, 1),
 				state: probeState{kind: k, probe: ProbeWithDefaults(p)}}
 			m.workers[key] = w
 			m.pending = append(m.pending, w)
@@ -172,6 +175,7 @@ func (m *ProbeManager) work(ctx context.Context, w *probeWorker) {
 		case <-w.stop:
 			return
 		case <-m.cfg.Clock.After(wait):
+		case <-w.now:
 		}
 	}
 }
@@ -278,7 +282,8 @@ func (m *ProbeManager) kill(ctx context.Context, w *probeWorker) {
 }
 
 // setResult stores a result; a change refreshes the pod's status, and a
-// startup success asks for a sync of the pod.
+// startup success runs the container's readiness probe at once and asks
+// for a sync of the pod.
 func (m *ProbeManager) setResult(ctx context.Context, w *probeWorker, r ProbeResult) {
 	if !m.cfg.Results.Set(w.key.uid, w.key.container, w.key.kind, w.state.containerID, r) {
 		return
@@ -286,7 +291,20 @@ func (m *ProbeManager) setResult(ctx context.Context, w *probeWorker, r ProbeRes
 	if m.cfg.OnChange != nil {
 		m.cfg.OnChange(w.key.uid)
 	}
-	if w.key.kind != Startup || r != ProbeSuccess || m.cfg.Syncs == nil {
+	if w.key.kind != Startup || r != ProbeSuccess {
+		return
+	}
+	// The readiness probe runs at once rather than a period later, as the
+	// kubelet's: the container may be ready as soon as it started.
+	m.mu.Lock()
+	if rw := m.workers[probeKey{uid: w.key.uid, container: w.key.container, kind: Readiness}]; rw != nil {
+		select {
+		case rw.now <- struct{}{}:
+		default:
+		}
+	}
+	m.mu.Unlock()
+	if m.cfg.Syncs == nil {
 		return
 	}
 	select {

@@ -475,3 +475,27 @@ func TestProbeManagerWarning(t *testing.T) {
 		}
 	})
 }
+
+// When the startup probe succeeds the readiness probe runs at once, not a
+// period later (upstream: Probing restartable init container should be
+// ready immediately after startupProbe succeeds; its readiness period is
+// 30 s, the startup probe's 5 s).
+func TestProbeManagerReadinessRightAfterStartup(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newProbeFixture(v1.Container{
+			StartupProbe:   &v1.Probe{FailureThreshold: 100, PeriodSeconds: 10},
+			ReadinessProbe: &v1.Probe{PeriodSeconds: 3600},
+		})
+		f.prober.set(lifecycle.Startup, lifecycle.ProbeFailure)
+		f.prober.set(lifecycle.Readiness, lifecycle.ProbeSuccess)
+		stop := f.run()
+		defer stop()
+		f.manager.AddPod(f.pod)
+		f.period()
+		f.prober.set(lifecycle.Startup, lifecycle.ProbeSuccess)
+		f.period()
+		if ready, cond := f.ready(t); !ready || cond != v1.ConditionTrue {
+			t.Fatalf("a period of the startup probe after it succeeded: ready=%v Ready=%s; want ready long before the readiness period", ready, cond)
+		}
+	})
+}
