@@ -27,6 +27,9 @@ func TestCurl(t *testing.T) {
 		{[]string{"http://127.0.0.1:1/"}, 7, ""},
 		{[]string{"ftp://x/"}, 3, ""},
 		{[]string{"-Z", srv.URL}, 2, ""},
+		{[]string{"-g", "-q", "-s", "--max-time", "15", "--connect-timeout", "1", srv.URL + "/echo?msg=hostName"}, 0, "echo hostName"},
+		{[]string{"-q", "-s", "-o", "/dev/null", "-w", "%{http_code}", srv.URL + "/missing"}, 0, "404"},
+		{[]string{"-m"}, 2, ""},
 	}
 	for _, tt := range tests {
 		var out, errOut bytes.Buffer
