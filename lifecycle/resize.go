@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	v1 "k8s.io/api/core/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
 )
 
 // In-place resize (the kubelet's InPlacePodVerticalScaling, with
@@ -73,7 +74,8 @@ func resizeInProgress(pod *v1.Pod, rs *PodStatus) bool {
 
 // setResizeStatus fills the resize fields of a generated status: each
 // container's allocatedResources (its spec's requests) and, while it
-// runs, its actuated resources; the pod-level ones likewise; and the
+// runs, its actuated resources; the pod-level ones likewise (without
+// pod-level resources, the pod's allocation is its containers'); and the
 // PodResizeInProgress condition while an actuation is due.
 func setResizeStatus(pod *v1.Pod, rs *PodStatus, s *v1.PodStatus) {
 	specs := map[string]*v1.Container{}
@@ -108,6 +110,11 @@ func setResizeStatus(pod *v1.Pod, rs *PodStatus, s *v1.PodStatus) {
 		if rs != nil && rs.Resources != nil {
 			s.Resources = rs.Resources.DeepCopy()
 		}
+	} else if req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}); len(req) > 0 {
+		// Without pod-level resources the pod's allocation is its
+		// containers' (init containers and sidecars counted as the
+		// scheduler counts them), as the kubelet reports it.
+		s.AllocatedResources = req
 	}
 	if resizeInProgress(pod, rs) {
 		s.Conditions = append(s.Conditions, v1.PodCondition{Type: v1.PodResizeInProgress, Status: v1.ConditionTrue})

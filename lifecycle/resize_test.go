@@ -69,3 +69,22 @@ func hasCondition(s v1.PodStatus, t v1.PodConditionType) bool {
 	}
 	return false
 }
+
+// Without pod-level resources the pod's allocatedResources are its
+// containers' requests (upstream PLR pod-level resize with requests and
+// limits add: nil, want the containers' 2m).
+func TestPodAllocatedFromContainers(t *testing.T) {
+	pod := apiPod("1", "p")
+	pod.Spec.Containers = []v1.Container{
+		{Name: "a", Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1m")}}},
+		{Name: "b", Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1m")}}},
+	}
+	s := lifecycle.GeneratePodStatus(pod, &lifecycle.PodStatus{ID: "1"}, v1.PodStatus{}, false, nil)
+	if got := s.AllocatedResources.Cpu().String(); got != "2m" {
+		t.Fatalf("pod allocatedResources cpu %s; want 2m", got)
+	}
+	pod.Spec.Containers = []v1.Container{{Name: "none"}}
+	if s := lifecycle.GeneratePodStatus(pod, &lifecycle.PodStatus{ID: "1"}, v1.PodStatus{}, false, nil); s.AllocatedResources != nil {
+		t.Fatalf("a pod without requests: allocatedResources %v; want none", s.AllocatedResources)
+	}
+}
