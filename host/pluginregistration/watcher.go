@@ -142,6 +142,12 @@ func (w *Watcher) added(ctx context.Context, path string) {
 	if strings.HasPrefix(filepath.Base(path), ".") {
 		return
 	}
+	if _, ok := w.sockets[path]; ok {
+		// Registered already: a socket made while Run starts is both in
+		// its first listing and in a Create event. One made again at the
+		// same path was removed (and forgotten) first.
+		return
+	}
 	fi, err := os.Lstat(path)
 	if err != nil || fi.Mode()&os.ModeSocket == 0 {
 		return
