@@ -20,6 +20,8 @@ type callRecord struct {
 	VolumePath        string    `json:"volume_path,omitempty"`
 	// PublishContext is a NodeStage or NodePublish request's.
 	PublishContext map[string]string `json:"publish_context,omitempty"`
+	// VolumeContext is a NodeStage or NodePublish request's.
+	VolumeContext map[string]string `json:"volume_context,omitempty"`
 	// Code is the gRPC code name of the answer ("OK" on success).
 	Code    string `json:"code"`
 	Message string `json:"message,omitempty"`

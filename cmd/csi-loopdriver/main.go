@@ -5,7 +5,11 @@
 // capability names another) when it has none; NodePublishVolume
 // bind-mounts the staging mount, or for a block volume the loop device,
 // at the target. NodeGetVolumeStats reports statfs (block: the device
-// size).
+// size). A NodePublishVolume whose volume_context has
+// csi.storage.k8s.io/ephemeral: "true" is an inline ephemeral volume, as
+// the hostpath driver serves one: never staged, made on the spot (of the
+// context's `size`, else defaultVolumeSize), mounted at the target and
+// deleted when it is unpublished (ephemeral.go).
 //
 // It reads one config file (YAML or JSON) at start:
 //
@@ -36,7 +40,8 @@
 // up or the driver stops.
 //
 // The call log gets one JSON line per finished call: start, end, rpc,
-// volume_id (for CreateVolume the ID its name makes), staging_target_path, target_path, volume_path, code (the
+// volume_id (for CreateVolume the ID its name makes), staging_target_path, target_path, volume_path,
+// publish_context, volume_context, code (the
 // gRPC code name, "OK"), message, and fault (the action of an injected
 // fault). Tests read it to see what a CO called.
 //

@@ -64,7 +64,12 @@ func (s nodeServer) NodePublishVolume(ctx context.Context, req *csi.NodePublishV
 	if err != nil {
 		return nil, grpcError(err)
 	}
-	if err := s.d.publish(ctx, req.GetVolumeId(), req.GetStagingTargetPath(), req.GetTargetPath(), c, req.GetReadonly()); err != nil {
+	if req.GetVolumeContext()[ephemeralKey] == "true" {
+		err = s.d.publishEphemeral(ctx, req.GetVolumeId(), req.GetStagingTargetPath(), req.GetTargetPath(), c, req.GetReadonly(), req.GetVolumeContext())
+	} else {
+		err = s.d.publish(ctx, req.GetVolumeId(), req.GetStagingTargetPath(), req.GetTargetPath(), c, req.GetReadonly(), false)
+	}
+	if err != nil {
 		return nil, grpcError(err)
 	}
 	return &csi.NodePublishVolumeResponse{}, nil
@@ -74,7 +79,7 @@ func (s nodeServer) NodeUnpublishVolume(ctx context.Context, req *csi.NodeUnpubl
 	if err := required("volume_id", req.GetVolumeId(), "target_path", req.GetTargetPath()); err != nil {
 		return nil, grpcError(err)
 	}
-	if err := s.d.unpublish(ctx, req.GetVolumeId(), req.GetTargetPath()); err != nil {
+	if err := s.d.unpublishAny(ctx, req.GetVolumeId(), req.GetTargetPath()); err != nil {
 		return nil, grpcError(err)
 	}
 	return &csi.NodeUnpublishVolumeResponse{}, nil
@@ -87,7 +92,7 @@ func (s nodeServer) NodeGetVolumeStats(_ context.Context, req *csi.NodeGetVolume
 	if err := required("volume_id", req.GetVolumeId(), "volume_path", req.GetVolumePath()); err != nil {
 		return nil, grpcError(err)
 	}
-	st, err := s.d.stats(req.GetVolumeId(), req.GetVolumePath())
+	st, err := s.d.stats(s.d.internalID(req.GetVolumeId()), req.GetVolumePath())
 	if err != nil {
 		return nil, grpcError(err)
 	}

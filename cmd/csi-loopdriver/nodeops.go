@@ -114,7 +114,7 @@ func (d *driver) unstageLocked(ctx context.Context, id, staging string) error {
 // publish makes the volume available at target: a bind mount of the
 // staging mount (or of the loop device, for a block volume, on a file the
 // driver creates). Without staging, publish attaches and mounts itself.
-func (d *driver) publish(ctx context.Context, id, staging, target string, c volumeCap, readOnly bool) error {
+func (d *driver) publish(ctx context.Context, id, staging, target string, c volumeCap, readOnly, ephemeral bool) error {
 	unlock, err := d.lockVolume(id)
 	if err != nil {
 		return err
@@ -124,7 +124,8 @@ func (d *driver) publish(ctx context.Context, id, staging, target string, c volu
 	if err != nil {
 		return err
 	}
-	if d.cfg.stageUnstage {
+	staged := d.cfg.stageUnstage && !ephemeral
+	if staged {
 		switch {
 		case staging == "":
 			return fmt.Errorf("staging_target_path: required, the driver stages volumes: %w", errPrecondition)
@@ -135,7 +136,7 @@ func (d *driver) publish(ctx context.Context, id, staging, target string, c volu
 		}
 	}
 	readOnly = readOnly || c.readOnly()
-	want := targetRecord{ReadOnly: readOnly, Block: c.block, SingleWriter: c.singleWriter()}
+	want := targetRecord{ReadOnly: readOnly, Block: c.block, SingleWriter: c.singleWriter(), Ephemeral: ephemeral}
 	if have, ok := rec.Targets[target]; ok {
 		if mounted, err := d.mounts.isMountPoint(target); err == nil && mounted {
 			if have.ReadOnly != want.ReadOnly || have.Block != want.Block {
@@ -159,7 +160,7 @@ func (d *driver) publish(ctx context.Context, id, staging, target string, c volu
 	if err := d.writeRecord(id, rec); err != nil {
 		return err
 	}
-	if err := d.publishDevice(ctx, id, staging, target, c, readOnly); err != nil {
+	if err := d.publishDevice(ctx, id, staging, target, c, readOnly, staged); err != nil {
 		// Undo it even when it failed because the caller gave up.
 		if uerr := d.unpublishLocked(context.WithoutCancel(ctx), id, target); uerr != nil {
 			d.log.Error("undoing a failed publish", "volume", id, "err", uerr)
@@ -169,10 +170,10 @@ func (d *driver) publish(ctx context.Context, id, staging, target string, c volu
 	return nil
 }
 
-func (d *driver) publishDevice(ctx context.Context, id, staging, target string, c volumeCap, readOnly bool) error {
+func (d *driver) publishDevice(ctx context.Context, id, staging, target string, c volumeCap, readOnly, staged bool) error {
 	var dev string
 	var err error
-	if c.block || !d.cfg.stageUnstage {
+	if c.block || !staged {
 		if dev, err = d.loops.attach(ctx, d.vols.imagePath(id)); err != nil {
 			return err
 		}
@@ -188,7 +189,7 @@ func (d *driver) publishDevice(ctx context.Context, id, staging, target string, 
 	if err := os.MkdirAll(target, 0o750); err != nil {
 		return fmt.Errorf("creating target dir: %w", err)
 	}
-	if d.cfg.stageUnstage {
+	if staged {
 		if mounted, err := d.mounts.isMountPoint(staging); err != nil || !mounted {
 			return fmt.Errorf("volume %s: nothing is mounted at staging_target_path %q (%v): %w", id, staging, err, errPrecondition)
 		}

@@ -60,7 +60,7 @@ func TestFailedCallsUndoneAfterTheCallerLeft(t *testing.T) {
 			return d.stage(ctx, id, dir, volumeCap{})
 		}},
 		{"publish without staging", func(d *driver, ctx context.Context, id, dir string) error {
-			return d.publish(ctx, id, "", filepath.Join(dir, "target"), volumeCap{}, false)
+			return d.publish(ctx, id, "", filepath.Join(dir, "target"), volumeCap{}, false, false)
 		}},
 	}
 	for _, tt := range tests {

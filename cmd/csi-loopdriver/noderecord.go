@@ -26,6 +26,9 @@ type targetRecord struct {
 	ReadOnly     bool `json:"readOnly,omitempty"`
 	Block        bool `json:"block,omitempty"`
 	SingleWriter bool `json:"singleWriter,omitempty"`
+	// Ephemeral: an inline volume the driver created for this target
+	// alone (ephemeral.go); it is deleted when the target is unpublished.
+	Ephemeral bool `json:"ephemeral,omitempty"`
 }
 
 func (d *driver) recordPath(id string) string { return filepath.Join(d.nodeDir, id+".json") }

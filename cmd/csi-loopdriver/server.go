@@ -156,6 +156,7 @@ type (
 	withVolumePath  interface{ GetVolumePath() string }
 	// NodeStage and NodePublish (ControllerPublish answers one).
 	withPublishContext interface{ GetPublishContext() map[string]string }
+	withVolumeContext  interface{ GetVolumeContext() map[string]string }
 )
 
 // intercept applies the configured faults to each call and appends it to
@@ -177,6 +178,9 @@ func (d *driver) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 	}
 	if r, ok := req.(withPublishContext); ok {
 		rec.PublishContext = r.GetPublishContext()
+	}
+	if r, ok := req.(withVolumeContext); ok {
+		rec.VolumeContext = r.GetVolumeContext()
 	}
 	if r, ok := req.(withVolumePath); ok {
 		rec.VolumePath = r.GetVolumePath()

@@ -135,19 +135,39 @@ func (d *loopDriverProc) createVolume(t *testing.T, name string) string {
 	return resp.GetVolume().GetVolumeId()
 }
 
-// calls are the RPCs of the driver's call log, with their codes.
-func (d *loopDriverProc) calls(t *testing.T) []string {
+// callRecord is one line of the driver's call log.
+type callRecord struct {
+	RPC, Code         string
+	TargetPath        string            `json:"target_path"`
+	StagingTargetPath string            `json:"staging_target_path"`
+	VolumeContext     map[string]string `json:"volume_context"`
+}
+
+// records are the driver's call log, every call.
+func (d *loopDriverProc) records(t *testing.T) []callRecord {
 	t.Helper()
 	f, err := os.Open(d.callLog)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	var out []string
+	var out []callRecord
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		var c struct{ RPC, Code string }
-		if json.Unmarshal(sc.Bytes(), &c) == nil && strings.HasPrefix(c.RPC, "Node") && !strings.HasPrefix(c.RPC, "NodeGet") {
+		var c callRecord
+		if json.Unmarshal(sc.Bytes(), &c) == nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// calls are the RPCs of the driver's call log, with their codes.
+func (d *loopDriverProc) calls(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, c := range d.records(t) {
+		if strings.HasPrefix(c.RPC, "Node") && !strings.HasPrefix(c.RPC, "NodeGet") {
 			out = append(out, c.RPC+" "+c.Code)
 		}
 	}
@@ -295,6 +315,50 @@ spec:
 			_, err := os.Stat(filepath.Join(h.root, "pods", string(p.UID)))
 			return os.IsNotExist(err)
 		}, func() string { return "the orphan's pod directory is still there\n" + h.logTail() })
+	})
+
+	// Issue 23 item 1, against a driver with an inline mode as the
+	// hostpath driver's: never staged, published with the ephemeral
+	// attribute and the pod's volumeAttributes, a real filesystem of the
+	// asked size, and nothing of it left after the pod.
+	t.Run("an inline ephemeral volume", func(t *testing.T) {
+		seen := len(d.calls(t))
+		pod := busyPod("csi-inline", v1.RestartPolicyAlways, sh("main",
+			`echo inline > /scratch/f && echo "size=$(df -m /scratch | awk 'NR==2 {print $2}') $(cat /scratch/f)"; exec sleep 3600`))
+		pod.Spec.Volumes = []v1.Volume{volume("scratch", v1.VolumeSource{CSI: &v1.CSIVolumeSource{
+			Driver: loopDriver, VolumeAttributes: map[string]string{"size": "48Mi"},
+		}})}
+		pod.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}
+		pod.Spec.TerminationGracePeriodSeconds = &zero
+		h.apply(pod)
+		p := h.waitPod("csi-inline", 90*time.Second, "running", running)
+		// ext4 on 48 MiB leaves a little less than 48 MiB of blocks.
+		h.waitLog("csi-inline", "main", "inline")
+		if logs := h.logsOf("csi-inline", "main"); !strings.Contains(logs, "size=4") || !strings.Contains(logs, " inline") {
+			t.Errorf("pod log %q; want the 48 MiB volume's size and the file", logs)
+		}
+		target := filepath.Join(h.root, "pods", string(p.UID), "volumes", "kubernetes.io~csi", "scratch", "mount")
+		if mountInfo(t, target) == nil {
+			t.Errorf("the target %s is not a mount point", target)
+		}
+		h.delete("csi-inline", &zero)
+		h.waitGone("csi-inline", 60*time.Second)
+		want := "NodePublishVolume OK,NodeUnpublishVolume OK"
+		poll(t, 30*time.Second, func() bool { return strings.Join(d.calls(t)[seen:], ",") == want },
+			func() string { return fmt.Sprintf("driver calls %q; want %s", d.calls(t)[seen:], want) })
+		for _, c := range d.records(t) {
+			if c.RPC == "NodePublishVolume" && c.TargetPath == target &&
+				(c.StagingTargetPath != "" || c.VolumeContext["csi.storage.k8s.io/ephemeral"] != "true" || c.VolumeContext["size"] != "48Mi") {
+				t.Errorf("inline publish %+v; want no staging path, the ephemeral attribute and the pod's size", c)
+			}
+		}
+		if mountInfo(t, target) != nil {
+			t.Errorf("the target %s is still mounted", target)
+		}
+		imgs, _ := filepath.Glob(filepath.Join(d.stateDir, "volumes", "*.img"))
+		if len(imgs) != 1 || filepath.Base(imgs[0]) != id+".img" {
+			t.Errorf("volume images after the inline pod: %v; want only the claim's %s", imgs, id)
+		}
 	})
 
 	t.Run("a driver no plugin serves", func(t *testing.T) {
