@@ -17,7 +17,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/podhost/podhost/host/runtimemanager"
 )
 
 const loopDriver = "loop.csi.podhost.dev"
@@ -75,12 +78,7 @@ func startLoopDriverWith(t *testing.T, extra string) *loopDriverProc {
 		_ = cmd.Wait()
 		logf.Close()
 		// What the host failed to unstage (a failed test) must not stay.
-		files, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
-		for _, f := range files {
-			if b, err := os.ReadFile(f); err == nil && strings.HasPrefix(string(b), d.stateDir+"/") {
-				_ = exec.Command("losetup", "-d", "/dev/"+filepath.Base(filepath.Dir(filepath.Dir(f)))).Run()
-			}
-		}
+		d.detachLoops()
 		if t.Failed() {
 			b, _ := os.ReadFile(logf.Name())
 			t.Logf("driver log:\n%s", b)
@@ -90,6 +88,17 @@ func startLoopDriverWith(t *testing.T, extra string) *loopDriverProc {
 	})
 	poll(t, 30*time.Second, func() bool { _, err := os.Stat(d.endpoint); return err == nil }, func() string { return "the driver's socket" })
 	return d
+}
+
+// detachLoops detaches the loop devices of the driver's images, as a
+// reboot does.
+func (d *loopDriverProc) detachLoops() {
+	files, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil && strings.HasPrefix(string(b), d.stateDir+"/") {
+			_ = exec.Command("losetup", "-d", "/dev/"+filepath.Base(filepath.Dir(filepath.Dir(f)))).Run()
+		}
+	}
 }
 
 // unmountBelow detaches every mount below dir, deepest first.
@@ -285,6 +294,57 @@ spec:
 		}
 		h.delete("csi-kept", &zero)
 		h.waitGone("csi-kept", 60*time.Second)
+		want := "NodeStageVolume OK,NodePublishVolume OK,NodeUnpublishVolume OK,NodeUnstageVolume OK"
+		poll(t, 30*time.Second, func() bool { return strings.Join(d.calls(t)[seen:], ",") == want },
+			func() string { return fmt.Sprintf("driver calls %q; want %s", d.calls(t)[seen:], want) })
+	})
+
+	// Issue 23 item 7: a node that rebooted under a pod lost its
+	// containers, mounts and loop devices, and containerd started again;
+	// the host, started on the same state, must stage and publish the
+	// volume again before the pod's new container runs, so that the pod
+	// finds its data and writes into the volume, not the root disk.
+	t.Run("a simulated reboot", func(t *testing.T) {
+		h.apply(claimPod("csi-reboot", `echo "before=$(cat /data/reboot 2>/dev/null)"; echo kept-over-reboot > /data/reboot && sync && echo written; exec sleep 3600`))
+		p := h.waitPod("csi-reboot", 90*time.Second, "running", running)
+		h.waitLog("csi-reboot", "main", "written")
+		target := filepath.Join(h.root, "pods", string(p.UID), "volumes", "kubernetes.io~csi", "data", "mount")
+		before := containerStatus(p, "main")
+		h.kill()
+		seen := len(d.calls(t))
+		ctx := t.Context()
+		boxes, err := criSandboxes(ctx, h.ctrd, map[string]string{runtimemanager.LabelPodUID: string(p.UID)})
+		if err != nil || len(boxes) == 0 {
+			t.Fatalf("sandboxes of the pod: %v %v", boxes, err)
+		}
+		for _, b := range boxes {
+			if _, err := h.ctrd.Runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: b.Id}); err != nil {
+				t.Fatalf("StopPodSandbox: %v", err)
+			}
+		}
+		if err := h.ctrd.Restart(ctx, func() {
+			unmountBelow(t, h.root)
+			d.detachLoops()
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if mountInfo(t, target) != nil {
+			t.Fatal("the target is still mounted after the simulated reboot")
+		}
+		h.start()
+		h.waitPod("csi-reboot", 90*time.Second, "running again", func(p *v1.Pod) bool {
+			c := containerStatus(p, "main")
+			return running(p) && c != nil && before != nil && c.ContainerID != before.ContainerID
+		})
+		h.waitLog("csi-reboot", "main", "before=kept-over-reboot")
+		if mountInfo(t, target) == nil {
+			t.Errorf("the target %s is not a mount point after the reboot", target)
+		}
+		if got := strings.Join(d.calls(t)[seen:], ","); got != "NodeStageVolume OK,NodePublishVolume OK" {
+			t.Errorf("driver calls after the reboot %s; want one stage and one publish", got)
+		}
+		h.delete("csi-reboot", &zero)
+		h.waitGone("csi-reboot", 60*time.Second)
 		want := "NodeStageVolume OK,NodePublishVolume OK,NodeUnpublishVolume OK,NodeUnstageVolume OK"
 		poll(t, 30*time.Second, func() bool { return strings.Join(d.calls(t)[seen:], ",") == want },
 			func() string { return fmt.Sprintf("driver calls %q; want %s", d.calls(t)[seen:], want) })
