@@ -14,7 +14,11 @@
 // refusal names the field, goes to the registrar, the host log and a Node
 // event (CSIDriverRegistrationFailed); a registrar that does not answer
 // within Timeout is refused likewise and never blocks the host for
-// longer. Sockets are handled one at a time, in the order they appear; a
+// longer. A registration that failed for a reason that may pass (the
+// registrar did not answer, the Handler refused: the volume plugin was
+// down) is tried again on the same socket with the kubelet's back-off,
+// 0.5 s doubling to about 2 min, until it succeeds or the socket goes; an
+// answer that fails validation is not (the event says which). Sockets are handled one at a time, in the order they appear; a
 // name registered again from another socket moves to the newer socket,
 // and removing the older socket then leaves it registered. Files whose
 // names start with "." and subdirectories are ignored. Resync registers

@@ -12,6 +12,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
 	"k8s.io/apimachinery/pkg/util/version"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
@@ -24,6 +25,19 @@ const DefaultDirName = "plugins_registry"
 // DefaultTimeout bounds the registration of one socket: dialing it,
 // GetInfo, the Handler and NotifyRegistrationStatus.
 const DefaultTimeout = 10 * time.Second
+
+// The back-off of a registration that failed for a reason that may pass,
+// the kubelet's plugin manager's: half a second, doubling up to about two
+// minutes.
+const (
+	DefaultRetryInitial = 500 * time.Millisecond
+	DefaultRetryMax     = 2*time.Minute + 2*time.Second
+)
+
+// errInvalid marks a registrar's answer that fails validation: it is not
+// retried (the same registrar gives the same answer), while a registrar
+// that did not answer or a Handler that refused is.
+var errInvalid = errors.New("invalid registration")
 
 // Event reasons, recorded on the node.
 const (
@@ -52,15 +66,27 @@ type Config struct {
 	Record func(typ, reason, message string)
 	// Timeout bounds one socket's registration; zero is DefaultTimeout.
 	Timeout time.Duration
+	// RetryInitial and RetryMax bound the back-off of a failed
+	// registration; zero: DefaultRetryInitial and DefaultRetryMax.
+	RetryInitial, RetryMax time.Duration
 }
 
 // Watcher serves the registration directory.
 type Watcher struct {
 	cfg    Config
 	resync chan struct{}
-	// sockets maps each registered socket to its registration; only Run's
-	// goroutine touches it.
+	// sockets maps each registered socket to its registration, retries
+	// each socket whose registration failed to its next try; only Run's
+	// goroutine touches them.
 	sockets map[string]registration
+	retries map[string]retry
+}
+
+// retry is when a failed registration is tried again, and the back-off
+// after that try fails.
+type retry struct {
+	at    time.Time
+	delay time.Duration
 }
 
 // registration is one registered driver.
@@ -79,7 +105,13 @@ func New(cfg Config) *Watcher {
 	if cfg.Record == nil {
 		cfg.Record = func(string, string, string) {}
 	}
-	return &Watcher{cfg: cfg, resync: make(chan struct{}, 1), sockets: map[string]registration{}}
+	if cfg.RetryInitial == 0 {
+		cfg.RetryInitial = DefaultRetryInitial
+	}
+	if cfg.RetryMax == 0 {
+		cfg.RetryMax = DefaultRetryMax
+	}
+	return &Watcher{cfg: cfg, resync: make(chan struct{}, 1), sockets: map[string]registration{}, retries: map[string]retry{}}
 }
 
 // Resync makes Run register every registered driver again.
@@ -113,9 +145,13 @@ func (w *Watcher) Run(ctx context.Context) error {
 		w.added(ctx, filepath.Join(w.cfg.Dir, e.Name()))
 	}
 	for {
+		timer := w.nextRetry()
 		select {
 		case <-ctx.Done():
+			timer.Stop()
 			return nil
+		case <-timer.C:
+			w.retryDue(ctx)
 		case <-w.resync:
 			w.registerAgain(ctx)
 		case err, ok := <-fw.Errors:
@@ -134,7 +170,55 @@ func (w *Watcher) Run(ctx context.Context) error {
 				w.removed(ctx, ev.Name)
 			}
 		}
+		timer.Stop()
 	}
+}
+
+// nextRetry is a timer for the earliest retry; one that never fires when
+// there is none.
+func (w *Watcher) nextRetry() *time.Timer {
+	var first time.Time
+	for _, r := range w.retries {
+		if first.IsZero() || r.at.Before(first) {
+			first = r.at
+		}
+	}
+	if first.IsZero() {
+		t := time.NewTimer(time.Hour)
+		t.Stop()
+		return t
+	}
+	return time.NewTimer(time.Until(first))
+}
+
+// retryDue tries again every failed registration that is due; a socket
+// gone meanwhile is forgotten.
+func (w *Watcher) retryDue(ctx context.Context) {
+	now := time.Now()
+	for path, r := range w.retries {
+		if r.at.After(now) {
+			continue
+		}
+		if fi, err := os.Lstat(path); err != nil || fi.Mode()&os.ModeSocket == 0 {
+			delete(w.retries, path)
+			continue
+		}
+		w.added(ctx, path)
+	}
+}
+
+// failed schedules the next try of the registration at path, or none for
+// an answer that failed validation.
+func (w *Watcher) failed(path string, err error) {
+	if errors.Is(err, errInvalid) {
+		delete(w.retries, path)
+		return
+	}
+	delay := w.cfg.RetryInitial
+	if r, ok := w.retries[path]; ok {
+		delay = min(2*r.delay, w.cfg.RetryMax)
+	}
+	w.retries[path] = retry{at: time.Now().Add(delay), delay: delay}
 }
 
 // added registers the socket at path, if it is one.
@@ -156,10 +240,16 @@ func (w *Watcher) added(ctx context.Context, path string) {
 	defer cancel()
 	reg, err := w.register(ctx, path)
 	if err != nil {
-		w.cfg.Log.Warn("refused a plugin registration", "socket", path, "err", err)
-		w.cfg.Record("Warning", ReasonRegistrationFailed, fmt.Sprintf("plugin registration at %s refused: %v", path, err))
+		w.failed(path, err)
+		retry := "not retried"
+		if r, ok := w.retries[path]; ok {
+			retry = fmt.Sprintf("retried in %s", r.delay)
+		}
+		w.cfg.Log.Warn("refused a plugin registration", "socket", path, "err", err, "retry", retry)
+		w.cfg.Record("Warning", ReasonRegistrationFailed, fmt.Sprintf("plugin registration at %s refused (%s): %v", path, retry, err))
 		return
 	}
+	delete(w.retries, path)
 	for other, r := range w.sockets {
 		if r.name == reg.name && other != path {
 			delete(w.sockets, other) // the newer socket takes the name
@@ -175,7 +265,14 @@ func (w *Watcher) added(ctx context.Context, path string) {
 // The error says why the registration failed; a registrar that could not
 // be told is only logged.
 func (w *Watcher) register(ctx context.Context, path string) (registration, error) {
-	conn, err := grpc.NewClient("unix://"+path, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	// A registrar's socket appears at bind, a moment before it listens:
+	// a first dial may be refused, and gRPC's default reconnect delay (1 s)
+	// would eat most of a short Timeout.
+	conn, err := grpc.NewClient("unix://"+path, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 20 * time.Millisecond, Multiplier: 2, Jitter: 0.2, MaxDelay: time.Second},
+			MinConnectTimeout: time.Second,
+		}))
 	if err != nil {
 		return registration{}, fmt.Errorf("dialing the registrar: %w", err)
 	}
@@ -224,7 +321,10 @@ func validate(info *registerapi.PluginInfo, socket string) (registration, error)
 	if !filepath.IsAbs(endpoint) {
 		errs = append(errs, fmt.Errorf("endpoint: %q is not an absolute socket path", info.GetEndpoint()))
 	}
-	return registration{name: name, endpoint: filepath.Clean(endpoint)}, errors.Join(errs...)
+	if len(errs) > 0 {
+		return registration{}, fmt.Errorf("%w: %w", errInvalid, errors.Join(errs...))
+	}
+	return registration{name: name, endpoint: filepath.Clean(endpoint)}, nil
 }
 
 // supported tells whether one of versions is CSI 1.x, the version podhost
@@ -241,6 +341,7 @@ func supported(versions []string) bool {
 // removed deregisters the driver of a removed socket, unless a newer
 // socket took its name.
 func (w *Watcher) removed(ctx context.Context, path string) {
+	delete(w.retries, path)
 	reg, ok := w.sockets[path]
 	if !ok {
 		return

@@ -59,12 +59,18 @@ func (h *handler) next(t *testing.T) string {
 // event is a recorded node event.
 type event struct{ typ, reason, msg string }
 
-// start runs a watcher on a fresh directory until the test ends.
-func start(t *testing.T, h Handler, timeout time.Duration) (dir string, events chan event, w *Watcher) {
+// start runs a watcher on a fresh directory until the test ends. Failed
+// registrations are retried after an hour, never within a test, unless
+// retry is given.
+func start(t *testing.T, h Handler, timeout time.Duration, retry ...time.Duration) (dir string, events chan event, w *Watcher) {
 	t.Helper()
 	dir = socketDir(t)
 	events = make(chan event, 16)
-	w = New(Config{Dir: dir, Handler: h, Timeout: timeout, Record: func(typ, reason, msg string) { events <- event{typ, reason, msg} }})
+	cfg := Config{Dir: dir, Handler: h, Timeout: timeout, Record: func(typ, reason, msg string) { events <- event{typ, reason, msg} }, RetryInitial: time.Hour}
+	if len(retry) > 0 {
+		cfg.RetryInitial = retry[0]
+	}
+	w = New(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- w.Run(ctx) }()
@@ -215,6 +221,49 @@ func TestHandlerRefuses(t *testing.T) {
 		t.Errorf("handler got %q; want b.csi registered (and nothing for the refused a.csi)", got)
 	}
 	status(t, r2)
+}
+
+// A registration the Handler refused (the volume plugin down) is tried
+// again with back-off on the same socket, as the kubelet's plugin manager
+// does, until it is registered; the registrar is told each outcome. An
+// answer that fails validation is not retried, and its event says so.
+func TestRefusedRetried(t *testing.T) {
+	h := newHandler()
+	h.refuse = errors.New("plugin volume-csi is not running")
+	dir, events, _ := start(t, h, 0, 50*time.Millisecond)
+	bad := serve(t, filepath.Join(dir, "bad.sock"), registrartest.CSIInfo("", "/bad.sock"))
+	if e := nextEvent(t, events); !strings.Contains(e.msg, "(not retried)") || !strings.Contains(e.msg, "name: is required") {
+		t.Errorf("event %+v; want the invalid answer refused, not retried", e)
+	}
+	status(t, bad)
+	r := serve(t, filepath.Join(dir, "a.sock"), registrartest.CSIInfo("a.csi", "/a/csi.sock"))
+	for i, want := range []string{"retried in 50ms", "retried in 100ms"} {
+		if s := status(t, r); s.GetPluginRegistered() || !strings.Contains(s.GetError(), "not running") {
+			t.Errorf("try %d: registrar told %v; want refused", i, s)
+		}
+		if e := nextEvent(t, events); e.reason != ReasonRegistrationFailed || !strings.Contains(e.msg, want) {
+			t.Errorf("try %d: event %+v; want %s, %s", i, e, ReasonRegistrationFailed, want)
+		}
+	}
+	h.mu.Lock()
+	h.refuse = nil
+	h.mu.Unlock()
+	// Later tries may still be refused before the handler changed.
+	for {
+		s := status(t, r)
+		if s.GetPluginRegistered() {
+			break
+		}
+		nextEvent(t, events)
+	}
+	if got := h.next(t); got != "+a.csi /a/csi.sock" {
+		t.Errorf("handler got %q; want a.csi registered on a retry", got)
+	}
+	select {
+	case c := <-h.changes:
+		t.Errorf("handler got %q; the invalid registrar must not be retried", c)
+	default:
+	}
 }
 
 // A socket nobody answers on is refused once the timeout passes, and the
