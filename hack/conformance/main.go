@@ -2,7 +2,7 @@
 // against one podhost node and writes its figures into CONFORMANCE.md
 // (`make conformance`, as root, from the repository root):
 //
-//	conformance [-focus RE | -fast] [-skip RE] [-procs N] [-timeout D] [-out CONFORMANCE.md] [-dir build/conformance]
+//	conformance [-focus RE | -fast] [-skip RE] [-procs N] [-timeout D] [-strict] [-out CONFORMANCE.md] [-dir build/conformance]
 //
 // It expects the binaries of hack/kube-binaries.sh, hack/e2e-binaries.sh
 // and hack/cni-plugins.sh in their cache and podhost's in bin/ (make
@@ -41,6 +41,7 @@ const nodeName = "podhost-node"
 
 type config struct {
 	fast        bool
+	strict      bool
 	focus, skip string
 	procs       int
 	timeout     time.Duration
@@ -58,6 +59,7 @@ func main() {
 	flag.StringVar(&cfg.out, "out", "CONFORMANCE.md", "`file` to write the run's figures into")
 	flag.StringVar(&cfg.dir, "dir", "build/conformance", "`dir` for the runs' logs and reports")
 	flag.StringVar(&cfg.bin, "bin", "bin", "`dir` of podhost and its plugins (make build)")
+	flag.BoolVar(&cfg.strict, "strict", false, "exit non-zero unless every selected spec passed (not-applicable ones aside): the fast subset in make test")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -188,6 +190,9 @@ func run(ctx context.Context, cfg config) (err error) {
 		return err
 	}
 	logf("wrote the %s figures into %s; JUnit report %s", r.Region(), cfg.out, junit)
+	if cfg.strict {
+		return r.Verdict()
+	}
 	// ginkgo exits non-zero when a spec failed: that is a result, recorded
 	// above, not an error of this command.
 	return nil

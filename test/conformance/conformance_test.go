@@ -232,3 +232,35 @@ func TestFastFocusSelectsTheListedSpecs(t *testing.T) {
 		t.Errorf("region %q for the fast subset", r.Region())
 	}
 }
+
+// The verdict of a strict run (the fast subset in make test): a failed
+// spec names itself; a spec that did not pass (skipped while running, or
+// never reached) fails it too; not-applicable specs do not count.
+func TestRunVerdict(t *testing.T) {
+	specs, err := ReadJUnit("testdata/junit.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	na := NotApplicable{Spec: "nginx spec", Reason: "needs nginx"}
+	r := Run{Selected: []string{"a", "b", "c", "d", "e"}, NotApplicable: map[NotApplicable][]string{na: {"x"}}, Specs: specs}
+	if err := r.Verdict(); err == nil || !strings.Contains(err.Error(), "Downward API should provide pod UID as env vars") {
+		t.Errorf("verdict of a run with a failure: %v", err)
+	}
+	var passed []Spec
+	for _, s := range specs {
+		if s.Status == "passed" && strings.HasPrefix(s.Name, "[It] ") {
+			passed = append(passed, s)
+		}
+	}
+	r = Run{Selected: []string{"a", "b"}, NotApplicable: map[NotApplicable][]string{na: {"b"}}, Specs: passed}
+	if len(passed) != 1 {
+		t.Fatalf("testdata has %d passed specs, want 1", len(passed))
+	}
+	if err := r.Verdict(); err != nil {
+		t.Errorf("verdict of a run whose one applicable spec passed: %v", err)
+	}
+	r.Selected = append(r.Selected, "c")
+	if err := r.Verdict(); err == nil || !strings.Contains(err.Error(), "1 of 2 specs passed") {
+		t.Errorf("verdict of a run with a spec that never ran: %v", err)
+	}
+}

@@ -21,6 +21,20 @@ var FastSpecs = []string{
 	"[sig-storage] ConfigMap should be consumable from pods in volume [Conformance] [NodeConformance]",
 	"[sig-storage] EmptyDir volumes should support (root,0644,default) [LinuxOnly] [Conformance] [NodeConformance]",
 	"[sig-storage] Secrets should be consumable from pods in volume [Conformance] [NodeConformance]",
+	// Passed in the partial runs of 2026-12-03 and 2026-12-04: hooks,
+	// probes, init containers, restart rules, security context, sysctls,
+	// subPath, and exec (the ephemeral container and /etc/hosts specs
+	// check through exec), 2–36 s each.
+	"[sig-node] Container Lifecycle Hook when create a pod with lifecycle hook should execute poststart exec hook properly [Conformance] [NodeConformance]",
+	"[sig-node] Container Lifecycle Hook when create a pod with lifecycle hook should execute prestop exec hook properly [Conformance] [NodeConformance]",
+	"[sig-node] InitContainer should not start app containers and fail the pod if init containers fail on a RestartNever pod [Conformance] [NodeConformance]",
+	"[sig-node] Probing container should be ready immediately after startupProbe succeeds [NodeConformance]",
+	"Container Restart Rules should restart container on rule match [Beta] [NodeConformance]",
+	"[sig-node] Security Context When creating a container with runAsNonRoot should not run with an explicit root user ID [LinuxOnly] [NodeConformance]",
+	"[sig-node] Sysctls [LinuxOnly] should support sysctls with slashes as separator [Environment:NotInUserNS] [NodeConformance]",
+	"[sig-storage] HostPath should support subPath [NodeConformance]",
+	"[sig-node] Ephemeral Containers will start an ephemeral container in an existing pod [Conformance] [NodeConformance]",
+	"[sig-node] KubeletManagedEtcHosts should test kubelet managed /etc/hosts file [Conformance] [NodeConformance]",
 }
 
 // FastFocus is the focus that selects exactly FastSpecs.

@@ -73,6 +73,28 @@ func (r Run) counts() (passed, failed, skipped, suite []Spec) {
 	return passed, failed, skipped, suite
 }
 
+// Verdict is nil when every selected spec that ran passed and as many
+// passed as were selected less the not-applicable ones; otherwise it says
+// what failed or did not run. A fixed subset (make test) is judged by it.
+func (r Run) Verdict() error {
+	passed, failed, _, suite := r.counts()
+	var names []string
+	for _, s := range slices.Concat(suite, failed) {
+		names = append(names, s.Name)
+	}
+	var na int
+	for _, specs := range r.NotApplicable {
+		na += len(specs)
+	}
+	switch want := len(r.Selected) - na; {
+	case len(names) > 0:
+		return fmt.Errorf("%d of %d specs failed: %s", len(names), want, strings.Join(names, "; "))
+	case len(passed) != want:
+		return fmt.Errorf("%d of %d specs passed, the rest did not run", len(passed), want)
+	}
+	return nil
+}
+
 // Markdown renders the run.
 func (r Run) Markdown() string {
 	passed, failed, skipped, suite := r.counts()
