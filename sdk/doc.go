@@ -32,6 +32,9 @@
 // (ConfigValidator); FieldErrors, Duration and UnixSocketPath help with the
 // plugin's own checks.
 //
+// sdk/cgroupdir removes the cgroups a runtime plugin made itself,
+// retrying while the kernel finds them busy.
+//
 // sdk/mount has the idempotent mount steps of a volume plugin (bind once,
 // format and mount, unmount and remove, metrics of a mount). The
 // conformance kits sdk/runtimetest and sdk/volumetest check an
@@ -39,7 +42,7 @@
 // is the guide; examples/volume-scratch and examples/runtime-memory are
 // complete plugins that pass the kits.
 //
-// Plugins, examples and the kits import it, and tests of the host that
+// Plugins, examples and the kits import it (test/crisetup sdk/cgroupdir), and tests of the host that
 // need a real plugin in the test binary; the host's own code never does.
 // It imports pluginapi, the generated protos and its own internal packages
 // only.

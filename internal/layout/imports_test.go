@@ -30,7 +30,7 @@ import (
 //   - cmd/ is the binary over host/;
 //   - bench/, hack/ and test/ are programs and tests around the product;
 //     test/crisetup (a private containerd) serves the other two and the
-//     plugins' tests, and test/kubecluster (a real etcd and kube-apiserver)
+//     plugins' tests (it shares sdk/cgroupdir with the runtime plugin), and test/kubecluster (a real etcd and kube-apiserver)
 //     serves test/e2e and bench/, but no product code, nor does
 //     test/criproxy (a counting, fault-injecting proxy in front of
 //     containerd's socket); test/conformance (the upstream node conformance
@@ -51,7 +51,7 @@ var mayImport = map[string][]string{
 	"host/node": {"host", "lifecycle", "sources", "pluginapi", "proto"},
 	"cmd":       {"host/node", "host", "lifecycle", "sources", "pluginapi", "proto"},
 
-	"test/crisetup":    {"images"},
+	"test/crisetup":    {"images", "sdk"},
 	"test/kubecluster": nil,
 	"test/criproxy":    nil,
 	"test/conformance": {"images"},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/podhost/podhost/sdk/cgroupdir"
 )
 
 // Pod cgroups (SandboxConfig.pod_cgroup): the plugin makes the pod's own
@@ -267,8 +270,8 @@ func writeFile(name, value string) error {
 // those the plugin did not); it is idempotent. Its children, the sandbox's
 // and its containers' cgroups, went with them (runc). The kernel
 // refuses with EBUSY while a killed process is not yet reaped; that is
-// retried for busyWait.
-func (fs cgroupFS) remove(p string) error {
+// retried for busyWait, or until ctx ends.
+func (fs cgroupFS) remove(ctx context.Context, p string) error {
 	dirs := []string{filepath.Join(fs.root, p)}
 	if !fs.unified() {
 		dirs = dirs[:0]
@@ -283,25 +286,8 @@ func (fs cgroupFS) remove(p string) error {
 			}
 		}
 	}
-	deadline := time.Now().Add(fs.busyWait)
-	var errs []error
-	for _, dir := range dirs {
-		errs = append(errs, rmdirUnlessBusy(dir, deadline))
+	if err := cgroupdir.Remove(ctx, dirs, fs.busyWait); err != nil {
+		return fmt.Errorf("remove pod cgroup: %w", err)
 	}
-	return errors.Join(errs...)
-}
-
-// rmdirUnlessBusy removes the cgroup dir, retrying EBUSY until deadline; a
-// missing one is removed already.
-func rmdirUnlessBusy(dir string, deadline time.Time) error {
-	for {
-		err := os.Remove(dir)
-		switch {
-		case err == nil, errors.Is(err, os.ErrNotExist):
-			return nil
-		case !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline):
-			return fmt.Errorf("remove pod cgroup: %w", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return nil
 }

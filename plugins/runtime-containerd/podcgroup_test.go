@@ -141,7 +141,7 @@ func TestCgroupFSv1(t *testing.T) {
 		}
 	}
 	for range 2 {
-		if err := fs.remove(p); err != nil {
+		if err := fs.remove(t.Context(), p); err != nil {
 			t.Fatalf("remove: %v", err)
 		}
 	}

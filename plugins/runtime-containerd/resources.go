@@ -81,18 +81,19 @@ func (r *criRuntime) makePodCgroup(ctx context.Context, b *backend, spec Sandbox
 		return err
 	}
 	if err := r.cgroups.create(p, spec.PodCgroup.Resources); err != nil {
-		r.dropPodCgroup(p, 0)
+		r.dropPodCgroup(ctx, p, 0)
 		return cgroupError(p, err)
 	}
 	return nil
 }
 
-// dropPodCgroup removes the pod cgroup p, waiting up to busyWait while the
-// kernel finds it busy; a cgroup it cannot remove is logged and left.
-func (r *criRuntime) dropPodCgroup(p string, busyWait time.Duration) {
+// dropPodCgroup removes the pod cgroup p, waiting up to busyWait (within
+// ctx) while the kernel finds it busy; a cgroup it cannot remove is logged
+// and left.
+func (r *criRuntime) dropPodCgroup(ctx context.Context, p string, busyWait time.Duration) {
 	fs := r.cgroups
 	fs.busyWait = busyWait
-	if err := fs.remove(p); err != nil {
+	if err := fs.remove(ctx, p); err != nil {
 		r.log.Warn("pod cgroup left behind", "cgroup", p, "err", err)
 	}
 }

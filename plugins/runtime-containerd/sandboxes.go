@@ -36,7 +36,7 @@ func (r *criRuntime) RunSandbox(ctx context.Context, spec SandboxSpec) (string, 
 		err = criError("run sandbox", err)
 		r.failed(err)
 		if podCgroup != "" {
-			r.dropPodCgroup(podCgroup, 0)
+			r.dropPodCgroup(ctx, podCgroup, 0)
 		}
 		return "", err
 	}
@@ -71,7 +71,10 @@ func (r *criRuntime) RemoveSandbox(ctx context.Context, id string) error {
 			return b.removeSandbox(ctx, id)
 		})
 	if err == nil && podCgroup != "" {
-		r.dropPodCgroup(podCgroup, r.cgroups.busyWait)
+		// The sandbox is gone: its cgroup goes now or never (nothing
+		// sweeps pod cgroups later), so a caller giving up does not cut
+		// the wait short; busyWait bounds it.
+		r.dropPodCgroup(context.WithoutCancel(ctx), podCgroup, r.cgroups.busyWait)
 	}
 	return err
 }

@@ -1,13 +1,13 @@
 package crisetup
 
 import (
-	"errors"
-	"fmt"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/podhost/podhost/sdk/cgroupdir"
 )
 
 const (
@@ -73,25 +73,5 @@ func removeCgroups(ids []string) error {
 			dirs = append(dirs, filepath.Join(root, Namespace, id))
 		}
 	}
-	deadline := time.Now().Add(cgroupBusyWait)
-	for {
-		var busy []string
-		var errs []error
-		for _, dir := range dirs {
-			err := os.Remove(dir)
-			switch {
-			case err == nil, errors.Is(err, os.ErrNotExist):
-			case errors.Is(err, syscall.EBUSY):
-				busy = append(busy, dir)
-				errs = append(errs, fmt.Errorf("remove cgroup: %w", err))
-			default:
-				errs = append(errs, fmt.Errorf("remove cgroup: %w", err))
-			}
-		}
-		if len(busy) == 0 || time.Now().After(deadline) {
-			return errors.Join(errs...)
-		}
-		dirs = busy
-		time.Sleep(100 * time.Millisecond)
-	}
+	return cgroupdir.Remove(context.Background(), dirs, cgroupBusyWait)
 }
