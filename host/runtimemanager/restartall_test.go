@@ -1,10 +1,12 @@
 package runtimemanager
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"pgregory.net/rapid"
 
 	"github.com/podhost/podhost/lifecycle"
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
@@ -140,4 +142,93 @@ func mustState(t *testing.T, e *env, pod *v1.Pod) *podState {
 		t.Fatal(err)
 	}
 	return st
+}
+
+// TestRestartAllRunsProperty drives the upstream spec's pod through random
+// syncs, exits (42 among them, which restarts all) and clock steps, and
+// checks after every sync, in the newest sandbox:
+//   - nothing of an ended run runs: the sync that ended it stopped it all;
+//   - within a run, an app container exists only once the init container
+//     init of that run exited 0: every run starts from the init containers;
+//   - a container's attempts only grow, across runs: its newest instance
+//     has the highest restart count of its name.
+func TestRestartAllRunsProperty(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		e := newEnv(t)
+		pod := restartAllPod()
+		if rapid.Bool().Draw(rt, "rule on init") {
+			pod.Spec.InitContainers[0].RestartPolicy = ptr(v1.ContainerRestartPolicyNever)
+			pod.Spec.InitContainers[0].RestartPolicyRules = restartAllRules()
+		}
+		ctx := context.Background()
+		for range rapid.IntRange(1, 30).Draw(rt, "steps") {
+			switch rapid.SampledFrom([]string{"sync", "sync", "exit", "tick"}).Draw(rt, "action") {
+			case "sync":
+				e.clock.Step(time.Millisecond) // distinct creation times across syncs
+				_ = e.m.SyncPod(ctx, pod, nil)
+				checkRuns(rt, e)
+			case "exit":
+				var live []*runtimev1.Container
+				for _, c := range e.fake.Containers() {
+					if c.GetState() == runtimev1.ContainerState_CONTAINER_STATE_RUNNING {
+						live = append(live, c)
+					}
+				}
+				if len(live) > 0 {
+					c := rapid.SampledFrom(live).Draw(rt, "container")
+					e.fake.ExitContainer(c.GetId(), rapid.SampledFrom([]int32{0, 1, 42, 137}).Draw(rt, "code"))
+				}
+			case "tick":
+				e.clock.Step(BackOffInitial)
+			}
+		}
+	})
+}
+
+func checkRuns(rt *rapid.T, e *env) {
+	sbs := e.fake.Sandboxes()
+	if len(sbs) == 0 {
+		return
+	}
+	newest := sbs[0]
+	for _, sb := range sbs {
+		if sb.GetCreatedAt() > newest.GetCreatedAt() {
+			newest = sb
+		}
+	}
+	var cs []*runtimev1.Container
+	var current uint32
+	for _, c := range e.fake.Containers() {
+		if c.GetSandboxId() == newest.GetId() {
+			cs = append(cs, c)
+			current = max(current, runOf(c.GetAnnotations()))
+		}
+	}
+	initDone := map[uint32]bool{}
+	newestAttempt := map[string]*runtimev1.Container{}
+	highest := map[string]uint32{}
+	for _, c := range cs {
+		run, name := runOf(c.GetAnnotations()), c.GetLabels()[LabelContainerName]
+		if run < current && c.GetState() == runtimev1.ContainerState_CONTAINER_STATE_RUNNING {
+			rt.Fatalf("%s of the ended run %d runs in run %d", name, run, current)
+		}
+		if name == "init" && c.GetState() == runtimev1.ContainerState_CONTAINER_STATE_EXITED && c.GetExitCode() == 0 {
+			initDone[run] = true
+		}
+		if n := newestAttempt[name]; n == nil || c.GetCreatedAt() > n.GetCreatedAt() {
+			newestAttempt[name] = c
+		}
+		highest[name] = max(highest[name], c.GetMetadata().GetAttempt())
+	}
+	for _, c := range cs {
+		run, name := runOf(c.GetAnnotations()), c.GetLabels()[LabelContainerName]
+		if (name == "source" || name == "regular") && !initDone[run] {
+			rt.Fatalf("%s exists in run %d before init succeeded in it", name, run)
+		}
+	}
+	for name, c := range newestAttempt {
+		if c.GetMetadata().GetAttempt() != highest[name] {
+			rt.Fatalf("%s: newest instance has attempt %d, an older one %d", name, c.GetMetadata().GetAttempt(), highest[name])
+		}
+	}
 }
