@@ -5,10 +5,12 @@ import (
 	"maps"
 	"slices"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"pgregory.net/rapid"
 
 	"github.com/podhost/podhost/lifecycle"
@@ -307,7 +309,11 @@ func isTerminal(p v1.PodPhase) bool { return p == v1.PodSucceeded || p == v1.Pod
 //     exited with N, or that an earlier status showed exited with N and
 //     the runtime no longer holds, is reported terminated with N, and
 //     TerminatePod keeps N: 137 is only for containers whose exit was
-//     never observed.
+//     never observed;
+//   - with a RestartAllContainers rule on c1 (exit 42), a pod neither
+//     deleted nor terminal whose runtime shows a container of an ended run
+//     (ResetByRestartAll) is not in a terminal phase, and only such a pod
+//     reports the AllContainersRestarting condition.
 func TestGeneratedStatusInvariants(t *testing.T) {
 	names := []string{"c1", "c2"}
 	rapid.Check(t, func(rt *rapid.T) {
@@ -319,6 +325,14 @@ func TestGeneratedStatusInvariants(t *testing.T) {
 			pod.DeletionTimestamp = &ts
 		}
 		terminal := rapid.Bool().Draw(rt, "terminal")
+		restartAll := rapid.Bool().Draw(rt, "restartAll")
+		if restartAll {
+			pod.Spec.Containers[0].RestartPolicy = ptr.To(v1.ContainerRestartPolicyNever)
+			pod.Spec.Containers[0].RestartPolicyRules = []v1.ContainerRestartRule{{Action: v1.ContainerRestartRuleActionRestartAllContainers,
+				ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}}}}
+		}
+		anyReset := false
+		t0 := time.Unix(1000, 0)
 		rs := &lifecycle.PodStatus{ID: "1"}
 		reasons := lifecycle.NewReasonCache()
 		var cached v1.PodStatus
@@ -329,13 +343,21 @@ func TestGeneratedStatusInvariants(t *testing.T) {
 			case 1:
 				rs.ContainerStatuses = append(rs.ContainerStatuses, lifecycle.ContainerStatus{Name: name, State: lifecycle.ContainerRunning})
 			case 2:
-				code := rapid.SampledFrom([]int32{0, 1, 2, 137}).Draw(rt, "exit "+name)
-				rs.ContainerStatuses = append(rs.ContainerStatuses, lifecycle.ContainerStatus{Name: name, State: lifecycle.ContainerExited, ExitCode: code})
+				code := rapid.SampledFrom([]int32{0, 1, 2, 42, 137}).Draw(rt, "exit "+name)
+				reset := restartAll && rapid.Bool().Draw(rt, "reset "+name)
+				anyReset = anyReset || reset
+				rs.ContainerStatuses = append(rs.ContainerStatuses, lifecycle.ContainerStatus{Name: name, State: lifecycle.ContainerExited, ExitCode: code,
+					CreatedAt: t0.Add(time.Minute), ResetByRestartAll: reset})
 				evidence[name] = evidence[name] || code == 0
 			case 3:
 				rs.ContainerStatuses = append(rs.ContainerStatuses, lifecycle.ContainerStatus{Name: name, State: lifecycle.ContainerUnknown})
 			case 4:
 				rs.ContainerStatuses = append(rs.ContainerStatuses, lifecycle.ContainerStatus{Name: name, State: lifecycle.ContainerCreated})
+			}
+			if rapid.Bool().Draw(rt, "earlier instance "+name) {
+				code := rapid.SampledFrom([]int32{0, 1, 42}).Draw(rt, "earlier exit "+name)
+				rs.ContainerStatuses = append(rs.ContainerStatuses, lifecycle.ContainerStatus{ID: name + "-0", Name: name, State: lifecycle.ContainerExited, ExitCode: code, CreatedAt: t0})
+				evidence[name] = evidence[name] || code == 0
 			}
 			switch rapid.IntRange(0, 3).Draw(rt, "previous "+name) {
 			case 0: // none
@@ -356,6 +378,14 @@ func TestGeneratedStatusInvariants(t *testing.T) {
 			cached.Phase = v1.PodRunning
 		}
 		got := lifecycle.GeneratePodStatus(pod, rs, cached, terminal, reasons)
+		if anyReset && !deleted && !terminal && isTerminal(got.Phase) {
+			rt.Fatalf("phase %s while the pod restarts all its containers: %+v", got.Phase, got.ContainerStatuses)
+		}
+		for _, c := range got.Conditions {
+			if c.Type == v1.AllContainersRestarting && !restartAll {
+				rt.Fatalf("AllContainersRestarting reported by a pod without a RestartAllContainers rule: %+v", c)
+			}
+		}
 		for _, c := range got.ContainerStatuses {
 			for _, term := range []*v1.ContainerStateTerminated{c.State.Terminated, c.LastTerminationState.Terminated} {
 				if term != nil && term.ExitCode == 0 && !evidence[c.Name] {

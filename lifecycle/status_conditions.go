@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -47,7 +48,11 @@ func podConditions(pod *v1.Pod, s *v1.PodStatus, sandboxReady bool) []v1.PodCond
 // their started and ready.
 func refreshReadinessConditions(pod *v1.Pod, s *v1.PodStatus) {
 	containersReady := containersReadyCondition(pod, s)
+	before := v1.PodStatus{Conditions: slices.Clone(s.Conditions)}
 	setCondition(s, initializedCondition(pod, s))
+	if CouldRestartAll(pod) {
+		keepInitialized(&before, s)
+	}
 	setCondition(s, containersReady)
 	setCondition(s, podReadyCondition(pod, containersReady))
 }

@@ -48,6 +48,10 @@ func GeneratePodStatus(pod *v1.Pod, rs *PodStatus, cached v1.PodStatus, podIsTer
 		s.Reason, s.Message = old.Reason, old.Message
 	}
 	s.Conditions = podConditions(pod, &s, rs != nil && rs.SandboxReady)
+	if CouldRestartAll(pod) {
+		keepInitialized(&old, &s)
+		s.Conditions = append(s.Conditions, allContainersRestartingCondition(s.Phase, restartAllPending(pod, rs)))
+	}
 	setResizeStatus(pod, rs, &s)
 	return s
 }
@@ -143,6 +147,8 @@ func (cc containerConversion) convert(specs []v1.Container, old []v1.ContainerSt
 					c.RestartCount++
 				}
 			}
+		case cs.ResetByRestartAll && cs.State == ContainerExited && !deleting && !cc.podIsTerminal:
+			resetContainerStatus(&c, cs)
 		case cs.State == ContainerUnknown && prevRunning:
 			c.State = v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
 				ExitCode: lostExitCode, Reason: ReasonContainerStatusUnknown, Message: msgLostAtTermination}}
@@ -151,6 +157,9 @@ func (cc containerConversion) convert(specs []v1.Container, old []v1.ContainerSt
 			c.ContainerID, c.RestartCount = cs.ID, max(c.RestartCount, cs.RestartCount)
 			c.ImageID = cs.ImageID
 			c.State = runtimeState(cs)
+			if last := rs.previous(cs); last != nil {
+				c.LastTerminationState = runtimeState(last)
+			}
 		}
 		if reasons != nil && cc.showsStartFailure(&c) {
 			if r, ok := reasons.Get(pod.UID, spec.Name); ok {
@@ -218,9 +227,19 @@ func (cc containerConversion) showsStartFailure(c *v1.ContainerStatus) bool {
 		return false
 	}
 	if spec := initSpec(cc.pod, c.Name); spec != nil {
-		return IsRestartableInitContainer(spec) || podRestarts(cc.pod.Spec.RestartPolicy, c.State.Terminated.ExitCode)
+		return initRestarts(cc.pod, spec, c.State.Terminated.ExitCode)
 	}
 	return ContainerRestarts(cc.pod, appSpec(cc.pod, c.Name), c.State.Terminated.ExitCode)
+}
+
+// initRestarts reports whether the init container spec that exited with
+// exitCode runs again: a sidecar always; an ordinary one that succeeded
+// per the pod's policy, one that failed per InitContainerRestarts.
+func initRestarts(pod *v1.Pod, spec *v1.Container, exitCode int32) bool {
+	if exitCode == 0 {
+		return IsRestartableInitContainer(spec) || podRestarts(pod.Spec.RestartPolicy, 0)
+	}
+	return InitContainerRestarts(pod, spec, exitCode)
 }
 
 // podPhase computes the phase from container statuses. A sidecar counts
@@ -249,7 +268,7 @@ func podPhase(pod *v1.Pod, init, regular []v1.ContainerStatus, podIsTerminal boo
 			continue
 		}
 		if t := c.State.Terminated; t != nil {
-			if t.ExitCode != 0 && pod.Spec.RestartPolicy == v1.RestartPolicyNever {
+			if t.ExitCode != 0 && !InitContainerRestarts(pod, initSpec(pod, c.Name), t.ExitCode) {
 				return v1.PodFailed
 			}
 			if t.ExitCode == 0 {

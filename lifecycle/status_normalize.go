@@ -94,7 +94,9 @@ func sortInitByOrder(pod *v1.Pod, l []v1.ContainerStatus) {
 // illegalRegression reports a container that was terminated in old and is
 // not terminated in new although the restart policy forbids a restart.
 func illegalRegression(pod *v1.Pod, old, new *v1.PodStatus) (string, bool) {
-	if pod == nil {
+	if pod == nil || CouldRestartAll(pod) {
+		// Every container may run again after RestartAllContainers, as
+		// the API server allows.
 		return "", false
 	}
 	check := func(olds, news []v1.ContainerStatus, restarts func(name string, exitCode int32) bool) (string, bool) {
@@ -115,8 +117,10 @@ func illegalRegression(pod *v1.Pod, old, new *v1.PodStatus) (string, bool) {
 		return name, true
 	}
 	init := func(name string, exitCode int32) bool {
-		spec := initSpec(pod, name)
-		return spec != nil && IsRestartableInitContainer(spec) || podRestarts(pod.Spec.RestartPolicy, exitCode)
+		if spec := initSpec(pod, name); spec != nil {
+			return initRestarts(pod, spec, exitCode)
+		}
+		return podRestarts(pod.Spec.RestartPolicy, exitCode)
 	}
 	return check(old.InitContainerStatuses, new.InitContainerStatuses, init)
 }

@@ -14,7 +14,7 @@ import (
 var kubeletConditions = map[v1.PodConditionType]bool{
 	v1.PodReady: true, v1.ContainersReady: true, v1.PodInitialized: true,
 	v1.PodReadyToStartContainers: true, v1.PodScheduled: true, v1.DisruptionTarget: true,
-	v1.PodResizeInProgress: true, v1.PodResizePending: true,
+	v1.PodResizeInProgress: true, v1.PodResizePending: true, v1.AllContainersRestarting: true,
 }
 
 // SetContainerReadiness records a readiness result and recomputes the Ready

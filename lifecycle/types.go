@@ -152,6 +152,11 @@ type ContainerStatus struct {
 	// limits the runtime has actuated (ResizableResources of the spec it
 	// was created or last resized with); nil when unknown.
 	Resources *v1.ResourceRequirements
+	// ResetByRestartAll: the container belongs to a run of the pod that a
+	// RestartAllContainers rule ended (RestartsAll): the pod started again
+	// from its init containers in the same sandbox, and the container's
+	// next instance waits for its turn in the new run.
+	ResetByRestartAll bool
 }
 
 // PodStatus is the runtime's view of a pod at one moment.
@@ -192,6 +197,22 @@ func (s *PodStatus) Container(name string) *ContainerStatus {
 	for i := range s.ContainerStatuses {
 		c := &s.ContainerStatuses[i]
 		if c.Name == name && (found == nil || c.CreatedAt.After(found.CreatedAt)) {
+			found = c
+		}
+	}
+	return found
+}
+
+// previous returns the newest exited instance of cs's container created
+// before cs, or nil: the end of its last run, as the kubelet reports it.
+func (s *PodStatus) previous(cs *ContainerStatus) *ContainerStatus {
+	var found *ContainerStatus
+	for i := range s.ContainerStatuses {
+		c := &s.ContainerStatuses[i]
+		if c.Name != cs.Name || c.ID == cs.ID || c.State != ContainerExited || !c.CreatedAt.Before(cs.CreatedAt) {
+			continue
+		}
+		if found == nil || c.CreatedAt.After(found.CreatedAt) {
 			found = c
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/component-helpers/nodedeclaredfeatures/features/extendwebsocketstokubelet"
 	"k8s.io/component-helpers/nodedeclaredfeatures/features/inplacepodresize"
+	"k8s.io/component-helpers/nodedeclaredfeatures/features/restartallcontainers"
 
 	"github.com/podhost/podhost/host/kubenode"
 	"github.com/podhost/podhost/host/nodeserver"
@@ -43,6 +44,9 @@ func (n *Node) buildKubeAgent() (*kubeAgent, error) {
 	// containers (resize.go of the runtime manager); the API server
 	// refuses such a resize for a node that does not declare it.
 	features := []string{inplacepodresize.IPPRPodLevelResourcesFeatureGate, inplacepodresize.IPPRInitContainersFeatureGate}
+	// RestartAllContainers rules (restartall.go of the runtime manager);
+	// the scheduler places a pod with one only on a node that declares it.
+	features = append(features, restartallcontainers.Feature.Name())
 	if k.Server != nil {
 		a.stats = n.newNodeStats()
 		srv, err := nodeserver.New(nodeserver.Options{

@@ -22,6 +22,8 @@ type startAction struct {
 	// sandbox, whose PID namespace it joins; targetID is empty when the
 	// target has no container there.
 	target, targetID string
+	// run is the pod run the container belongs to (AnnotationPodRun).
+	run uint32
 }
 
 // killAction stops one container; with preStop its preStop hook runs
@@ -29,6 +31,9 @@ type startAction struct {
 type killAction struct {
 	id, name, reason string
 	preStop          bool
+	// restartAll: stopped because its run ended (restartall.go), with
+	// restartAllGrace and without preStop.
+	restartAll bool
 }
 
 // backOffWait is a container that should restart but waits out its
@@ -73,8 +78,12 @@ func restartPolicy(pod *v1.Pod) v1.RestartPolicy {
 
 // planner carries the inputs of computeActions.
 type planner struct {
-	pod    *v1.Pod
-	st     *podState
+	pod *v1.Pod
+	// st is the runtime's view of the pod without the containers of ended
+	// runs in the sandbox (inRun); all is the whole view.
+	st, all *podState
+	// run is the pod run the containers started now belong to.
+	run    uint32
 	now    time.Time
 	prev   map[string]backOffEntry
 	policy v1.RestartPolicy
@@ -121,28 +130,36 @@ type planner struct {
 //     the init phase, and is never restarted nor started again in a new
 //     sandbox: only while no container of its name exists.
 func computeActions(pod *v1.Pod, st *podState, now time.Time, prev map[string]backOffEntry, started func(name, id string) bool) actions {
-	p := &planner{pod: pod, st: st, now: now, prev: prev, policy: restartPolicy(pod), started: started, a: actions{records: map[string]backOffEntry{}}}
-	sb := st.newestSandbox()
+	p := &planner{pod: pod, st: st, all: st, now: now, prev: prev, policy: restartPolicy(pod), started: started, a: actions{records: map[string]backOffEntry{}}}
+	p.plan()
+	for i := range p.a.start {
+		p.a.start[i].run = p.run
+	}
+	return p.a
+}
+
+func (p *planner) plan() {
+	sb := p.st.newestSandbox()
 	if sb == nil || !sb.ready {
 		p.newSandbox(sb)
-		return p.a
+		return
 	}
 	p.a.sandboxID, p.a.sandboxAttempt = sb.id, sb.attempt
+	p.startRun(sb.id)
 	p.planPodResize(sb)
 	p.killStrays(sb.id)
 	p.ephemeralContainers(sb.id)
 	if !p.initContainers(sb.id) {
-		return p.a
+		return
 	}
 	p.appContainers(sb.id)
 	p.stopSidecarsAfterApps(sb.id)
-	return p.a
 }
 
 // nextAttempt is the attempt of the next container of the name: one above
-// the newest, 0 for the first.
+// the newest (of any run), 0 for the first.
 func (p *planner) nextAttempt(name string) uint32 {
-	if c := p.st.newest(name, ""); c != nil {
+	if c := p.all.newest(name, ""); c != nil {
 		return c.restartCount + 1
 	}
 	return 0
@@ -254,7 +271,7 @@ func (p *planner) initContainers(sandboxID string) bool {
 			p.startNew(spec, containerTypeInit, "state unknown")
 		case c.exitCode == 0:
 			continue
-		case p.policy == v1.RestartPolicyNever:
+		case !lifecycle.InitContainerRestarts(p.pod, spec, c.exitCode):
 			p.a.initFailed = true
 		default:
 			p.restartAfterBackOff(spec, c, containerTypeInit)

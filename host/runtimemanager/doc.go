@@ -7,6 +7,10 @@
 // starts and restarts app containers
 // according to the restart policy with CrashLoopBackOff, starts ephemeral
 // containers once (in their target's PID namespace when they name one),
+// ends a run of the pod when a container exits under a
+// RestartAllContainers rule (stops the rest, without preStop, and starts
+// the pod again from its first init container in the same sandbox,
+// restartall.go),
 // maps the container
 // spec (command, args, env, working dir, resources, host namespaces, DNS,
 // the pod's and the container's securityContext merged as the kubelet

@@ -56,6 +56,10 @@ type containerInfo struct {
 	// actuated are the resources it was created or last resized with;
 	// nil when its creator did not record them.
 	actuated *actuatedResources
+	// run is its pod run (AnnotationPodRun); ended marks one of an ended
+	// run in the newest sandbox (markEnded).
+	run   uint32
+	ended bool
 }
 
 // podState is the runtime's view of one pod: its sandboxes and containers,
@@ -160,6 +164,7 @@ func containerFromProto(c *runtimev1.Container) containerInfo {
 		imageRef:      c.GetImageRef(),
 		messagePolicy: c.GetAnnotations()[AnnotationTerminationMessagePolicy],
 		actuated:      parseActuated(c.GetAnnotations()[AnnotationResources]),
+		run:           runOf(c.GetAnnotations()),
 	}
 }
 
@@ -306,6 +311,7 @@ func (c *containerInfo) shownState() lifecycle.ContainerState {
 // podStatus is the lifecycle's detailed status of a listed pod.
 func (s *podState) podStatus(name, namespace string) *lifecycle.PodStatus {
 	st := &lifecycle.PodStatus{ID: s.uid, Name: name, Namespace: namespace}
+	s.markEnded()
 	if sb := s.newestSandbox(); sb != nil {
 		st.SandboxReady = sb.ready
 		if sb.ready && sb.ip != "" {
@@ -319,6 +325,7 @@ func (s *podState) podStatus(name, namespace string) *lifecycle.PodStatus {
 			CreatedAt: c.createdAt, StartedAt: c.startedAt, FinishedAt: c.finishedAt,
 			ExitCode: c.exitCode, Reason: c.reason, Message: joinMessage(c.message, c.termination),
 			RestartCount: int32(c.restartCount), ImageID: c.imageRef,
+			ResetByRestartAll: c.ended,
 		}
 		if c.actuated != nil {
 			cs.Resources = &c.actuated.Own

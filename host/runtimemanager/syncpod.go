@@ -75,7 +75,10 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, _ *lifecycle.PodStat
 		log.Info("stopping container", "container", k.name, "reason", k.reason)
 		m.event(pod, lifecycle.EventNormal, EventKilling, "Stopping container %s: %s", k.name, k.reason)
 		stop := func() error { return m.stopContainer(ctx, k.id, podGracePeriod(pod)) }
-		if k.preStop {
+		switch {
+		case k.restartAll:
+			stop = func() error { return m.stopContainer(ctx, k.id, restartAllGrace) }
+		case k.preStop:
 			stop = func() error { return m.stopWithPreStop(ctx, pod, k.name, k.id, podIPOf(st), podGracePeriod(pod)) }
 		}
 		if err := stop(); err != nil {
@@ -219,6 +222,7 @@ func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, sandboxID str
 		}
 		cfg, err := m.containerConfig(ctx, pod, s.spec, s.kind, s.attempt, img.GetImageRef(), podIP)
 		if err == nil {
+			runAnnotation(cfg.Annotations, s.run)
 			cfg.Security = m.containerSecurity(pod, s.spec)
 			imageUser(cfg.Security, image)
 			cfg.TargetContainerId = s.targetID

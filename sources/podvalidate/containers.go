@@ -30,9 +30,7 @@ func validateContainers(spec *v1.PodSpec, volumes sets.Set[string], path *field.
 		p := path.Child("initContainers").Index(i)
 		allErrs = append(allErrs, validateContainer(&spec.InitContainers[i], names, volumes, p)...)
 		allErrs = append(allErrs, validateProbesAndHooks(&spec.InitContainers[i], spec.TerminationGracePeriodSeconds, true, p)...)
-		if len(spec.InitContainers[i].RestartPolicyRules) > 0 {
-			allErrs = append(allErrs, field.Forbidden(p.Child("restartPolicyRules"), "not supported by podhost on init containers"))
-		}
+		allErrs = append(allErrs, validateRestartRules(&spec.InitContainers[i], p)...)
 	}
 	for i := range spec.Containers {
 		p := path.Child("containers").Index(i)
@@ -186,11 +184,12 @@ func validateQuantity(name v1.ResourceName, q resource.Quantity, path *field.Pat
 	return allErrs
 }
 
-// validateRestartRules checks an app container's restartPolicy and
-// restartPolicyRules (the kubelet's container restart rules): a policy of
-// Always, OnFailure or Never; rules only with a policy; each rule with the
-// action Restart (RestartAllContainers is not done: refused by name) and
-// exit codes In or NotIn a list.
+// validateRestartRules checks an init or app container's restartPolicy
+// and restartPolicyRules (the kubelet's container restart rules, and its
+// RestartAllContainersOnContainerExits): a policy of Always (on an init
+// container: a sidecar), OnFailure or Never; rules only with a policy;
+// each rule with the action Restart or RestartAllContainers and exit
+// codes In or NotIn a list.
 func validateRestartRules(c *v1.Container, path *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	if c.RestartPolicy != nil {
@@ -206,11 +205,10 @@ func validateRestartRules(c *v1.Container, path *field.Path) field.ErrorList {
 	for i, r := range c.RestartPolicyRules {
 		rp := path.Child("restartPolicyRules").Index(i)
 		switch r.Action {
-		case v1.ContainerRestartRuleActionRestart:
-		case v1.ContainerRestartRuleActionRestartAllContainers:
-			allErrs = append(allErrs, field.Forbidden(rp.Child("action"), "not supported by podhost: RestartAllContainers is not done"))
+		case v1.ContainerRestartRuleActionRestart, v1.ContainerRestartRuleActionRestartAllContainers:
 		default:
-			allErrs = append(allErrs, field.NotSupported(rp.Child("action"), r.Action, []string{string(v1.ContainerRestartRuleActionRestart)}))
+			allErrs = append(allErrs, field.NotSupported(rp.Child("action"), r.Action,
+				[]string{string(v1.ContainerRestartRuleActionRestart), string(v1.ContainerRestartRuleActionRestartAllContainers)}))
 		}
 		switch {
 		case r.ExitCodes == nil:

@@ -140,8 +140,8 @@ var Rules = map[string]Rule{
 	"Container.env":                          honoured("values and fieldRef, $(VAR) expanded"),
 	"Container.resources":                    honoured("CPU and memory limits and requests to cgroups; QoS"),
 	"Container.resizePolicy":                 honoured("in-place resize: a changed cpu or memory is updated in the running container, or restarts it when its policy is RestartContainer"),
-	"Container.restartPolicy":                honoured("Always on an init container makes it a sidecar; on an app container it replaces the pod's restartPolicy for it"),
-	"Container.restartPolicyRules":           honoured("app containers: the first rule whose exit codes match decides; action Restart restarts the container, RestartAllContainers is refused by name"),
+	"Container.restartPolicy":                honoured("Always on an init container makes it a sidecar; Never or OnFailure on an init container, or any on an app container, replaces the pod's restartPolicy for it"),
+	"Container.restartPolicyRules":           honoured("init, sidecar and app containers: the first rule whose exit codes match decides; action Restart restarts the container, RestartAllContainers stops the pod's init and app containers and starts the pod again from its first init container in the same sandbox (volumes kept), each counted as restarted, the pod reporting AllContainersRestarting meanwhile"),
 	"Container.volumeMounts":                 honoured("bind mounts of the pod's volumes"),
 	"Container.volumeDevices":                opaque("raw block volumes given as devices"),
 	"Container.livenessProbe":                honoured("run by the prober"),
@@ -159,7 +159,7 @@ var Rules = map[string]Rule{
 
 	"ContainerPort.name": honoured("named ports of probes and hooks"),
 
-	"ContainerRestartRule.action":              honoured("Restart; RestartAllContainers is refused"),
+	"ContainerRestartRule.action":              honoured("Restart, RestartAllContainers"),
 	"ContainerRestartRule.exitCodes":           honoured("the exit codes the rule matches"),
 	"ContainerRestartRuleOnExitCodes.operator": honoured("In or NotIn"),
 	"ContainerRestartRuleOnExitCodes.values":   honoured("the exit codes"),

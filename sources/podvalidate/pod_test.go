@@ -78,6 +78,20 @@ func TestValidatePod(t *testing.T) {
 			p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: "app", Image: "x"})
 		}, []string{"spec.containers[1].name: Duplicate value"}},
 		{"container name duplicates init container", func(p *v1.Pod) { p.Spec.Containers[0].Name = "init" }, []string{"spec.containers[0].name: Duplicate value"}},
+		{"RestartAllContainers on init, sidecar and app containers", func(p *v1.Pod) {
+			rules := []v1.ContainerRestartRule{{Action: v1.ContainerRestartRuleActionRestartAllContainers,
+				ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}}}}
+			never, always := v1.ContainerRestartPolicyNever, v1.ContainerRestartPolicyAlways
+			side := p.Spec.InitContainers[0]
+			side.Name, side.RestartPolicy, side.RestartPolicyRules = "side", &always, rules
+			p.Spec.InitContainers[0].RestartPolicy, p.Spec.InitContainers[0].RestartPolicyRules = &never, rules
+			p.Spec.InitContainers = append(p.Spec.InitContainers, side)
+			p.Spec.Containers[0].RestartPolicy, p.Spec.Containers[0].RestartPolicyRules = &never, rules
+		}, nil},
+		{"restart rules on an init container without restartPolicy", func(p *v1.Pod) {
+			p.Spec.InitContainers[0].RestartPolicyRules = []v1.ContainerRestartRule{{Action: v1.ContainerRestartRuleActionRestart,
+				ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{1}}}}
+		}, []string{"spec.initContainers[0].restartPolicy: Required value"}},
 		{"image required", func(p *v1.Pod) { p.Spec.Containers[0].Image = " " }, []string{"spec.containers[0].image: Required value"}},
 		{"init image required", func(p *v1.Pod) { p.Spec.InitContainers[0].Image = "" }, []string{"spec.initContainers[0].image: Required value"}},
 		{"termination message policy", func(p *v1.Pod) { p.Spec.Containers[0].TerminationMessagePolicy = "Always" }, []string{"spec.containers[0].terminationMessagePolicy: Unsupported value"}},

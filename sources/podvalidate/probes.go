@@ -15,14 +15,11 @@ import (
 // (timeoutSeconds 1, periodSeconds 10, successThreshold 1,
 // failureThreshold 3), as the API server would have set it; ordinary init
 // containers may not have probes nor hooks, sidecars (restartPolicy
-// Always) may, as app containers, and no other restartPolicy is allowed
-// on an init container.
+// Always) may, as app containers (validateRestartRules checks the
+// restartPolicy itself).
 func validateProbesAndHooks(c *v1.Container, podGrace *int64, init bool, path *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	if init && c.RestartPolicy != nil {
-		if *c.RestartPolicy != v1.ContainerRestartPolicyAlways {
-			allErrs = append(allErrs, field.NotSupported(path.Child("restartPolicy"), *c.RestartPolicy, []string{string(v1.ContainerRestartPolicyAlways)}))
-		}
 		init = *c.RestartPolicy != v1.ContainerRestartPolicyAlways
 	}
 	probes := []struct {

@@ -96,8 +96,8 @@ func TestValidateProbesAndHooks(t *testing.T) {
 			p.Spec.InitContainers[0].RestartPolicy = &always
 			p.Spec.InitContainers[0].LivenessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{}}}
 		}, []string{"spec.initContainers[0].livenessProbe.exec.command: Required value"}},
-		{"init container restartPolicy other than Always", func(p *v1.Pod) {
-			never := v1.ContainerRestartPolicy("Never")
+		{"init container restartPolicy unknown", func(p *v1.Pod) {
+			never := v1.ContainerRestartPolicy("Sometimes")
 			p.Spec.InitContainers[0].RestartPolicy = &never
 		}, []string{"spec.initContainers[0].restartPolicy: Unsupported value"}},
 		{"preStop sleep past the grace period", func(p *v1.Pod) {
