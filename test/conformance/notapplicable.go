@@ -40,6 +40,32 @@ var NotApplicableSpecs = []NotApplicable{
 		Spec:   regexp.QuoteMeta("PrivilegedPod should enable privileged commands"),
 		Reason: "adds a dummy network link in a privileged container; this machine's kernel has no dummy link type (ip link add … type dummy: Unknown device type)",
 	},
+	{
+		// The 20 specs (of the 60 in their group) that restart a Guaranteed
+		// container and then read its oom_score_adj.
+		Spec: regexp.QuoteMeta("[sig-node] PLR Pod InPlace Resize [FeatureGate:InPlacePodLevelResourcesVerticalScaling] PLR guaranteed qos - 1 container with resize policy [Environment:NotInUserNS] ") + `(` +
+			regexp.QuoteMeta("cpu & mem restart + resize initContainers resizing cpu & mem in opposite directions [Beta]") + `|` +
+			regexp.QuoteMeta("cpu & mem restart + resize initContainers resizing cpu & mem in the same direction [Beta]") + `|` +
+			regexp.QuoteMeta("cpu & mem restart + resize initContainers resizing cpu [Beta]") + `|` +
+			regexp.QuoteMeta("cpu & mem restart + resize initContainers resizing mem [Beta]") + `|` +
+			regexp.QuoteMeta("cpu & mem restart + resize initContainers resizing only pod-level cpu [Beta]") + `|` +
+			regexp.QuoteMeta("cpu & mem restart + resize initContainers resizing only pod-level mem [Beta]") + `|` +
+			regexp.QuoteMeta("cpu & mem restart resizing cpu & mem in opposite directions [Beta]") + `|` +
+			regexp.QuoteMeta("cpu & mem restart resizing cpu & mem in the same direction [Beta]") + `|` +
+			regexp.QuoteMeta("cpu & mem restart resizing cpu [Beta]") + `|` +
+			regexp.QuoteMeta("cpu & mem restart resizing mem [Beta]") + `|` +
+			regexp.QuoteMeta("cpu & mem restart resizing only pod-level cpu [Beta]") + `|` +
+			regexp.QuoteMeta("cpu & mem restart resizing only pod-level mem [Beta]") + `|` +
+			regexp.QuoteMeta("cpu restart resizing cpu & mem in opposite directions [Beta]") + `|` +
+			regexp.QuoteMeta("cpu restart resizing cpu & mem in the same direction [Beta]") + `|` +
+			regexp.QuoteMeta("cpu restart resizing cpu [Beta]") + `|` +
+			regexp.QuoteMeta("cpu restart resizing only pod-level cpu [Beta]") + `|` +
+			regexp.QuoteMeta("mem restart resizing cpu & mem in opposite directions [Beta]") + `|` +
+			regexp.QuoteMeta("mem restart resizing cpu & mem in the same direction [Beta]") + `|` +
+			regexp.QuoteMeta("mem restart resizing mem [Beta]") + `|` +
+			regexp.QuoteMeta("mem restart resizing only pod-level mem [Beta]") + `)`,
+		Reason: "reads oom_score_adj -997 (the kubelet's for a Guaranteed container) in a restarted container; this machine's root lacks CAP_SYS_RESOURCE (CapEff 000001fffeffffff), so the kernel refuses any negative oom_score_adj (echo -997 > /proc/self/oom_score_adj: I/O error) and the container gets 0",
+	},
 }
 
 // SkipPattern is the --skip expression of a run: skip, then each
