@@ -117,12 +117,18 @@ func setResizeStatus(pod *v1.Pod, rs *PodStatus, s *v1.PodStatus) {
 		s.AllocatedResources = req
 	}
 	if resizeInProgress(pod, rs) {
-		s.Conditions = append(s.Conditions, v1.PodCondition{Type: v1.PodResizeInProgress, Status: v1.ConditionTrue})
+		c := v1.PodCondition{Type: v1.PodResizeInProgress, Status: v1.ConditionTrue}
+		if rs.ResizeError != "" {
+			// The kubelet's: the actuation failed, and is retried at the
+			// pod's next sync.
+			c.Reason, c.Message = v1.PodReasonError, rs.ResizeError
+		}
+		s.Conditions = append(s.Conditions, c)
 	}
 }
 
 // DueForResize reports whether the pod should be synced now because its
-// last status says a resize waits to be actuated: the sync loop asks it
+// last status says a resize waits to be actuated and none failed: the sync loop asks it
 // every tick (SyncLoop.ShouldSync), so that a resize is actuated and its
 // status written within seconds rather than at the next periodic sync.
 func (s *Syncer) DueForResize(pod *v1.Pod) bool {
@@ -130,5 +136,8 @@ func (s *Syncer) DueForResize(pod *v1.Pod) bool {
 	if !ok || isTerminalPhase(st.Phase) {
 		return false
 	}
-	return findCondition(st.Conditions, v1.PodResizeInProgress) != nil
+	c := findCondition(st.Conditions, v1.PodResizeInProgress)
+	// A resize that failed waits for the pod's periodic sync (or a new
+	// resize), as the kubelet retries it, rather than every tick.
+	return c != nil && c.Reason != v1.PodReasonError
 }

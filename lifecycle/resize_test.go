@@ -2,11 +2,13 @@ package lifecycle_test
 
 import (
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/podhost/podhost/lifecycle"
+	"github.com/podhost/podhost/lifecycle/lifecycletest"
 )
 
 func TestResizeStatus(t *testing.T) {
@@ -59,6 +61,20 @@ func TestResizeStatus(t *testing.T) {
 	if s = lifecycle.GeneratePodStatus(pod, rs, s, false, nil); !hasCondition(s, v1.PodResizeInProgress) {
 		t.Error("no PodResizeInProgress while the pod cgroup lags behind the pod-level resources")
 	}
+
+	// The actuation failed: the condition says why, as the kubelet's
+	// (upstream: "in-progress reason is not error").
+	rs.ResizeError = "cannot decrease memory limits: attempting to set pod memory limit (10240) below current usage (1000000)"
+	s = lifecycle.GeneratePodStatus(pod, rs, s, false, nil)
+	var c *v1.PodCondition
+	for i := range s.Conditions {
+		if s.Conditions[i].Type == v1.PodResizeInProgress {
+			c = &s.Conditions[i]
+		}
+	}
+	if c == nil || c.Reason != v1.PodReasonError || c.Message != rs.ResizeError {
+		t.Errorf("PodResizeInProgress after a failed actuation: %+v; want reason Error with the message", c)
+	}
 }
 
 func hasCondition(s v1.PodStatus, t v1.PodConditionType) bool {
@@ -86,5 +102,28 @@ func TestPodAllocatedFromContainers(t *testing.T) {
 	pod.Spec.Containers = []v1.Container{{Name: "none"}}
 	if s := lifecycle.GeneratePodStatus(pod, &lifecycle.PodStatus{ID: "1"}, v1.PodStatus{}, false, nil); s.AllocatedResources != nil {
 		t.Fatalf("a pod without requests: allocatedResources %v; want none", s.AllocatedResources)
+	}
+}
+
+// A pod waiting for a resize is synced every tick; one whose resize
+// failed waits for its periodic sync, as the kubelet retries it, instead
+// of failing again every second.
+func TestDueForResize(t *testing.T) {
+	clock := lifecycletest.NewFakeClock(time.Unix(1000, 0))
+	core := lifecycle.NewPodWorkers(lifecycle.PodWorkersConfig{Clock: clock, Cache: lifecycletest.NewFakeRuntime()})
+	status := lifecycle.NewStatusManager(lifecycle.StatusManagerConfig{Clock: clock, Sink: lifecycletest.NewRecordingSink(), Pods: core})
+	s := &lifecycle.Syncer{Status: status}
+	pod := apiPod("1", "p")
+	if s.DueForResize(pod) {
+		t.Error("due without a status")
+	}
+	status.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{{Type: v1.PodResizeInProgress, Status: v1.ConditionTrue}}})
+	if !s.DueForResize(pod) {
+		t.Error("not due while a resize waits")
+	}
+	status.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{
+		{Type: v1.PodResizeInProgress, Status: v1.ConditionTrue, Reason: v1.PodReasonError, Message: "below current usage"}}})
+	if s.DueForResize(pod) {
+		t.Error("due every tick after the resize failed")
 	}
 }

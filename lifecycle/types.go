@@ -170,6 +170,9 @@ type PodStatus struct {
 	// Resources are the pod-level cpu and memory the runtime has actuated
 	// on the pod's cgroup; nil when the pod has none or it is unknown.
 	Resources *v1.ResourceRequirements
+	// ResizeError is why the last in-place resize of the pod failed; empty
+	// when none failed since the last one completed.
+	ResizeError string
 }
 
 // HasRunning reports whether any container runs or the sandbox is ready.

@@ -102,6 +102,8 @@ type Manager struct {
 	stops stopsInFlight
 	// resized are the resources actuated by updates in place.
 	resized resized
+	// resizeErrors are the pods' last failed resizes.
+	resizeErrors resizeErrors
 }
 
 // New returns a Manager.

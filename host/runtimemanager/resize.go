@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/lifecycle"
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
@@ -168,9 +169,9 @@ func podResourcesAnnotation(pod *v1.Pod) string {
 
 // resizeAction updates one running container in place.
 type resizeAction struct {
-	id, name string
-	spec     *v1.Container
-	desired  actuatedResources
+	id, name        string
+	spec            *v1.Container
+	actual, desired actuatedResources
 }
 
 // podResize updates the pod cgroup of the ready sandbox.
@@ -244,7 +245,7 @@ func (p *planner) planResize(spec *v1.Container, c *containerInfo, kind string) 
 		if !lifecycle.SameResources(actual.Own, desired.Own) {
 			// Only what the runtime does not hold changed (a memory
 			// request): nothing to send, the record follows.
-			p.a.resize = append(p.a.resize, resizeAction{id: c.id, name: c.name, spec: spec, desired: desired})
+			p.a.resize = append(p.a.resize, resizeAction{id: c.id, name: c.name, spec: spec, actual: actual, desired: desired})
 		}
 		return
 	}
@@ -253,7 +254,7 @@ func (p *planner) planResize(spec *v1.Container, c *containerInfo, kind string) 
 		p.startNew(spec, kind, "resized")
 		return
 	}
-	p.a.resize = append(p.a.resize, resizeAction{id: c.id, name: c.name, spec: spec, desired: desired})
+	p.a.resize = append(p.a.resize, resizeAction{id: c.id, name: c.name, spec: spec, actual: actual, desired: desired})
 }
 
 // planPodResize decides whether the ready sandbox's pod cgroup needs an
@@ -277,6 +278,9 @@ func (m *Manager) resize(ctx context.Context, pod *v1.Pod, a *actions) error {
 	if a.podResize == nil && len(a.resize) == 0 {
 		return nil
 	}
+	if err := m.checkMemoryDecrease(ctx, a); err != nil {
+		return m.resizeFailed(pod, "pod", err)
+	}
 	pr := a.podResize
 	if pr != nil {
 		if err := m.updateSandbox(ctx, pr.sandboxID, widest(pr.actual, pr.desired)); err != nil {
@@ -299,9 +303,131 @@ func (m *Manager) resize(ctx context.Context, pod *v1.Pod, a *actions) error {
 		m.resized.setSandbox(pr.sandboxID, pr.desired)
 	}
 	if len(errs) == 0 {
+		m.resizeErrors.set(pod.UID, "")
 		m.event(pod, lifecycle.EventNormal, EventResizeCompleted, "Pod resize completed")
 	}
 	return errors.Join(errs...)
+}
+
+// checkMemoryDecrease refuses, as the kubelet does, a resize that lowers a
+// memory limit (of the pod cgroup or of a container) to or below what the
+// pod or container uses now: the kernel would reclaim or OOM-kill instead.
+// Usage is the runtime's (ListStats, usage_bytes); a pod's is its sandbox's,
+// or its containers' sum when the runtime does not report the sandbox's.
+// A container the runtime reports no usage of is not judged, nor is
+// anything when the runtime serves no stats at all.
+func (m *Manager) checkMemoryDecrease(ctx context.Context, a *actions) error {
+	if !decreasesMemory(a) {
+		return nil
+	}
+	stats, err := m.ListStats(ctx)
+	switch {
+	case errors.Is(err, ErrNoStats):
+		return nil // a runtime without stats cannot tell: not judged
+	case err != nil:
+		return fmt.Errorf("cannot decrease memory limits: reading memory usage: %w", err)
+	}
+	return memoryBelowUsage(a, stats)
+}
+
+// decreasesMemory reports whether the planned resizes lower a memory
+// limit.
+func decreasesMemory(a *actions) bool {
+	if pr := a.podResize; pr != nil {
+		if _, ok := memoryDecrease(pr.actual.Limits, pr.desired.Limits); ok {
+			return true
+		}
+	}
+	for _, r := range a.resize {
+		if _, ok := memoryDecrease(r.actual.effective().Limits, r.desired.effective().Limits); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// memoryBelowUsage is the kubelet's error for each lowered memory limit
+// that is at or below the usage in stats; nil when there is none.
+func memoryBelowUsage(a *actions, stats *runtimev1.ListStatsResponse) error {
+	var errs []error
+	if pr := a.podResize; pr != nil {
+		if limit, ok := memoryDecrease(pr.actual.Limits, pr.desired.Limits); ok {
+			var usage uint64
+			known := false
+			for _, sb := range stats.GetSandboxes() {
+				if sb.GetSandboxId() == pr.sandboxID && sb.GetMemory() != nil {
+					usage, known = sb.GetMemory().GetUsageBytes(), true
+				}
+			}
+			if !known {
+				for _, c := range stats.GetContainers() {
+					if c.GetSandboxId() == pr.sandboxID {
+						usage += c.GetMemory().GetUsageBytes()
+					}
+				}
+			}
+			if usage >= uint64(limit) {
+				errs = append(errs, fmt.Errorf("attempting to set pod memory limit (%d) below current usage (%d)", limit, usage))
+			}
+		}
+	}
+	for _, r := range a.resize {
+		limit, ok := memoryDecrease(r.actual.effective().Limits, r.desired.effective().Limits)
+		if !ok {
+			continue
+		}
+		for _, c := range stats.GetContainers() {
+			if c.GetContainerId() == r.id && c.GetMemory() != nil && c.GetMemory().GetUsageBytes() >= uint64(limit) {
+				errs = append(errs, fmt.Errorf("attempting to set container %q memory limit (%d) below current usage (%d)",
+					r.name, limit, c.GetMemory().GetUsageBytes()))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("cannot decrease memory limits: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// memoryDecrease is the new memory limit when it is set and lower than the
+// old one (or the old one had none).
+func memoryDecrease(old, new v1.ResourceList) (int64, bool) {
+	n, ok := new[v1.ResourceMemory]
+	if !ok {
+		return 0, false
+	}
+	o, had := old[v1.ResourceMemory]
+	if had && n.Cmp(o) >= 0 {
+		return 0, false
+	}
+	return n.Value(), true
+}
+
+// resizeErrors keeps the last resize error of each pod, until a resize
+// of it completes: the status reports it (PodResizeInProgress, reason
+// Error) as the kubelet's does.
+type resizeErrors struct {
+	mu   sync.Mutex
+	errs map[types.UID]string
+}
+
+func (r *resizeErrors) set(uid types.UID, msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if msg == "" {
+		delete(r.errs, uid)
+		return
+	}
+	if r.errs == nil {
+		r.errs = map[types.UID]string{}
+	}
+	r.errs[uid] = msg
+}
+
+func (r *resizeErrors) get(uid types.UID) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.errs[uid]
 }
 
 func (m *Manager) updateSandbox(ctx context.Context, id string, r v1.ResourceRequirements) error {
@@ -310,6 +436,7 @@ func (m *Manager) updateSandbox(ctx context.Context, id string, r v1.ResourceReq
 }
 
 func (m *Manager) resizeFailed(pod *v1.Pod, what string, err error) error {
+	m.resizeErrors.set(pod.UID, err.Error())
 	m.event(pod, lifecycle.EventWarning, EventResizeError, "Resize of %s failed: %v", what, err)
 	return fmt.Errorf("resizing %s: %w", what, err)
 }

@@ -2,6 +2,7 @@ package runtimemanager
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -199,5 +200,47 @@ func TestResizeRunningInitContainer(t *testing.T) {
 	}
 	if got, want := e.resizeCalls(), []string{"container quota=20k mem=67108864"}; !slices.Equal(got, want) {
 		t.Fatalf("calls: got %v; want %v", got, want)
+	}
+}
+
+// A lowered memory limit at or below what the pod or container uses now
+// is refused with the kubelet's message, which the upstream spec matches
+// (`memory limit \(\d+\) below current usage`); a limit above the usage,
+// a raised one, or a container the runtime reports no usage of passes.
+func TestMemoryBelowUsage(t *testing.T) {
+	mem := func(q string) actuatedResources {
+		return actuatedResources{Own: v1.ResourceRequirements{Limits: cpuMem("", q)}}
+	}
+	stats := &runtimev1.ListStatsResponse{
+		Sandboxes: []*runtimev1.SandboxStats{{SandboxId: "sb"}},
+		Containers: []*runtimev1.ContainerStats{
+			{ContainerId: "c1", SandboxId: "sb", Memory: &runtimev1.MemoryUsage{UsageBytes: 50 << 20}},
+			{ContainerId: "c2", SandboxId: "sb", Memory: &runtimev1.MemoryUsage{UsageBytes: 10 << 20}},
+		},
+	}
+	for _, c := range []struct {
+		name string
+		a    actions
+		want string
+	}{
+		{"container below usage", actions{resize: []resizeAction{{id: "c1", name: "app", actual: mem("128Mi"), desired: mem("32Mi")}}},
+			`attempting to set container "app" memory limit (33554432) below current usage (52428800)`},
+		{"container above usage", actions{resize: []resizeAction{{id: "c1", name: "app", actual: mem("128Mi"), desired: mem("64Mi")}}}, ""},
+		{"container raised", actions{resize: []resizeAction{{id: "c1", name: "app", actual: mem("1Mi"), desired: mem("2Mi")}}}, ""},
+		{"no usage known", actions{resize: []resizeAction{{id: "c9", name: "new", actual: mem("128Mi"), desired: mem("1Ki")}}}, ""},
+		// The sandbox reports no memory: the pod's usage is its
+		// containers' sum, 60 MiB.
+		{"pod below its containers' sum", actions{podResize: &podResize{sandboxID: "sb", actual: v1.ResourceRequirements{Limits: cpuMem("", "1Gi")},
+			desired: v1.ResourceRequirements{Limits: cpuMem("", "10Ki")}}},
+			"cannot decrease memory limits: attempting to set pod memory limit (10240) below current usage (62914560)"},
+		{"pod above", actions{podResize: &podResize{sandboxID: "sb", actual: v1.ResourceRequirements{Limits: cpuMem("", "1Gi")},
+			desired: v1.ResourceRequirements{Limits: cpuMem("", "100Mi")}}}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := memoryBelowUsage(&c.a, stats)
+			if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+				t.Errorf("got %v; want %q", err, c.want)
+			}
+		})
 	}
 }

@@ -365,7 +365,9 @@ func (m *Manager) PodStatus(ctx context.Context, uid types.UID, name, namespace 
 		return nil, err
 	}
 	m.readTerminationMessages(s)
-	return s.podStatus(name, namespace), nil
+	st := s.podStatus(name, namespace)
+	st.ResizeError = m.resizeErrors.get(uid)
+	return st, nil
 }
 
 // joinMessage adds a container's termination message to the runtime's
