@@ -56,7 +56,8 @@
 // host/node, the running agent, imports it; so do bench/podstart and the
 // e2e tests, for the labels they look runtime objects up by. It imports
 // lifecycle (for the contract it implements), host/supervisor (for
-// ErrPluginExited), sources/podvalidate (sysctl names) and the generated
-// runtime protos; lifecycle never
+// ErrPluginExited), sources/podvalidate (sysctl names), host/expansion
+// ($(VAR) in command, args and env) and the generated runtime protos;
+// lifecycle never
 // imports it.
 package runtimemanager

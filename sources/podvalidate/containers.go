@@ -2,6 +2,7 @@ package podvalidate
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -93,6 +94,38 @@ func validateContainer(c *v1.Container, names, volumes sets.Set[string], path *f
 		if m.MountPath == "" {
 			allErrs = append(allErrs, field.Required(mp.Child("mountPath"), ""))
 		}
+		allErrs = append(allErrs, validateSubPath(m, mp)...)
+	}
+	return allErrs
+}
+
+// validateSubPath checks a mount's subPath and subPathExpr as the API
+// server does: one of them, relative, without a ".." element. The host
+// checks the expanded subPathExpr again, and that neither leaves the
+// volume through a symbolic link, when it mounts them.
+func validateSubPath(m v1.VolumeMount, path *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	if m.SubPath != "" {
+		allErrs = append(allErrs, localDescendingPath(m.SubPath, path.Child("subPath"))...)
+	}
+	if m.SubPathExpr != "" {
+		if m.SubPath != "" {
+			allErrs = append(allErrs, field.Invalid(path.Child("subPathExpr"), m.SubPathExpr, "subPathExpr and subPath are mutually exclusive"))
+		}
+		allErrs = append(allErrs, localDescendingPath(m.SubPathExpr, path.Child("subPathExpr"))...)
+	}
+	return allErrs
+}
+
+// localDescendingPath refuses an absolute path and one with a ".."
+// element.
+func localDescendingPath(p string, path *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	if filepath.IsAbs(p) {
+		allErrs = append(allErrs, field.Invalid(path, p, "must be a relative path"))
+	}
+	if slices.Contains(strings.Split(filepath.ToSlash(p), "/"), "..") {
+		allErrs = append(allErrs, field.Invalid(path, p, "must not contain '..'"))
 	}
 	return allErrs
 }

@@ -156,7 +156,6 @@ func TestRefusedFieldsAreNamed(t *testing.T) {
 	}{
 		{"imagePullSecrets", func(p *v1.Pod) { p.Spec.ImagePullSecrets = []v1.LocalObjectReference{{Name: "x"}} }, "spec.imagePullSecrets"},
 		{"hostUsers false", func(p *v1.Pod) { p.Spec.HostUsers = ptr.To(false) }, "spec.hostUsers"},
-		{"subPathExpr", func(p *v1.Pod) { p.Spec.Containers[0].VolumeMounts[0].SubPathExpr = "$(A)" }, "spec.containers[0].volumeMounts[0].subPathExpr"},
 		{"mountPropagation", func(p *v1.Pod) {
 			p.Spec.Containers[0].VolumeMounts[0].MountPropagation = ptr.To(v1.MountPropagationBidirectional)
 		}, "spec.containers[0].volumeMounts[0].mountPropagation"},

@@ -176,6 +176,17 @@ func TestValidatePod(t *testing.T) {
 		{"claim in another namespace", func(p *v1.Pod) { p.Namespace = "prod" }, []string{"spec.volumes[0].persistentVolumeClaim.claimName: Not found"}},
 		{"mount of undeclared volume", func(p *v1.Pod) { p.Spec.Containers[0].VolumeMounts[0].Name = "nope" }, []string{"spec.containers[0].volumeMounts[0].name: Not found"}},
 		{"mount path required", func(p *v1.Pod) { p.Spec.Containers[0].VolumeMounts[0].MountPath = "" }, []string{"spec.containers[0].volumeMounts[0].mountPath: Required value"}},
+		{"subPathExpr", func(p *v1.Pod) { p.Spec.Containers[0].VolumeMounts[0].SubPathExpr = "logs/$(POD_NAME)" }, nil},
+		{"subPathExpr and subPath", func(p *v1.Pod) {
+			p.Spec.Containers[0].VolumeMounts[0].SubPath = "a"
+			p.Spec.Containers[0].VolumeMounts[0].SubPathExpr = "$(POD_NAME)"
+		}, []string{"spec.containers[0].volumeMounts[0].subPathExpr: Invalid value"}},
+		{"subPathExpr absolute", func(p *v1.Pod) { p.Spec.Containers[0].VolumeMounts[0].SubPathExpr = "/$(POD_NAME)" }, []string{"spec.containers[0].volumeMounts[0].subPathExpr: Invalid value"}},
+		{"subPathExpr with ..", func(p *v1.Pod) { p.Spec.Containers[0].VolumeMounts[0].SubPathExpr = "$(POD_NAME)/../.." }, []string{"spec.containers[0].volumeMounts[0].subPathExpr: Invalid value"}},
+		{"subPath absolute with ..", func(p *v1.Pod) { p.Spec.Containers[0].VolumeMounts[0].SubPath = "/a/../b" }, []string{
+			"spec.containers[0].volumeMounts[0].subPath: Invalid value",
+			"spec.containers[0].volumeMounts[0].subPath: Invalid value",
+		}},
 		{"quantity negative", func(p *v1.Pod) {
 			p.Spec.Containers[0].Resources.Requests[v1.ResourceMemory] = resource.MustParse("-1")
 		}, []string{"spec.containers[0].resources.requests[memory]: Invalid value"}},

@@ -9,6 +9,10 @@
 // An emptyDir of a pod with an fsGroup is given to that group at each
 // set-up (host/volumemanager/ownership), and a subPath created in a volume
 // gets the volume root's mode (so its setgid bit), as the kubelet does.
+// A mount's subPathExpr is expanded from the container's env
+// (host/expansion, the kubelet's rules: a variable without a value is an
+// error) and is then a subPath like any other: relative, without "..",
+// and never leaving the volume through a symbolic link.
 //
 // Pod volume directories are <root>/pods/<uid>/volumes/<plugin>/<name>,
 // the plugin's name with "/" written "~" (kubernetes.io~empty-dir).

@@ -114,6 +114,8 @@ func TestContainerMounts(t *testing.T) {
 	if err := os.Symlink("/", filepath.Join(cacheDir, "escape")); err != nil {
 		t.Fatal(err)
 	}
+	// env is the container's, for subPathExpr.
+	env := map[string]string{"POD_NAME": "p", "DOTS": "..", "UP": "a/../../x", "ABS": "/etc", "LINK": "escape", "EMPTY": ""}
 	tests := []struct {
 		name    string
 		mounts  []v1.VolumeMount
@@ -133,13 +135,22 @@ func TestContainerMounts(t *testing.T) {
 		{"subPath through a link out", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPath: "escape/etc"}}, nil, `"escape/etc" leaves the volume`},
 		{"subPath through a link to create outside", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPath: "escape/podhost-must-not-exist"}}, nil, "leaves the volume"},
 		{"block volume", []v1.VolumeMount{{Name: "disk", MountPath: "/x"}}, nil, `volumeMounts[0].name: volume "disk" is a block volume`},
-		{"subPathExpr", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(POD)"}}, nil, "subPathExpr: not supported"},
+		{"subPathExpr from the pod's name", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(POD_NAME)"}}, nil, fmt.Sprintf("/x=%s/p", cacheDir)},
+		{"subPathExpr nested", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "logs/$(POD_NAME)/$$"}}, nil, fmt.Sprintf("/x=%s/logs/p/$", cacheDir)},
+		{"subPathExpr to ..", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(DOTS)"}}, nil, `volumeMounts[0].subPathExpr: ".." must be a relative path without ".."`},
+		{"subPathExpr to a path through ..", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(UP)"}}, nil, `volumeMounts[0].subPathExpr: "a/../../x" must be a relative path`},
+		{"subPathExpr to an absolute path", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(ABS)"}}, nil, `volumeMounts[0].subPathExpr: "/etc" must be a relative path`},
+		{"subPathExpr through a link out", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(LINK)/etc"}}, nil, `volumeMounts[0].subPathExpr: "escape/etc" leaves the volume`},
+		{"subPathExpr through a link to create outside", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(LINK)/podhost-must-not-exist"}}, nil, `subPathExpr: "escape/podhost-must-not-exist" leaves the volume`},
+		{"subPathExpr with an undefined variable", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(NOPE)/$(POD_NAME)"}}, nil, `volumeMounts[0].subPathExpr: "$(NOPE)/$(POD_NAME)": missing value for NOPE`},
+		{"subPathExpr with an empty variable", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(EMPTY)"}}, nil, "missing value for EMPTY"},
+		{"subPathExpr beside subPath", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPath: "a", SubPathExpr: "$(POD_NAME)"}}, nil, "volumeMounts[0].subPathExpr: subPathExpr and subPath are mutually exclusive"},
 		{"volumeDevices are not mounts", []v1.VolumeMount{{Name: "cache", MountPath: "/cache"}}, []v1.VolumeDevice{{Name: "data", DevicePath: "/dev/x"}}, "/cache=" + cacheDir},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := &v1.Container{Name: "c", VolumeMounts: tt.mounts, VolumeDevices: tt.devices}
-			got, err := h.ContainerMounts(pod, c, desired)
+			got, err := h.ContainerMounts(pod, c, env, desired)
 			if err != nil {
 				if !strings.Contains(err.Error(), tt.want) {
 					t.Fatalf("err %v, want %q", err, tt.want)

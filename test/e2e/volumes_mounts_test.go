@@ -1,0 +1,76 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// fieldEnv is an env variable from the downward API.
+func fieldEnv(name, path string) v1.EnvVar {
+	return v1.EnvVar{Name: name, ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: path}}}
+}
+
+// configError waits until the pod's container waits with
+// CreateContainerConfigError whose message has want, and checks that no
+// container of the pod was created.
+func (h *podHost) configError(name, container, want string) {
+	h.t.Helper()
+	p := h.waitPod(name, 60*time.Second, "waiting with CreateContainerConfigError", func(p *v1.Pod) bool {
+		cs := containerStatus(p, container)
+		return cs != nil && cs.State.Waiting != nil && cs.State.Waiting.Reason == "CreateContainerConfigError"
+	})
+	wantLines(h.t, name, containerStatus(p, container).State.Waiting.Message, want)
+	if n := len(h.criContainers(string(p.UID))); n != 0 {
+		h.t.Errorf("containerd has %d containers of pod %s; want none created", n, name)
+	}
+}
+
+// TestVolumeMountSubPathExpr: a mount whose subPathExpr is the pod's name
+// from the downward API puts what the container writes in the volume's
+// directory named after the pod, created by the host; a subPathExpr that
+// expands to ".." or names a variable without a value keeps the
+// container from being created (CreateContainerConfigError naming the
+// field), as under the kubelet.
+func TestVolumeMountSubPathExpr(t *testing.T) {
+	h := startPodHost(t)
+	zero := int64(0)
+	pod := func(name string, env []v1.EnvVar, expr string) *v1.Pod {
+		p := busyPod(name, v1.RestartPolicyAlways, sh("main", `echo written-through-subpathexpr > /logs/file; exec sleep 3600`))
+		p.Spec.Volumes = []v1.Volume{volume("logs", v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}})}
+		p.Spec.Containers[0].Env = env
+		p.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{{Name: "logs", MountPath: "/logs", SubPathExpr: expr}}
+		p.Spec.TerminationGracePeriodSeconds = &zero
+		return p
+	}
+
+	t.Run("pod name", func(t *testing.T) {
+		h.apply(pod("subpath-web", []v1.EnvVar{fieldEnv("POD_NAME", "metadata.name")}, "pods/$(POD_NAME)"))
+		got := h.waitPod("subpath-web", 60*time.Second, "running", running)
+		file := filepath.Join(h.emptyDirPath(string(got.UID), "logs"), "pods", "subpath-web", "file")
+		var b []byte
+		poll(t, 30*time.Second, func() bool {
+			b, _ = os.ReadFile(file)
+			return string(b) == "written-through-subpathexpr\n"
+		}, func() string { return file + ": " + string(b) + "\n" + h.logTail() })
+		h.delete("subpath-web", &zero)
+		h.waitGone("subpath-web", 60*time.Second)
+	})
+
+	t.Run("expands to ..", func(t *testing.T) {
+		h.apply(pod("subpath-dots", []v1.EnvVar{{Name: "UP", Value: ".."}}, "$(UP)"))
+		h.configError("subpath-dots", "main", `volumeMounts[0].subPathExpr: ".." must be a relative path without ".."`)
+		h.delete("subpath-dots", &zero)
+		h.waitGone("subpath-dots", 60*time.Second)
+	})
+
+	t.Run("missing annotation", func(t *testing.T) {
+		h.apply(pod("subpath-missing", []v1.EnvVar{fieldEnv("DIR", "metadata.annotations['dir']")}, "$(DIR)/x"))
+		h.configError("subpath-missing", "main", "volumeMounts[0].subPathExpr: \"$(DIR)/x\": missing value for DIR")
+		h.delete("subpath-missing", &zero)
+		h.waitGone("subpath-missing", 60*time.Second)
+	})
+}
