@@ -95,8 +95,31 @@ func validateContainer(c *v1.Container, names, volumes sets.Set[string], path *f
 			allErrs = append(allErrs, field.Required(mp.Child("mountPath"), ""))
 		}
 		allErrs = append(allErrs, validateSubPath(m, mp)...)
+		allErrs = append(allErrs, validateMountPropagation(c, m.MountPropagation, mp.Child("mountPropagation"))...)
 	}
 	return allErrs
+}
+
+// propagations are the mountPropagation values.
+var propagations = []string{string(v1.MountPropagationBidirectional), string(v1.MountPropagationHostToContainer), string(v1.MountPropagationNone)}
+
+// validateMountPropagation checks a mount's propagation as the API server
+// does: one of the three modes, Bidirectional only in a privileged
+// container.
+func validateMountPropagation(c *v1.Container, mode *v1.MountPropagationMode, path *field.Path) field.ErrorList {
+	if mode == nil {
+		return nil
+	}
+	switch *mode {
+	case v1.MountPropagationNone, v1.MountPropagationHostToContainer:
+	case v1.MountPropagationBidirectional:
+		if sc := c.SecurityContext; sc == nil || sc.Privileged == nil || !*sc.Privileged {
+			return field.ErrorList{field.Forbidden(path, "Bidirectional mount propagation is available only to privileged containers")}
+		}
+	default:
+		return field.ErrorList{field.NotSupported(path, *mode, propagations)}
+	}
+	return nil
 }
 
 // validateSubPath checks a mount's subPath and subPathExpr as the API

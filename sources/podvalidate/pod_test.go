@@ -176,6 +176,19 @@ func TestValidatePod(t *testing.T) {
 		{"claim in another namespace", func(p *v1.Pod) { p.Namespace = "prod" }, []string{"spec.volumes[0].persistentVolumeClaim.claimName: Not found"}},
 		{"mount of undeclared volume", func(p *v1.Pod) { p.Spec.Containers[0].VolumeMounts[0].Name = "nope" }, []string{"spec.containers[0].volumeMounts[0].name: Not found"}},
 		{"mount path required", func(p *v1.Pod) { p.Spec.Containers[0].VolumeMounts[0].MountPath = "" }, []string{"spec.containers[0].volumeMounts[0].mountPath: Required value"}},
+		{"mountPropagation HostToContainer", func(p *v1.Pod) {
+			p.Spec.Containers[0].VolumeMounts[0].MountPropagation = ptr.To(v1.MountPropagationHostToContainer)
+		}, nil},
+		{"mountPropagation Bidirectional privileged", func(p *v1.Pod) {
+			p.Spec.Containers[0].VolumeMounts[0].MountPropagation = ptr.To(v1.MountPropagationBidirectional)
+			p.Spec.Containers[0].SecurityContext = &v1.SecurityContext{Privileged: ptr.To(true)}
+		}, nil},
+		{"mountPropagation Bidirectional not privileged", func(p *v1.Pod) {
+			p.Spec.Containers[0].VolumeMounts[0].MountPropagation = ptr.To(v1.MountPropagationBidirectional)
+		}, []string{"spec.containers[0].volumeMounts[0].mountPropagation: Forbidden"}},
+		{"mountPropagation unknown", func(p *v1.Pod) {
+			p.Spec.Containers[0].VolumeMounts[0].MountPropagation = ptr.To(v1.MountPropagationMode("Sideways"))
+		}, []string{"spec.containers[0].volumeMounts[0].mountPropagation: Unsupported value"}},
 		{"subPathExpr", func(p *v1.Pod) { p.Spec.Containers[0].VolumeMounts[0].SubPathExpr = "logs/$(POD_NAME)" }, nil},
 		{"subPathExpr and subPath", func(p *v1.Pod) {
 			p.Spec.Containers[0].VolumeMounts[0].SubPath = "a"

@@ -3,6 +3,8 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -73,4 +75,72 @@ func TestVolumeMountSubPathExpr(t *testing.T) {
 		h.delete("subpath-missing", &zero)
 		h.waitGone("subpath-missing", 60*time.Second)
 	})
+}
+
+// TestVolumeMountPropagation: in one pod sharing an emptyDir, a tmpfs the
+// host mounts in the volume after the containers started shows in the
+// HostToContainer container and not in the private (None) one, and a
+// tmpfs a privileged Bidirectional container mounts there shows on the
+// host. The host made its root dir a shared mount at start.
+func TestVolumeMountPropagation(t *testing.T) {
+	h := startPodHost(t)
+	zero := int64(0)
+	if info := mountInfo(t, h.root); info == nil || !strings.Contains(strings.Join(info, " "), "shared:") {
+		t.Fatalf("the host's root dir %s in mountinfo: %q; want a shared mount", h.root, info)
+	}
+	watch := `while [ ! -f /vol/flag ]; do sleep 0.2; done; echo "sees: $(cat /vol/in/marker 2>&1)"; exec sleep 3600`
+	pod := busyPod("propagation", v1.RestartPolicyAlways,
+		sh("slave", watch), sh("private", watch),
+		sh("both", `mkdir -p /vol/out && mount -t tmpfs tmpfs /vol/out && echo from-container > /vol/out/marker; exec sleep 3600`))
+	pod.Spec.Volumes = []v1.Volume{volume("vol", v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}})}
+	mount := func(mode v1.MountPropagationMode) []v1.VolumeMount {
+		return []v1.VolumeMount{{Name: "vol", MountPath: "/vol", MountPropagation: &mode}}
+	}
+	pod.Spec.Containers[0].VolumeMounts = mount(v1.MountPropagationHostToContainer)
+	pod.Spec.Containers[1].VolumeMounts = mount(v1.MountPropagationNone)
+	pod.Spec.Containers[2].VolumeMounts = mount(v1.MountPropagationBidirectional)
+	pod.Spec.Containers[2].SecurityContext = &v1.SecurityContext{Privileged: &[]bool{true}[0]}
+	pod.Spec.TerminationGracePeriodSeconds = &zero
+	h.apply(pod)
+	got := h.waitPod("propagation", 60*time.Second, "running", running)
+	dir := h.emptyDirPath(string(got.UID), "vol")
+	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	t.Cleanup(func() {
+		_ = syscall.Unmount(in, syscall.MNT_DETACH)
+		_ = syscall.Unmount(out, syscall.MNT_DETACH)
+	})
+
+	// Host to container: a mount made now, after the containers started.
+	if err := os.Mkdir(in, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", in, "tmpfs", 0, "size=1m"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(in, "marker"), []byte("from-host"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "flag"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.waitLog("propagation", "slave", "sees: from-host")
+	h.waitLog("propagation", "private", "sees: cat: can't open '/vol/in/marker': No such file or directory")
+
+	// Container to host: the privileged container's mount.
+	var b []byte
+	poll(t, 30*time.Second, func() bool {
+		b, _ = os.ReadFile(filepath.Join(out, "marker"))
+		return string(b) == "from-container\n"
+	}, func() string { return "host's " + out + "/marker: " + string(b) + "\n" + h.logTail() })
+	if info := mountInfo(t, out); info == nil || !strings.Contains(strings.Join(info, " "), "- tmpfs") {
+		t.Errorf("mountinfo of %s on the host: %q; want the container's tmpfs", out, info)
+	}
+
+	for _, p := range []string{in, out} {
+		if err := syscall.Unmount(p, 0); err != nil {
+			t.Errorf("unmounting %s: %v", p, err)
+		}
+	}
+	h.delete("propagation", &zero)
+	h.waitGone("propagation", 60*time.Second)
 }

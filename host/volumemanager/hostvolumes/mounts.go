@@ -38,8 +38,9 @@ func (h *Host) TargetPath(pv volumemanager.PodVolume) string {
 // container's resolved env, as host/expansion.SubPath expands it), which
 // is created when missing and must stay inside the volume. A mount naming
 // no volume of the pod, or one not desired, a block volume, a subPathExpr
-// with a variable missing from env or beside a subPath, or a sub path
-// leaving the volume is an error naming the field.
+// with a variable missing from env or beside a subPath, a sub path
+// leaving the volume, or Bidirectional mountPropagation in a container
+// that is not privileged is an error naming the field.
 func (h *Host) ContainerMounts(pod *v1.Pod, c *v1.Container, env map[string]string, desired func(name string) (volumemanager.PodVolume, bool)) ([]*runtimev1.Mount, error) {
 	out := make([]*runtimev1.Mount, 0, len(c.VolumeMounts))
 	for i, vm := range c.VolumeMounts {
@@ -77,9 +78,34 @@ func (h *Host) ContainerMounts(pod *v1.Pod, c *v1.Container, env map[string]stri
 			}
 		}
 		ro := vm.ReadOnly || pv.Volume.ReadOnly
-		out = append(out, &runtimev1.Mount{ContainerPath: vm.MountPath, HostPath: path, Readonly: ro})
+		propagation, err := mountPropagation(c, vm.MountPropagation)
+		if err != nil {
+			return nil, &volumemanager.FieldError{Field: field + ".mountPropagation", Detail: err.Error()}
+		}
+		out = append(out, &runtimev1.Mount{ContainerPath: vm.MountPath, HostPath: path, Readonly: ro, Propagation: propagation})
 	}
 	return out, nil
+}
+
+// mountPropagation maps a volumeMount's mountPropagation as the kubelet
+// does: unset and None are private, HostToContainer rslave,
+// Bidirectional rshared, which only a privileged container may have.
+func mountPropagation(c *v1.Container, mode *v1.MountPropagationMode) (runtimev1.MountPropagation, error) {
+	if mode == nil {
+		return runtimev1.MountPropagation_MOUNT_PROPAGATION_UNSPECIFIED, nil
+	}
+	switch *mode {
+	case v1.MountPropagationNone:
+		return runtimev1.MountPropagation_MOUNT_PROPAGATION_UNSPECIFIED, nil
+	case v1.MountPropagationHostToContainer:
+		return runtimev1.MountPropagation_MOUNT_PROPAGATION_HOST_TO_CONTAINER, nil
+	case v1.MountPropagationBidirectional:
+		if sc := c.SecurityContext; sc == nil || sc.Privileged == nil || !*sc.Privileged {
+			return 0, errors.New("Bidirectional mount propagation is available only to privileged containers")
+		}
+		return runtimev1.MountPropagation_MOUNT_PROPAGATION_BIDIRECTIONAL, nil
+	}
+	return 0, fmt.Errorf("unsupported value %q", *mode)
 }
 
 // subPath is sub inside the volume at root, created as a directory when

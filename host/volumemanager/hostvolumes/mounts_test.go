@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podhost/podhost/host/volumemanager"
+	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 )
 
 var readOnly = true
@@ -220,5 +221,50 @@ func TestReconstructEmptyDir(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("reconstructed\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestMountPropagation maps mountPropagation as the kubelet does and
+// refuses Bidirectional in a container that is not privileged.
+func TestMountPropagation(t *testing.T) {
+	privileged := &v1.Container{Name: "c", SecurityContext: &v1.SecurityContext{Privileged: &readOnly}}
+	plain := &v1.Container{Name: "c"}
+	mode := func(m v1.MountPropagationMode) *v1.MountPropagationMode { return &m }
+	tests := []struct {
+		name string
+		c    *v1.Container
+		mode *v1.MountPropagationMode
+		want string // the contract's value, or the error
+	}{
+		{"unset", plain, nil, "MOUNT_PROPAGATION_UNSPECIFIED"},
+		{"None", plain, mode(v1.MountPropagationNone), "MOUNT_PROPAGATION_UNSPECIFIED"},
+		{"HostToContainer", plain, mode(v1.MountPropagationHostToContainer), "MOUNT_PROPAGATION_HOST_TO_CONTAINER"},
+		{"Bidirectional privileged", privileged, mode(v1.MountPropagationBidirectional), "MOUNT_PROPAGATION_BIDIRECTIONAL"},
+		{"Bidirectional not privileged", plain, mode(v1.MountPropagationBidirectional), "Bidirectional mount propagation is available only to privileged containers"},
+		{"Bidirectional privileged false", &v1.Container{SecurityContext: &v1.SecurityContext{}}, mode(v1.MountPropagationBidirectional), "available only to privileged containers"},
+		{"unknown", plain, mode("Sideways"), `unsupported value "Sideways"`},
+	}
+	for _, tt := range tests {
+		got, err := mountPropagation(tt.c, tt.mode)
+		s := got.String()
+		if err != nil {
+			s = err.Error()
+		}
+		if !strings.Contains(s, tt.want) {
+			t.Errorf("%s: %s; want %s", tt.name, s, tt.want)
+		}
+	}
+	pod := mountsPod()
+	h := New(t.TempDir(), newFakeMounter())
+	desired := func(name string) (volumemanager.PodVolume, bool) {
+		return volumemanager.PodVolume{Pod: pod.UID, Name: name, Volume: volumemanager.Volume{Plugin: volumemanager.PluginCSI}}, true
+	}
+	plain.VolumeMounts = []v1.VolumeMount{{Name: "data", MountPath: "/data", MountPropagation: mode(v1.MountPropagationBidirectional)}}
+	if _, err := h.ContainerMounts(pod, plain, nil, desired); err == nil || !strings.Contains(err.Error(), `container "c" volumeMounts[0].mountPropagation: Bidirectional`) {
+		t.Errorf("ContainerMounts of Bidirectional, not privileged: %v; want the field named", err)
+	}
+	plain.VolumeMounts[0].MountPropagation = mode(v1.MountPropagationHostToContainer)
+	if m, err := h.ContainerMounts(pod, plain, nil, desired); err != nil || m[0].GetPropagation() != runtimev1.MountPropagation_MOUNT_PROPAGATION_HOST_TO_CONTAINER {
+		t.Errorf("ContainerMounts of HostToContainer: %v, %v", m, err)
 	}
 }
