@@ -12,7 +12,7 @@
 // the pod's and the container's securityContext merged as the kubelet
 // merges them, security.go) onto the contract, verifies runAsNonRoot
 // against the image's user before it creates a container, writes the pod's
-// /etc/hosts as the kubelet manages it (hostname, FQDN, hostAliases,
+// /etc/hosts as the kubelet manages it (hostname or hostnameOverride, FQDN, hostAliases,
 // etchosts.go), stops containers with the pod's grace period, and
 // removes what a finished pod left behind. A pod's teardown yields to the
 // container stops other pods have in flight (stopsfirst.go).

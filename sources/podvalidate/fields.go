@@ -125,7 +125,7 @@ var Rules = map[string]Rule{
 	"PodSpec.schedulingGates":           opaque("the scheduler's"),
 	"PodSpec.resourceClaims":            refused("dynamic resource allocation is not supported"),
 	"PodSpec.resources":                 {Class: Refused, Note: "pod-level resources other than cpu and memory are not applied", AllowNote: "cpu and memory: the pod's own cgroup is limited by them (made by the runtime plugin), resized in place", Allow: cpuAndMemoryOnly},
-	"PodSpec.hostnameOverride":          refused("the hostname override is not applied"),
+	"PodSpec.hostnameOverride":          honoured("the sandbox's hostname, in place of hostname and the pod's name, and its line of /etc/hosts, without the subdomain's FQDN, as the kubelet; a DNS subdomain, not with hostNetwork"),
 	"PodSpec.schedulingGroup":           opaque("the scheduler's"),
 	"PodSpec.evictionResponders":        refused("eviction is not supported"),
 
