@@ -246,7 +246,7 @@ var Rules = map[string]Rule{
 	"SecurityContext.runAsNonRoot":             honoured("verified against runAsUser and the image's user before the container is created (CreateContainerConfigError)"),
 	"SecurityContext.readOnlyRootFilesystem":   honoured("a read-only root filesystem"),
 	"SecurityContext.allowPrivilegeEscalation": honoured("false sets no_new_privs"),
-	"SecurityContext.procMount":                refusedUnless("an unmasked /proc is not supported", string(v1.DefaultProcMount)),
+	"SecurityContext.procMount":                refusedUnless("an unmasked /proc is not supported: the API server allows Unmasked only with hostUsers: false, and user namespaces are not supported: CRI's need containerd 2.0 or later (the 1.6 here ignores the request, so the pod would run in the node's user namespace with an unmasked /proc), and the runtime contract carries none", string(v1.DefaultProcMount)),
 	"SecurityContext.seccompProfile":           honoured("RuntimeDefault, Unconfined (also when set nowhere, as the kubelet), or Localhost from the node's seccompProfileRoot"),
 	"SecurityContext.appArmorProfile":          refused("AppArmor profiles are not passed to the runtime (refused on every node, also where AppArmor is enabled)"),
 
