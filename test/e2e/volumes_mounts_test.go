@@ -69,9 +69,22 @@ func TestVolumeMountSubPathExpr(t *testing.T) {
 		h.waitGone("subpath-dots", 60*time.Second)
 	})
 
-	t.Run("missing annotation", func(t *testing.T) {
-		h.apply(pod("subpath-missing", []v1.EnvVar{fieldEnv("DIR", "metadata.annotations['dir']")}, "$(DIR)/x"))
+	// As the upstream spec "a failing subpath expansion can be modified
+	// during the lifecycle of a container": the container is created once
+	// the annotation is there.
+	t.Run("missing annotation, then added", func(t *testing.T) {
+		p := pod("subpath-missing", []v1.EnvVar{fieldEnv("DIR", "metadata.annotations['dir']")}, "$(DIR)/x")
+		h.apply(p)
 		h.configError("subpath-missing", "main", "volumeMounts[0].subPathExpr: \"$(DIR)/x\": missing value for DIR")
+		p.Annotations = map[string]string{"dir": "mypath"}
+		h.apply(p)
+		got := h.waitPod("subpath-missing", 60*time.Second, "running", running)
+		file := filepath.Join(h.emptyDirPath(string(got.UID), "logs"), "mypath", "x", "file")
+		var b []byte
+		poll(t, 30*time.Second, func() bool {
+			b, _ = os.ReadFile(file)
+			return string(b) == "written-through-subpathexpr\n"
+		}, func() string { return file + ": " + string(b) + "\n" + h.logTail() })
 		h.delete("subpath-missing", &zero)
 		h.waitGone("subpath-missing", 60*time.Second)
 	})
