@@ -123,6 +123,9 @@ func (f *fleet) stop() {
 			_ = h.cmd.Process.Kill()
 			<-done
 		}
+		// The host made its root dir a shared mount by mounting it on
+		// itself (as the kubelet does); undone so that the dir can go.
+		_ = syscall.Unmount(h.root, syscall.MNT_DETACH)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

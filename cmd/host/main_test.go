@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -77,6 +78,9 @@ func writeConfig(t *testing.T, pluginExtra string) (path, root string) {
 	t.Helper()
 	dir := t.TempDir()
 	root = filepath.Join(dir, "root")
+	// The host bind-mounts its root dir to make it shared
+	// (hostvolumes.MakeRShared); undone before the directory goes.
+	t.Cleanup(func() { _ = syscall.Unmount(root, syscall.MNT_DETACH) })
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 	"github.com/podhost/podhost/host/runtimemanager"
 	"github.com/podhost/podhost/host/sdnotify"
 	"github.com/podhost/podhost/host/supervisor"
+	"github.com/podhost/podhost/host/volumemanager/hostvolumes"
 	"github.com/podhost/podhost/pluginapi"
 )
 
@@ -67,6 +68,11 @@ func newRunCommand() *cobra.Command {
 func runHost(ctx context.Context, cfg *config.HostConfig, logger hclog.Logger) error {
 	if err := os.MkdirAll(cfg.RootDir, 0o700); err != nil {
 		return fmt.Errorf("creating root dir: %w", err)
+	}
+	// As the kubelet's root: volumes mounted with mountPropagation
+	// HostToContainer or Bidirectional need their host side shared.
+	if err := hostvolumes.MakeRShared(cfg.RootDir); err != nil {
+		return fmt.Errorf("making the root dir a shared mount: %w", err)
 	}
 	// Stopping must outlive ctx, which is cancelled by the very signal that
 	// asks for the stop.

@@ -22,6 +22,7 @@ import (
 type node struct {
 	cmd    *exec.Cmd
 	log    string
+	root   string
 	exited chan struct{}
 }
 
@@ -76,7 +77,7 @@ plugins:
 	if err := os.WriteFile(config, []byte(cfg), 0o600); err != nil {
 		return nil, err
 	}
-	n := &node{log: filepath.Join(dir, "podhost.log"), exited: make(chan struct{})}
+	n := &node{log: filepath.Join(dir, "podhost.log"), root: root, exited: make(chan struct{})}
 	out, err := os.Create(n.log)
 	if err != nil {
 		return nil, err
@@ -148,6 +149,9 @@ func (n *node) stop() {
 		_ = n.cmd.Process.Kill()
 		<-n.exited
 	}
+	// The host made its root dir a shared mount by mounting it on itself
+	// (as the kubelet does); undone so that nothing is left mounted.
+	_ = syscall.Unmount(n.root, syscall.MNT_DETACH)
 }
 
 func (n *node) tail(lines int) string {

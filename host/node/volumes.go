@@ -187,9 +187,10 @@ func (n *Node) populateVolumes(ctx context.Context, updates []lifecycle.UpdatePo
 	n.volumes.MarkDesiredPopulated()
 }
 
-// containerMounts are the runtime mounts of a container's volumeMounts.
-func (n *Node) containerMounts(pod *v1.Pod, c *v1.Container) ([]*runtimev1.Mount, error) {
-	return n.hostVolumes.ContainerMounts(pod, c, func(name string) (volumemanager.PodVolume, bool) {
+// containerMounts are the runtime mounts of a container's volumeMounts;
+// env, the container's, expands their subPathExpr.
+func (n *Node) containerMounts(pod *v1.Pod, c *v1.Container, env map[string]string) ([]*runtimev1.Mount, error) {
+	return n.hostVolumes.ContainerMounts(pod, c, env, func(name string) (volumemanager.PodVolume, bool) {
 		return n.volumes.DesiredVolume(pod.UID, name)
 	})
 }

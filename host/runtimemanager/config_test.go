@@ -82,23 +82,6 @@ func TestPullPolicyDefaults(t *testing.T) {
 	}
 }
 
-func TestExpand(t *testing.T) {
-	vars := map[string]string{"A": "x", "B": "$(A)"}
-	tests := map[string]string{
-		"$(A)-$(B)":  "x-$(A)",
-		"$$(A)":      "$(A)",
-		"$(MISSING)": "$(MISSING)",
-		"$(A":        "$(A",
-		"cost $5":    "cost $5",
-		"end$":       "end$",
-	}
-	for in, want := range tests {
-		if got := expand(in, vars); got != want {
-			t.Errorf("expand(%q) = %q; want %q", in, got, want)
-		}
-	}
-}
-
 func TestCallError(t *testing.T) {
 	tests := []struct {
 		in   error

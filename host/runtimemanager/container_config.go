@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/podhost/podhost/host/downwardapi"
+	"github.com/podhost/podhost/host/expansion"
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 )
 
@@ -28,7 +29,7 @@ func (m *Manager) containerConfig(ctx context.Context, pod *v1.Pod, spec *v1.Con
 	}
 	var mounts []*runtimev1.Mount
 	if m.opts.Mounts != nil {
-		if mounts, err = m.opts.Mounts(pod, spec); err != nil {
+		if mounts, err = m.opts.Mounts(pod, spec, vars); err != nil {
 			return nil, fmt.Errorf("%w: mounts of container %q: %w", ErrContainerConfig, spec.Name, err)
 		}
 	}
@@ -112,7 +113,7 @@ func containerEnv(pod *v1.Pod, spec *v1.Container, in envInputs, objs *envObject
 		set(kv.key, kv.value)
 	}
 	for _, e := range spec.Env {
-		val := expand(e.Value, vars)
+		val := expansion.Expand(e.Value, expansion.Defined(vars))
 		if src := e.ValueFrom; src != nil {
 			var err error
 			ok := true
@@ -163,43 +164,9 @@ func expandAll(in []string, vars map[string]string) []string {
 	}
 	out := make([]string, len(in))
 	for i, s := range in {
-		out[i] = expand(s, vars)
+		out[i] = expansion.Expand(s, expansion.Defined(vars))
 	}
 	return out
-}
-
-// expand replaces $(NAME) with the value of NAME when it is defined, and
-// $$ with $; an undefined or unterminated reference stays as written.
-func expand(s string, vars map[string]string) string {
-	if !strings.Contains(s, "$") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '$' || i+1 >= len(s) {
-			b.WriteByte(s[i])
-			continue
-		}
-		switch s[i+1] {
-		case '$':
-			b.WriteByte('$')
-			i++
-			continue
-		case '(':
-			if end := strings.IndexByte(s[i+2:], ')'); end >= 0 {
-				name := s[i+2 : i+2+end]
-				if v, ok := vars[name]; ok {
-					b.WriteString(v)
-				} else {
-					b.WriteString(s[i : i+3+end])
-				}
-				i += 2 + end
-				continue
-			}
-		}
-		b.WriteByte('$')
-	}
-	return b.String()
 }
 
 // pullPolicy maps imagePullPolicy; unset defaults like the API server:

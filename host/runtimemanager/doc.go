@@ -16,7 +16,7 @@
 // the pod's and the container's securityContext merged as the kubelet
 // merges them, security.go) onto the contract, verifies runAsNonRoot
 // against the image's user before it creates a container, writes the pod's
-// /etc/hosts as the kubelet manages it (hostname, FQDN, hostAliases,
+// /etc/hosts as the kubelet manages it (hostname or hostnameOverride, FQDN, hostAliases,
 // etchosts.go), stops containers with the pod's grace period, and
 // removes what a finished pod left behind. A pod's teardown yields to the
 // container stops other pods have in flight (stopsfirst.go).
@@ -60,7 +60,8 @@
 // host/node, the running agent, imports it; so do bench/podstart and the
 // e2e tests, for the labels they look runtime objects up by. It imports
 // lifecycle (for the contract it implements), host/supervisor (for
-// ErrPluginExited), sources/podvalidate (sysctl names) and the generated
-// runtime protos; lifecycle never
+// ErrPluginExited), sources/podvalidate (sysctl names), host/expansion
+// ($(VAR) in command, args and env) and the generated runtime protos;
+// lifecycle never
 // imports it.
 package runtimemanager

@@ -74,9 +74,10 @@ func (m *Manager) etcHostsMount(pod *v1.Pod, c *v1.Container, podIP string) (*ru
 
 // podDomain is the domain of the pod's FQDN:
 // <subdomain>.<namespace>.svc.<cluster domain>, or "" without a subdomain
-// or a cluster domain.
+// or a cluster domain, or with a hostnameOverride (the kubelet's: the
+// override is the whole name).
 func (m *Manager) podDomain(pod *v1.Pod) string {
-	if pod.Spec.Subdomain == "" || m.opts.ClusterDomain == "" {
+	if pod.Spec.Subdomain == "" || m.opts.ClusterDomain == "" || pod.Spec.HostnameOverride != nil {
 		return ""
 	}
 	return pod.Spec.Subdomain + "." + pod.Namespace + ".svc." + m.opts.ClusterDomain

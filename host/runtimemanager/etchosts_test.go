@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	kptr "k8s.io/utils/ptr"
 )
 
 // TestEtcHosts checks the pod's /etc/hosts as the kubelet writes it: the
@@ -76,6 +77,14 @@ func TestEtcHosts(t *testing.T) {
 		t.Error("a pod on the pod network without an IP got a hosts file")
 	}
 
+	// hostnameOverride is the whole name: no FQDN from the subdomain.
+	override := newPod("web-1", "app")
+	override.Spec.Hostname, override.Spec.Subdomain = "web-1", "web"
+	override.Spec.HostnameOverride = kptr.To("override.example.host")
+	if got, ok := read(override, &override.Spec.Containers[0], "10.88.0.8"); !ok || !strings.Contains(got, "10.88.0.8\toverride.example.host\n") || strings.Contains(got, "svc") {
+		t.Errorf("hostnameOverride:\n%s", got)
+	}
+
 	hostNet := newPod("hostnet", "app")
 	hostNet.Spec.HostNetwork = true
 	hostNet.Spec.HostAliases = aliases[:1]
@@ -96,5 +105,30 @@ func TestEtcHosts(t *testing.T) {
 	own.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{{Name: "h", MountPath: "/etc/hosts/"}}
 	if _, ok := read(own, &own.Spec.Containers[0], "10.88.0.7"); ok {
 		t.Error("a container that mounts /etc/hosts itself got the managed file")
+	}
+}
+
+// TestPodHostname: hostnameOverride, else hostname, else the pod's name,
+// cut to 63 characters without a trailing '-' or '.', as the kubelet's.
+func TestPodHostname(t *testing.T) {
+	long := strings.Repeat("a", 62) + ".b"
+	tests := []struct {
+		name, hostname string
+		override       *string
+		want           string
+	}{
+		{"web-0", "", nil, "web-0"},
+		{"web-0", "custom", nil, "custom"},
+		{"web-0", "custom", kptr.To("override.example.host"), "override.example.host"},
+		{"web-0", "", kptr.To("override-host"), "override-host"},
+		{"web-0", "", kptr.To(long), strings.Repeat("a", 62)},
+		{strings.Repeat("p", 70), "", nil, strings.Repeat("p", 63)},
+	}
+	for _, tt := range tests {
+		pod := newPod(tt.name, "app")
+		pod.Spec.Hostname, pod.Spec.HostnameOverride = tt.hostname, tt.override
+		if got := podHostname(pod); got != tt.want {
+			t.Errorf("podHostname(name %q, hostname %q, override %v) = %q; want %q", tt.name, tt.hostname, tt.override, got, tt.want)
+		}
 	}
 }

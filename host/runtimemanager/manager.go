@@ -31,8 +31,9 @@ type Options struct {
 	// lifecycle.Syncer so the reasons show in the pod status.
 	Reasons *lifecycle.ReasonCache
 	// Mounts returns the mounts of a container (the volume manager's host
-	// paths). Nil means no mounts.
-	Mounts func(pod *v1.Pod, c *v1.Container) ([]*runtimev1.Mount, error)
+	// paths); env is the container's env, resolved, for its volumeMounts'
+	// subPathExpr. Nil means no mounts.
+	Mounts func(pod *v1.Pod, c *v1.Container, env map[string]string) ([]*runtimev1.Mount, error)
 	// Devices returns the devices of a container (its volumeDevices, the
 	// volume manager's mapped block volumes). Nil means none.
 	Devices func(pod *v1.Pod, c *v1.Container) ([]*runtimev1.Device, error)

@@ -39,11 +39,15 @@ func (m *Manager) sandboxConfig(pod *v1.Pod, attempt uint32) *runtimev1.SandboxC
 	return cfg
 }
 
-// podHostname is spec.hostname, else the pod name, cut to a DNS label.
+// podHostname is spec.hostnameOverride, else spec.hostname, else the pod
+// name, cut to 63 characters, as the kubelet's.
 func podHostname(pod *v1.Pod) string {
 	h := pod.Spec.Hostname
 	if h == "" {
 		h = pod.Name
+	}
+	if o := pod.Spec.HostnameOverride; o != nil {
+		h = *o
 	}
 	if len(h) > maxHostnameLen {
 		h = strings.TrimRight(h[:maxHostnameLen], "-.")

@@ -251,7 +251,8 @@ func containerConfigToCRI(spec ContainerSpec, sandboxID string, pod *SandboxSpec
 		cfg.Envs = append(cfg.Envs, &criapi.KeyValue{Key: e.Key, Value: []byte(e.Value)})
 	}
 	for _, m := range spec.Mounts {
-		cfg.Mounts = append(cfg.Mounts, &criapi.Mount{ContainerPath: m.ContainerPath, HostPath: m.HostPath, Readonly: m.ReadOnly})
+		cfg.Mounts = append(cfg.Mounts, &criapi.Mount{ContainerPath: m.ContainerPath, HostPath: m.HostPath, Readonly: m.ReadOnly,
+			Propagation: propagationToCRI[m.Propagation]})
 	}
 	for _, d := range spec.Devices {
 		perms := d.Permissions
@@ -344,4 +345,11 @@ func containerStatusFromCRI(st *criapi.ContainerStatus) Container {
 		Annotations: st.GetAnnotations(),
 		LogPath:     st.GetLogPath(),
 	}
+}
+
+// propagationToCRI maps a mount's propagation onto CRI's.
+var propagationToCRI = map[Propagation]criapi.MountPropagation{
+	PropagationPrivate:         criapi.MountPropagation_PROPAGATION_PRIVATE,
+	PropagationHostToContainer: criapi.MountPropagation_PROPAGATION_HOST_TO_CONTAINER,
+	PropagationBidirectional:   criapi.MountPropagation_PROPAGATION_BIDIRECTIONAL,
 }

@@ -65,7 +65,8 @@ func containerSpecFromProto(cfg *runtimev1.ContainerConfig) ContainerSpec {
 		spec.Env = append(spec.Env, EnvVar{Key: e.GetKey(), Value: e.GetValue()})
 	}
 	for _, m := range cfg.GetMounts() {
-		spec.Mounts = append(spec.Mounts, Mount{ContainerPath: m.GetContainerPath(), HostPath: m.GetHostPath(), ReadOnly: m.GetReadonly()})
+		spec.Mounts = append(spec.Mounts, Mount{ContainerPath: m.GetContainerPath(), HostPath: m.GetHostPath(), ReadOnly: m.GetReadonly(),
+			Propagation: Propagation(m.GetPropagation())})
 	}
 	for _, d := range cfg.GetDevices() {
 		spec.Devices = append(spec.Devices, Device{ContainerPath: d.GetContainerPath(), HostPath: d.GetHostPath(), Permissions: d.GetPermissions()})

@@ -55,8 +55,10 @@ func TestSandboxConfigToCRI(t *testing.T) {
 func TestContainerConfigToCRI(t *testing.T) {
 	spec := ContainerSpec{
 		Name: "app", Attempt: 3, Image: "sha256:abc", Command: []string{"sh"}, Args: []string{"-c", "true"}, WorkingDir: "/w",
-		Env:       []EnvVar{{"A", "1"}},
-		Mounts:    []Mount{{ContainerPath: "/data", HostPath: "/var/data", ReadOnly: true}},
+		Env: []EnvVar{{"A", "1"}},
+		Mounts: []Mount{{ContainerPath: "/data", HostPath: "/var/data", ReadOnly: true},
+			{ContainerPath: "/in", HostPath: "/var/in", Propagation: PropagationHostToContainer},
+			{ContainerPath: "/both", HostPath: "/var/both", Propagation: PropagationBidirectional}},
 		Devices:   []Device{{ContainerPath: "/dev/xvda", HostPath: "/var/pods/u1/volumeDevices/kubernetes.io~fc/disk"}, {ContainerPath: "/dev/ro", HostPath: "/var/ro", Permissions: "r"}},
 		Labels:    map[string]string{"podhost.io/container": "app"},
 		LogPath:   "app/3.log",
@@ -67,8 +69,10 @@ func TestContainerConfigToCRI(t *testing.T) {
 	want := &criapi.ContainerConfig{
 		Metadata: &criapi.ContainerMetadata{Name: "app", Attempt: 3}, Image: &criapi.ImageSpec{Image: "sha256:abc"},
 		Command: []string{"sh"}, Args: []string{"-c", "true"}, WorkingDir: "/w",
-		Envs:    []*criapi.KeyValue{{Key: "A", Value: []byte("1")}},
-		Mounts:  []*criapi.Mount{{ContainerPath: "/data", HostPath: "/var/data", Readonly: true}},
+		Envs: []*criapi.KeyValue{{Key: "A", Value: []byte("1")}},
+		Mounts: []*criapi.Mount{{ContainerPath: "/data", HostPath: "/var/data", Readonly: true},
+			{ContainerPath: "/in", HostPath: "/var/in", Propagation: criapi.MountPropagation_PROPAGATION_HOST_TO_CONTAINER},
+			{ContainerPath: "/both", HostPath: "/var/both", Propagation: criapi.MountPropagation_PROPAGATION_BIDIRECTIONAL}},
 		Devices: []*criapi.Device{{ContainerPath: "/dev/xvda", HostPath: "/var/pods/u1/volumeDevices/kubernetes.io~fc/disk", Permissions: "rwm"}, {ContainerPath: "/dev/ro", HostPath: "/var/ro", Permissions: "r"}},
 		Labels:  map[string]string{"podhost.io/container": "app", labelSandboxID: "sb1", labelPodUID: "u1"},
 		LogPath: "app/3.log", Stdin: true, Tty: true,
@@ -205,6 +209,22 @@ func TestContainerSpecFromProtoDevices(t *testing.T) {
 	want := []Device{{ContainerPath: "/dev/xvda", HostPath: "/host/disk", Permissions: "rw"}, {ContainerPath: "/dev/xvdb", HostPath: "/host/other"}}
 	if !slices.Equal(got.Devices, want) {
 		t.Errorf("devices %+v; want %+v", got.Devices, want)
+	}
+}
+
+// TestContainerSpecFromProtoMounts: each propagation of the contract
+// becomes the plugin's of the same meaning.
+func TestContainerSpecFromProtoMounts(t *testing.T) {
+	got := containerSpecFromProto(&runtimev1.ContainerConfig{Mounts: []*runtimev1.Mount{
+		{ContainerPath: "/a", HostPath: "/h/a", Readonly: true},
+		{ContainerPath: "/b", HostPath: "/h/b", Propagation: runtimev1.MountPropagation_MOUNT_PROPAGATION_HOST_TO_CONTAINER},
+		{ContainerPath: "/c", HostPath: "/h/c", Propagation: runtimev1.MountPropagation_MOUNT_PROPAGATION_BIDIRECTIONAL},
+	}})
+	want := []Mount{{ContainerPath: "/a", HostPath: "/h/a", ReadOnly: true},
+		{ContainerPath: "/b", HostPath: "/h/b", Propagation: PropagationHostToContainer},
+		{ContainerPath: "/c", HostPath: "/h/c", Propagation: PropagationBidirectional}}
+	if !slices.Equal(got.Mounts, want) {
+		t.Errorf("mounts %+v; want %+v", got.Mounts, want)
 	}
 }
 

@@ -89,7 +89,21 @@ type Device struct {
 type Mount struct {
 	ContainerPath, HostPath string
 	ReadOnly                bool
+	Propagation             Propagation
 }
+
+// Propagation is a bind mount's propagation, as CRI's; 0 is private.
+type Propagation int
+
+// The propagation types, in the order of proto/runtime/v1's.
+const (
+	PropagationPrivate Propagation = iota
+	// PropagationHostToContainer is rslave: the host's later mounts under
+	// the host path show in the container.
+	PropagationHostToContainer
+	// PropagationBidirectional is rshared: mounts propagate both ways.
+	PropagationBidirectional
+)
 
 // Resources are a container's Linux resources.
 type Resources struct {

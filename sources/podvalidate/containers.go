@@ -2,6 +2,7 @@ package podvalidate
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -91,6 +92,61 @@ func validateContainer(c *v1.Container, names, volumes sets.Set[string], path *f
 		if m.MountPath == "" {
 			allErrs = append(allErrs, field.Required(mp.Child("mountPath"), ""))
 		}
+		allErrs = append(allErrs, validateSubPath(m, mp)...)
+		allErrs = append(allErrs, validateMountPropagation(c, m.MountPropagation, mp.Child("mountPropagation"))...)
+	}
+	return allErrs
+}
+
+// propagations are the mountPropagation values.
+var propagations = []string{string(v1.MountPropagationBidirectional), string(v1.MountPropagationHostToContainer), string(v1.MountPropagationNone)}
+
+// validateMountPropagation checks a mount's propagation as the API server
+// does: one of the three modes, Bidirectional only in a privileged
+// container.
+func validateMountPropagation(c *v1.Container, mode *v1.MountPropagationMode, path *field.Path) field.ErrorList {
+	if mode == nil {
+		return nil
+	}
+	switch *mode {
+	case v1.MountPropagationNone, v1.MountPropagationHostToContainer:
+	case v1.MountPropagationBidirectional:
+		if sc := c.SecurityContext; sc == nil || sc.Privileged == nil || !*sc.Privileged {
+			return field.ErrorList{field.Forbidden(path, "Bidirectional mount propagation is available only to privileged containers")}
+		}
+	default:
+		return field.ErrorList{field.NotSupported(path, *mode, propagations)}
+	}
+	return nil
+}
+
+// validateSubPath checks a mount's subPath and subPathExpr as the API
+// server does: one of them, relative, without a ".." element. The host
+// checks the expanded subPathExpr again, and that neither leaves the
+// volume through a symbolic link, when it mounts them.
+func validateSubPath(m v1.VolumeMount, path *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	if m.SubPath != "" {
+		allErrs = append(allErrs, localDescendingPath(m.SubPath, path.Child("subPath"))...)
+	}
+	if m.SubPathExpr != "" {
+		if m.SubPath != "" {
+			allErrs = append(allErrs, field.Invalid(path.Child("subPathExpr"), m.SubPathExpr, "subPathExpr and subPath are mutually exclusive"))
+		}
+		allErrs = append(allErrs, localDescendingPath(m.SubPathExpr, path.Child("subPathExpr"))...)
+	}
+	return allErrs
+}
+
+// localDescendingPath refuses an absolute path and one with a ".."
+// element.
+func localDescendingPath(p string, path *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	if filepath.IsAbs(p) {
+		allErrs = append(allErrs, field.Invalid(path, p, "must be a relative path"))
+	}
+	if slices.Contains(strings.Split(filepath.ToSlash(p), "/"), "..") {
+		allErrs = append(allErrs, field.Invalid(path, p, "must not contain '..'"))
 	}
 	return allErrs
 }

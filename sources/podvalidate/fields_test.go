@@ -156,10 +156,6 @@ func TestRefusedFieldsAreNamed(t *testing.T) {
 	}{
 		{"imagePullSecrets", func(p *v1.Pod) { p.Spec.ImagePullSecrets = []v1.LocalObjectReference{{Name: "x"}} }, "spec.imagePullSecrets"},
 		{"hostUsers false", func(p *v1.Pod) { p.Spec.HostUsers = ptr.To(false) }, "spec.hostUsers"},
-		{"subPathExpr", func(p *v1.Pod) { p.Spec.Containers[0].VolumeMounts[0].SubPathExpr = "$(A)" }, "spec.containers[0].volumeMounts[0].subPathExpr"},
-		{"mountPropagation", func(p *v1.Pod) {
-			p.Spec.Containers[0].VolumeMounts[0].MountPropagation = ptr.To(v1.MountPropagationBidirectional)
-		}, "spec.containers[0].volumeMounts[0].mountPropagation"},
 		{"stopSignal", func(p *v1.Pod) { p.Spec.Containers[0].Lifecycle = &v1.Lifecycle{StopSignal: ptr.To(v1.SIGUSR1)} }, "spec.containers[0].lifecycle.stopSignal"},
 		{"downwardAPI item user", func(p *v1.Pod) {
 			p.Spec.Volumes[1].VolumeSource = v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{Items: []v1.DownwardAPIVolumeFile{

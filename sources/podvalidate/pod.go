@@ -124,12 +124,27 @@ func validateSpec(spec *v1.PodSpec, path *field.Path, apiVolumes bool) field.Err
 }
 
 // validateHosts checks what goes into the pod's /etc/hosts: the subdomain
-// is a DNS label, each host alias an IP address with DNS names (a line of
-// the file each; nothing else may reach it).
+// is a DNS label, the hostnameOverride a DNS subdomain of at most 64
+// characters (as the API server checks it: not with hostNetwork nor
+// setHostnameAsFQDN), each host alias an IP address with DNS names (a line
+// of the file each; nothing else may reach it).
 func validateHosts(spec *v1.PodSpec, path *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	if spec.Subdomain != "" {
 		allErrs = append(allErrs, dnsName(spec.Subdomain, path.Child("subdomain"), validation.IsDNS1123Label)...)
+	}
+	if o := spec.HostnameOverride; o != nil {
+		p := path.Child("hostnameOverride")
+		if spec.SetHostnameAsFQDN != nil && *spec.SetHostnameAsFQDN {
+			allErrs = append(allErrs, field.Forbidden(p, "may not be specified when setHostnameAsFQDN is true"))
+		}
+		if spec.HostNetwork {
+			allErrs = append(allErrs, field.Forbidden(p, "may not be specified when hostNetwork is true"))
+		}
+		if len(*o) > 64 {
+			allErrs = append(allErrs, field.TooLong(p, "", 64))
+		}
+		allErrs = append(allErrs, dnsName(*o, p, validation.IsDNS1123Subdomain)...)
 	}
 	for i, a := range spec.HostAliases {
 		p := path.Child("hostAliases").Index(i)

@@ -190,6 +190,44 @@ func TestValidatePod(t *testing.T) {
 		{"claim in another namespace", func(p *v1.Pod) { p.Namespace = "prod" }, []string{"spec.volumes[0].persistentVolumeClaim.claimName: Not found"}},
 		{"mount of undeclared volume", func(p *v1.Pod) { p.Spec.Containers[0].VolumeMounts[0].Name = "nope" }, []string{"spec.containers[0].volumeMounts[0].name: Not found"}},
 		{"mount path required", func(p *v1.Pod) { p.Spec.Containers[0].VolumeMounts[0].MountPath = "" }, []string{"spec.containers[0].volumeMounts[0].mountPath: Required value"}},
+		{"hostnameOverride", func(p *v1.Pod) {
+			p.Spec.HostnameOverride = ptr.To("override.example.host")
+			p.Spec.Hostname, p.Spec.Subdomain = "h", "s"
+		}, nil},
+		{"hostnameOverride not a DNS subdomain", func(p *v1.Pod) { p.Spec.HostnameOverride = ptr.To("Not-RFC1123") }, []string{"spec.hostnameOverride: Invalid value"}},
+		{"hostnameOverride too long", func(p *v1.Pod) { p.Spec.HostnameOverride = ptr.To(strings.Repeat("a", 60) + ".bcde") }, []string{"spec.hostnameOverride: Too long"}},
+		{"hostnameOverride with setHostnameAsFQDN", func(p *v1.Pod) {
+			p.Spec.HostnameOverride = ptr.To("o")
+			p.Spec.SetHostnameAsFQDN = ptr.To(true)
+		}, []string{"spec.hostnameOverride: Forbidden", "spec.setHostnameAsFQDN: Forbidden"}},
+		{"hostnameOverride with hostNetwork", func(p *v1.Pod) {
+			p.Spec.HostnameOverride = ptr.To("o")
+			p.Spec.HostNetwork = true
+		}, []string{"spec.hostnameOverride: Forbidden"}},
+		{"mountPropagation HostToContainer", func(p *v1.Pod) {
+			p.Spec.Containers[0].VolumeMounts[0].MountPropagation = ptr.To(v1.MountPropagationHostToContainer)
+		}, nil},
+		{"mountPropagation Bidirectional privileged", func(p *v1.Pod) {
+			p.Spec.Containers[0].VolumeMounts[0].MountPropagation = ptr.To(v1.MountPropagationBidirectional)
+			p.Spec.Containers[0].SecurityContext = &v1.SecurityContext{Privileged: ptr.To(true)}
+		}, nil},
+		{"mountPropagation Bidirectional not privileged", func(p *v1.Pod) {
+			p.Spec.Containers[0].VolumeMounts[0].MountPropagation = ptr.To(v1.MountPropagationBidirectional)
+		}, []string{"spec.containers[0].volumeMounts[0].mountPropagation: Forbidden"}},
+		{"mountPropagation unknown", func(p *v1.Pod) {
+			p.Spec.Containers[0].VolumeMounts[0].MountPropagation = ptr.To(v1.MountPropagationMode("Sideways"))
+		}, []string{"spec.containers[0].volumeMounts[0].mountPropagation: Unsupported value"}},
+		{"subPathExpr", func(p *v1.Pod) { p.Spec.Containers[0].VolumeMounts[0].SubPathExpr = "logs/$(POD_NAME)" }, nil},
+		{"subPathExpr and subPath", func(p *v1.Pod) {
+			p.Spec.Containers[0].VolumeMounts[0].SubPath = "a"
+			p.Spec.Containers[0].VolumeMounts[0].SubPathExpr = "$(POD_NAME)"
+		}, []string{"spec.containers[0].volumeMounts[0].subPathExpr: Invalid value"}},
+		{"subPathExpr absolute", func(p *v1.Pod) { p.Spec.Containers[0].VolumeMounts[0].SubPathExpr = "/$(POD_NAME)" }, []string{"spec.containers[0].volumeMounts[0].subPathExpr: Invalid value"}},
+		{"subPathExpr with ..", func(p *v1.Pod) { p.Spec.Containers[0].VolumeMounts[0].SubPathExpr = "$(POD_NAME)/../.." }, []string{"spec.containers[0].volumeMounts[0].subPathExpr: Invalid value"}},
+		{"subPath absolute with ..", func(p *v1.Pod) { p.Spec.Containers[0].VolumeMounts[0].SubPath = "/a/../b" }, []string{
+			"spec.containers[0].volumeMounts[0].subPath: Invalid value",
+			"spec.containers[0].volumeMounts[0].subPath: Invalid value",
+		}},
 		{"quantity negative", func(p *v1.Pod) {
 			p.Spec.Containers[0].Resources.Requests[v1.ResourceMemory] = resource.MustParse("-1")
 		}, []string{"spec.containers[0].resources.requests[memory]: Invalid value"}},

@@ -252,10 +252,17 @@ func (h *podHost) cleanup() {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
+	unmountRoot(h.root)
 	if h.t.Failed() {
 		h.t.Log(h.logTail())
 	}
 }
+
+// unmountRoot undoes the bind mount a host makes of its root dir to make
+// it a shared mount (hostvolumes.MakeRShared, as the kubelet does), so
+// that the test's temporary directory can be removed. A root that is no
+// mount point is left alone.
+func unmountRoot(root string) { _ = syscall.Unmount(root, syscall.MNT_DETACH) }
 
 // logTail is the end of the current host log.
 func (h *podHost) logTail() string {

@@ -119,6 +119,7 @@ func TestHostWithRealPlugins(t *testing.T) {
 	t.Cleanup(func() {
 		_ = run.Process.Kill()
 		<-exited
+		unmountRoot(root)
 	})
 	hostLog := func() string { b, _ := os.ReadFile(logPath); return string(b) }
 

@@ -167,6 +167,9 @@ func (h *Host) Stop() error {
 		<-h.exited
 		errs = append(errs, errors.New("host did not exit within 30 s of SIGTERM; killed"))
 	}
+	// The host made its root dir a shared mount by mounting it on
+	// itself (as the kubelet does); undone so that the dir can go.
+	_ = syscall.Unmount(h.Root, syscall.MNT_DETACH)
 	if h.plugin > 0 {
 		deadline := time.Now().Add(5 * time.Second)
 		for ProcessAlive(h.plugin) && time.Now().Before(deadline) {

@@ -19,3 +19,6 @@ func (SystemMounter) Unmount(string) error { return nil }
 
 // IsMountPoint reports false.
 func (SystemMounter) IsMountPoint(string) (bool, error) { return false, nil }
+
+// MakeRShared has nothing to do: no mount propagation off Linux.
+func MakeRShared(string) error { return nil }

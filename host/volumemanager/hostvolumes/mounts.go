@@ -11,6 +11,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/podhost/podhost/host/expansion"
 	"github.com/podhost/podhost/host/volumemanager"
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 )
@@ -33,11 +34,14 @@ func (h *Host) TargetPath(pv volumemanager.PodVolume) string {
 // ContainerMounts are the runtime mounts of container c of pod: one per
 // volumeMount, at its mountPath, from the target path of the volume that
 // desired returns for its name (the volume manager's desired state),
-// joined with subPath, which is created when missing and must stay
-// inside the volume. A mount naming no volume of the pod, or one not
-// desired, a block volume, a subPathExpr or a subPath leaving the volume
-// is an error naming the field.
-func (h *Host) ContainerMounts(pod *v1.Pod, c *v1.Container, desired func(name string) (volumemanager.PodVolume, bool)) ([]*runtimev1.Mount, error) {
+// joined with subPath, or with subPathExpr expanded from env (the
+// container's resolved env, as host/expansion.SubPath expands it), which
+// is created when missing and must stay inside the volume. A mount naming
+// no volume of the pod, or one not desired, a block volume, a subPathExpr
+// with a variable missing from env or beside a subPath, a sub path
+// leaving the volume, or Bidirectional mountPropagation in a container
+// that is not privileged is an error naming the field.
+func (h *Host) ContainerMounts(pod *v1.Pod, c *v1.Container, env map[string]string, desired func(name string) (volumemanager.PodVolume, bool)) ([]*runtimev1.Mount, error) {
 	out := make([]*runtimev1.Mount, 0, len(c.VolumeMounts))
 	for i, vm := range c.VolumeMounts {
 		field := fmt.Sprintf("container %q volumeMounts[%d]", c.Name, i)
@@ -48,8 +52,16 @@ func (h *Host) ContainerMounts(pod *v1.Pod, c *v1.Container, desired func(name s
 		if vm.MountPath == "" {
 			return nil, &volumemanager.FieldError{Field: field + ".mountPath", Detail: "required"}
 		}
+		sub, subField := vm.SubPath, field+".subPath"
 		if vm.SubPathExpr != "" {
-			return nil, &volumemanager.FieldError{Field: field + ".subPathExpr", Detail: "not supported"}
+			subField = field + ".subPathExpr"
+			if vm.SubPath != "" {
+				return nil, &volumemanager.FieldError{Field: subField, Detail: "subPathExpr and subPath are mutually exclusive"}
+			}
+			var err error
+			if sub, err = expansion.SubPath(vm.SubPathExpr, env); err != nil {
+				return nil, &volumemanager.FieldError{Field: subField, Detail: fmt.Sprintf("%q: %v", vm.SubPathExpr, err)}
+			}
 		}
 		pv, ok := desired(vm.Name)
 		if !ok {
@@ -59,16 +71,41 @@ func (h *Host) ContainerMounts(pod *v1.Pod, c *v1.Container, desired func(name s
 			return nil, &volumemanager.FieldError{Field: field + ".name", Detail: fmt.Sprintf("volume %q is a block volume (volumeMode: Block); give it with volumeDevices", vm.Name)}
 		}
 		path := h.TargetPath(pv)
-		if vm.SubPath != "" {
+		if sub != "" {
 			var err error
-			if path, err = subPath(path, vm.SubPath); err != nil {
-				return nil, &volumemanager.FieldError{Field: field + ".subPath", Detail: err.Error()}
+			if path, err = subPath(path, sub); err != nil {
+				return nil, &volumemanager.FieldError{Field: subField, Detail: err.Error()}
 			}
 		}
 		ro := vm.ReadOnly || pv.Volume.ReadOnly
-		out = append(out, &runtimev1.Mount{ContainerPath: vm.MountPath, HostPath: path, Readonly: ro})
+		propagation, err := mountPropagation(c, vm.MountPropagation)
+		if err != nil {
+			return nil, &volumemanager.FieldError{Field: field + ".mountPropagation", Detail: err.Error()}
+		}
+		out = append(out, &runtimev1.Mount{ContainerPath: vm.MountPath, HostPath: path, Readonly: ro, Propagation: propagation})
 	}
 	return out, nil
+}
+
+// mountPropagation maps a volumeMount's mountPropagation as the kubelet
+// does: unset and None are private, HostToContainer rslave,
+// Bidirectional rshared, which only a privileged container may have.
+func mountPropagation(c *v1.Container, mode *v1.MountPropagationMode) (runtimev1.MountPropagation, error) {
+	if mode == nil {
+		return runtimev1.MountPropagation_MOUNT_PROPAGATION_UNSPECIFIED, nil
+	}
+	switch *mode {
+	case v1.MountPropagationNone:
+		return runtimev1.MountPropagation_MOUNT_PROPAGATION_UNSPECIFIED, nil
+	case v1.MountPropagationHostToContainer:
+		return runtimev1.MountPropagation_MOUNT_PROPAGATION_HOST_TO_CONTAINER, nil
+	case v1.MountPropagationBidirectional:
+		if sc := c.SecurityContext; sc == nil || sc.Privileged == nil || !*sc.Privileged {
+			return 0, errors.New("Bidirectional mount propagation is available only to privileged containers")
+		}
+		return runtimev1.MountPropagation_MOUNT_PROPAGATION_BIDIRECTIONAL, nil
+	}
+	return 0, fmt.Errorf("unsupported value %q", *mode)
 }
 
 // subPath is sub inside the volume at root, created as a directory when

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podhost/podhost/host/volumemanager"
+	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 )
 
 var readOnly = true
@@ -114,6 +115,8 @@ func TestContainerMounts(t *testing.T) {
 	if err := os.Symlink("/", filepath.Join(cacheDir, "escape")); err != nil {
 		t.Fatal(err)
 	}
+	// env is the container's, for subPathExpr.
+	env := map[string]string{"POD_NAME": "p", "DOTS": "..", "UP": "a/../../x", "ABS": "/etc", "LINK": "escape", "EMPTY": ""}
 	tests := []struct {
 		name    string
 		mounts  []v1.VolumeMount
@@ -133,13 +136,22 @@ func TestContainerMounts(t *testing.T) {
 		{"subPath through a link out", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPath: "escape/etc"}}, nil, `"escape/etc" leaves the volume`},
 		{"subPath through a link to create outside", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPath: "escape/podhost-must-not-exist"}}, nil, "leaves the volume"},
 		{"block volume", []v1.VolumeMount{{Name: "disk", MountPath: "/x"}}, nil, `volumeMounts[0].name: volume "disk" is a block volume`},
-		{"subPathExpr", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(POD)"}}, nil, "subPathExpr: not supported"},
+		{"subPathExpr from the pod's name", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(POD_NAME)"}}, nil, fmt.Sprintf("/x=%s/p", cacheDir)},
+		{"subPathExpr nested", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "logs/$(POD_NAME)/$$"}}, nil, fmt.Sprintf("/x=%s/logs/p/$", cacheDir)},
+		{"subPathExpr to ..", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(DOTS)"}}, nil, `volumeMounts[0].subPathExpr: ".." must be a relative path without ".."`},
+		{"subPathExpr to a path through ..", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(UP)"}}, nil, `volumeMounts[0].subPathExpr: "a/../../x" must be a relative path`},
+		{"subPathExpr to an absolute path", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(ABS)"}}, nil, `volumeMounts[0].subPathExpr: "/etc" must be a relative path`},
+		{"subPathExpr through a link out", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(LINK)/etc"}}, nil, `volumeMounts[0].subPathExpr: "escape/etc" leaves the volume`},
+		{"subPathExpr through a link to create outside", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(LINK)/podhost-must-not-exist"}}, nil, `subPathExpr: "escape/podhost-must-not-exist" leaves the volume`},
+		{"subPathExpr with an undefined variable", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(NOPE)/$(POD_NAME)"}}, nil, `volumeMounts[0].subPathExpr: "$(NOPE)/$(POD_NAME)": missing value for NOPE`},
+		{"subPathExpr with an empty variable", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(EMPTY)"}}, nil, "missing value for EMPTY"},
+		{"subPathExpr beside subPath", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPath: "a", SubPathExpr: "$(POD_NAME)"}}, nil, "volumeMounts[0].subPathExpr: subPathExpr and subPath are mutually exclusive"},
 		{"volumeDevices are not mounts", []v1.VolumeMount{{Name: "cache", MountPath: "/cache"}}, []v1.VolumeDevice{{Name: "data", DevicePath: "/dev/x"}}, "/cache=" + cacheDir},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := &v1.Container{Name: "c", VolumeMounts: tt.mounts, VolumeDevices: tt.devices}
-			got, err := h.ContainerMounts(pod, c, desired)
+			got, err := h.ContainerMounts(pod, c, env, desired)
 			if err != nil {
 				if !strings.Contains(err.Error(), tt.want) {
 					t.Fatalf("err %v, want %q", err, tt.want)
@@ -209,5 +221,50 @@ func TestReconstructEmptyDir(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("reconstructed\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestMountPropagation maps mountPropagation as the kubelet does and
+// refuses Bidirectional in a container that is not privileged.
+func TestMountPropagation(t *testing.T) {
+	privileged := &v1.Container{Name: "c", SecurityContext: &v1.SecurityContext{Privileged: &readOnly}}
+	plain := &v1.Container{Name: "c"}
+	mode := func(m v1.MountPropagationMode) *v1.MountPropagationMode { return &m }
+	tests := []struct {
+		name string
+		c    *v1.Container
+		mode *v1.MountPropagationMode
+		want string // the contract's value, or the error
+	}{
+		{"unset", plain, nil, "MOUNT_PROPAGATION_UNSPECIFIED"},
+		{"None", plain, mode(v1.MountPropagationNone), "MOUNT_PROPAGATION_UNSPECIFIED"},
+		{"HostToContainer", plain, mode(v1.MountPropagationHostToContainer), "MOUNT_PROPAGATION_HOST_TO_CONTAINER"},
+		{"Bidirectional privileged", privileged, mode(v1.MountPropagationBidirectional), "MOUNT_PROPAGATION_BIDIRECTIONAL"},
+		{"Bidirectional not privileged", plain, mode(v1.MountPropagationBidirectional), "Bidirectional mount propagation is available only to privileged containers"},
+		{"Bidirectional privileged false", &v1.Container{SecurityContext: &v1.SecurityContext{}}, mode(v1.MountPropagationBidirectional), "available only to privileged containers"},
+		{"unknown", plain, mode("Sideways"), `unsupported value "Sideways"`},
+	}
+	for _, tt := range tests {
+		got, err := mountPropagation(tt.c, tt.mode)
+		s := got.String()
+		if err != nil {
+			s = err.Error()
+		}
+		if !strings.Contains(s, tt.want) {
+			t.Errorf("%s: %s; want %s", tt.name, s, tt.want)
+		}
+	}
+	pod := mountsPod()
+	h := New(t.TempDir(), newFakeMounter())
+	desired := func(name string) (volumemanager.PodVolume, bool) {
+		return volumemanager.PodVolume{Pod: pod.UID, Name: name, Volume: volumemanager.Volume{Plugin: volumemanager.PluginCSI}}, true
+	}
+	plain.VolumeMounts = []v1.VolumeMount{{Name: "data", MountPath: "/data", MountPropagation: mode(v1.MountPropagationBidirectional)}}
+	if _, err := h.ContainerMounts(pod, plain, nil, desired); err == nil || !strings.Contains(err.Error(), `container "c" volumeMounts[0].mountPropagation: Bidirectional`) {
+		t.Errorf("ContainerMounts of Bidirectional, not privileged: %v; want the field named", err)
+	}
+	plain.VolumeMounts[0].MountPropagation = mode(v1.MountPropagationHostToContainer)
+	if m, err := h.ContainerMounts(pod, plain, nil, desired); err != nil || m[0].GetPropagation() != runtimev1.MountPropagation_MOUNT_PROPAGATION_HOST_TO_CONTAINER {
+		t.Errorf("ContainerMounts of HostToContainer: %v, %v", m, err)
 	}
 }

@@ -95,6 +95,63 @@ func (SandboxState) EnumDescriptor() ([]byte, []int) {
 	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{0}
 }
 
+// MountPropagation is CRI's: the bind mount's propagation type. The host
+// side of a mount that propagates must be a shared mount (the host makes
+// its root directory one).
+type MountPropagation int32
+
+const (
+	// Private (mountPropagation None): no mount propagates either way.
+	MountPropagation_MOUNT_PROPAGATION_UNSPECIFIED MountPropagation = 0
+	// rslave (HostToContainer): mounts made on the host under the host path
+	// later show in the container, not the other way.
+	MountPropagation_MOUNT_PROPAGATION_HOST_TO_CONTAINER MountPropagation = 1
+	// rshared (Bidirectional, privileged containers only): mounts propagate
+	// both ways.
+	MountPropagation_MOUNT_PROPAGATION_BIDIRECTIONAL MountPropagation = 2
+)
+
+// Enum value maps for MountPropagation.
+var (
+	MountPropagation_name = map[int32]string{
+		0: "MOUNT_PROPAGATION_UNSPECIFIED",
+		1: "MOUNT_PROPAGATION_HOST_TO_CONTAINER",
+		2: "MOUNT_PROPAGATION_BIDIRECTIONAL",
+	}
+	MountPropagation_value = map[string]int32{
+		"MOUNT_PROPAGATION_UNSPECIFIED":       0,
+		"MOUNT_PROPAGATION_HOST_TO_CONTAINER": 1,
+		"MOUNT_PROPAGATION_BIDIRECTIONAL":     2,
+	}
+)
+
+func (x MountPropagation) Enum() *MountPropagation {
+	p := new(MountPropagation)
+	*p = x
+	return p
+}
+
+func (x MountPropagation) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (MountPropagation) Descriptor() protoreflect.EnumDescriptor {
+	return file_runtime_v1_runtime_proto_enumTypes[1].Descriptor()
+}
+
+func (MountPropagation) Type() protoreflect.EnumType {
+	return &file_runtime_v1_runtime_proto_enumTypes[1]
+}
+
+func (x MountPropagation) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use MountPropagation.Descriptor instead.
+func (MountPropagation) EnumDescriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{1}
+}
+
 type ContainerState int32
 
 const (
@@ -134,11 +191,11 @@ func (x ContainerState) String() string {
 }
 
 func (ContainerState) Descriptor() protoreflect.EnumDescriptor {
-	return file_runtime_v1_runtime_proto_enumTypes[1].Descriptor()
+	return file_runtime_v1_runtime_proto_enumTypes[2].Descriptor()
 }
 
 func (ContainerState) Type() protoreflect.EnumType {
-	return &file_runtime_v1_runtime_proto_enumTypes[1]
+	return &file_runtime_v1_runtime_proto_enumTypes[2]
 }
 
 func (x ContainerState) Number() protoreflect.EnumNumber {
@@ -147,7 +204,7 @@ func (x ContainerState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ContainerState.Descriptor instead.
 func (ContainerState) EnumDescriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{1}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{2}
 }
 
 type PullPolicy int32
@@ -189,11 +246,11 @@ func (x PullPolicy) String() string {
 }
 
 func (PullPolicy) Descriptor() protoreflect.EnumDescriptor {
-	return file_runtime_v1_runtime_proto_enumTypes[2].Descriptor()
+	return file_runtime_v1_runtime_proto_enumTypes[3].Descriptor()
 }
 
 func (PullPolicy) Type() protoreflect.EnumType {
-	return &file_runtime_v1_runtime_proto_enumTypes[2]
+	return &file_runtime_v1_runtime_proto_enumTypes[3]
 }
 
 func (x PullPolicy) Number() protoreflect.EnumNumber {
@@ -202,7 +259,7 @@ func (x PullPolicy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use PullPolicy.Descriptor instead.
 func (PullPolicy) EnumDescriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{2}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{3}
 }
 
 type EventType int32
@@ -253,11 +310,11 @@ func (x EventType) String() string {
 }
 
 func (EventType) Descriptor() protoreflect.EnumDescriptor {
-	return file_runtime_v1_runtime_proto_enumTypes[3].Descriptor()
+	return file_runtime_v1_runtime_proto_enumTypes[4].Descriptor()
 }
 
 func (EventType) Type() protoreflect.EnumType {
-	return &file_runtime_v1_runtime_proto_enumTypes[3]
+	return &file_runtime_v1_runtime_proto_enumTypes[4]
 }
 
 func (x EventType) Number() protoreflect.EnumNumber {
@@ -266,7 +323,7 @@ func (x EventType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use EventType.Descriptor instead.
 func (EventType) EnumDescriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{3}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{4}
 }
 
 type SecurityProfile_ProfileType int32
@@ -308,11 +365,11 @@ func (x SecurityProfile_ProfileType) String() string {
 }
 
 func (SecurityProfile_ProfileType) Descriptor() protoreflect.EnumDescriptor {
-	return file_runtime_v1_runtime_proto_enumTypes[4].Descriptor()
+	return file_runtime_v1_runtime_proto_enumTypes[5].Descriptor()
 }
 
 func (SecurityProfile_ProfileType) Type() protoreflect.EnumType {
-	return &file_runtime_v1_runtime_proto_enumTypes[4]
+	return &file_runtime_v1_runtime_proto_enumTypes[5]
 }
 
 func (x SecurityProfile_ProfileType) Number() protoreflect.EnumNumber {
@@ -1981,6 +2038,9 @@ type Mount struct {
 	ContainerPath string                 `protobuf:"bytes,1,opt,name=container_path,json=containerPath,proto3" json:"container_path,omitempty"`
 	HostPath      string                 `protobuf:"bytes,2,opt,name=host_path,json=hostPath,proto3" json:"host_path,omitempty"`
 	Readonly      bool                   `protobuf:"varint,3,opt,name=readonly,proto3" json:"readonly,omitempty"`
+	// How mounts made under the mount later propagate (a volumeMount's
+	// mountPropagation); unspecified is private.
+	Propagation   MountPropagation `protobuf:"varint,4,opt,name=propagation,proto3,enum=podhost.runtime.v1.MountPropagation" json:"propagation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2034,6 +2094,13 @@ func (x *Mount) GetReadonly() bool {
 		return x.Readonly
 	}
 	return false
+}
+
+func (x *Mount) GetPropagation() MountPropagation {
+	if x != nil {
+		return x.Propagation
+	}
+	return MountPropagation_MOUNT_PROPAGATION_UNSPECIFIED
 }
 
 // Device is a host device node given to a container (a raw block volume's
@@ -5009,11 +5076,12 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"\aattempt\x18\x02 \x01(\rR\aattempt\"2\n" +
 	"\bKeyValue\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value\"g\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\"\xaf\x01\n" +
 	"\x05Mount\x12%\n" +
 	"\x0econtainer_path\x18\x01 \x01(\tR\rcontainerPath\x12\x1b\n" +
 	"\thost_path\x18\x02 \x01(\tR\bhostPath\x12\x1a\n" +
-	"\breadonly\x18\x03 \x01(\bR\breadonly\"n\n" +
+	"\breadonly\x18\x03 \x01(\bR\breadonly\x12F\n" +
+	"\vpropagation\x18\x04 \x01(\x0e2$.podhost.runtime.v1.MountPropagationR\vpropagation\"n\n" +
 	"\x06Device\x12%\n" +
 	"\x0econtainer_path\x18\x01 \x01(\tR\rcontainerPath\x12\x1b\n" +
 	"\thost_path\x18\x02 \x01(\tR\bhostPath\x12 \n" +
@@ -5256,7 +5324,11 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"\fSandboxState\x12\x1d\n" +
 	"\x19SANDBOX_STATE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13SANDBOX_STATE_READY\x10\x01\x12\x1a\n" +
-	"\x16SANDBOX_STATE_NOTREADY\x10\x02*\xa4\x01\n" +
+	"\x16SANDBOX_STATE_NOTREADY\x10\x02*\x83\x01\n" +
+	"\x10MountPropagation\x12!\n" +
+	"\x1dMOUNT_PROPAGATION_UNSPECIFIED\x10\x00\x12'\n" +
+	"#MOUNT_PROPAGATION_HOST_TO_CONTAINER\x10\x01\x12#\n" +
+	"\x1fMOUNT_PROPAGATION_BIDIRECTIONAL\x10\x02*\xa4\x01\n" +
 	"\x0eContainerState\x12\x1f\n" +
 	"\x1bCONTAINER_STATE_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17CONTAINER_STATE_CREATED\x10\x01\x12\x1b\n" +
@@ -5320,226 +5392,228 @@ func file_runtime_v1_runtime_proto_rawDescGZIP() []byte {
 	return file_runtime_v1_runtime_proto_rawDescData
 }
 
-var file_runtime_v1_runtime_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_runtime_v1_runtime_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
 var file_runtime_v1_runtime_proto_msgTypes = make([]protoimpl.MessageInfo, 91)
 var file_runtime_v1_runtime_proto_goTypes = []any{
 	(SandboxState)(0),                        // 0: podhost.runtime.v1.SandboxState
-	(ContainerState)(0),                      // 1: podhost.runtime.v1.ContainerState
-	(PullPolicy)(0),                          // 2: podhost.runtime.v1.PullPolicy
-	(EventType)(0),                           // 3: podhost.runtime.v1.EventType
-	(SecurityProfile_ProfileType)(0),         // 4: podhost.runtime.v1.SecurityProfile.ProfileType
-	(*UpdateContainerResourcesRequest)(nil),  // 5: podhost.runtime.v1.UpdateContainerResourcesRequest
-	(*UpdateContainerResourcesResponse)(nil), // 6: podhost.runtime.v1.UpdateContainerResourcesResponse
-	(*UpdateSandboxResourcesRequest)(nil),    // 7: podhost.runtime.v1.UpdateSandboxResourcesRequest
-	(*UpdateSandboxResourcesResponse)(nil),   // 8: podhost.runtime.v1.UpdateSandboxResourcesResponse
-	(*PodCgroup)(nil),                        // 9: podhost.runtime.v1.PodCgroup
-	(*VersionRequest)(nil),                   // 10: podhost.runtime.v1.VersionRequest
-	(*VersionResponse)(nil),                  // 11: podhost.runtime.v1.VersionResponse
-	(*StatusRequest)(nil),                    // 12: podhost.runtime.v1.StatusRequest
-	(*StatusResponse)(nil),                   // 13: podhost.runtime.v1.StatusResponse
-	(*Condition)(nil),                        // 14: podhost.runtime.v1.Condition
-	(*SandboxMetadata)(nil),                  // 15: podhost.runtime.v1.SandboxMetadata
-	(*SandboxConfig)(nil),                    // 16: podhost.runtime.v1.SandboxConfig
-	(*SecurityContext)(nil),                  // 17: podhost.runtime.v1.SecurityContext
-	(*SecurityProfile)(nil),                  // 18: podhost.runtime.v1.SecurityProfile
-	(*DNSConfig)(nil),                        // 19: podhost.runtime.v1.DNSConfig
-	(*Sandbox)(nil),                          // 20: podhost.runtime.v1.Sandbox
-	(*RunSandboxRequest)(nil),                // 21: podhost.runtime.v1.RunSandboxRequest
-	(*RunSandboxResponse)(nil),               // 22: podhost.runtime.v1.RunSandboxResponse
-	(*StopSandboxRequest)(nil),               // 23: podhost.runtime.v1.StopSandboxRequest
-	(*StopSandboxResponse)(nil),              // 24: podhost.runtime.v1.StopSandboxResponse
-	(*RemoveSandboxRequest)(nil),             // 25: podhost.runtime.v1.RemoveSandboxRequest
-	(*RemoveSandboxResponse)(nil),            // 26: podhost.runtime.v1.RemoveSandboxResponse
-	(*SandboxStatusRequest)(nil),             // 27: podhost.runtime.v1.SandboxStatusRequest
-	(*SandboxStatusResponse)(nil),            // 28: podhost.runtime.v1.SandboxStatusResponse
-	(*SandboxFilter)(nil),                    // 29: podhost.runtime.v1.SandboxFilter
-	(*ListSandboxesRequest)(nil),             // 30: podhost.runtime.v1.ListSandboxesRequest
-	(*ListSandboxesResponse)(nil),            // 31: podhost.runtime.v1.ListSandboxesResponse
-	(*ContainerMetadata)(nil),                // 32: podhost.runtime.v1.ContainerMetadata
-	(*KeyValue)(nil),                         // 33: podhost.runtime.v1.KeyValue
-	(*Mount)(nil),                            // 34: podhost.runtime.v1.Mount
-	(*Device)(nil),                           // 35: podhost.runtime.v1.Device
-	(*Resources)(nil),                        // 36: podhost.runtime.v1.Resources
-	(*ContainerConfig)(nil),                  // 37: podhost.runtime.v1.ContainerConfig
-	(*CreateContainerRequest)(nil),           // 38: podhost.runtime.v1.CreateContainerRequest
-	(*CreateContainerResponse)(nil),          // 39: podhost.runtime.v1.CreateContainerResponse
-	(*StartContainerRequest)(nil),            // 40: podhost.runtime.v1.StartContainerRequest
-	(*StartContainerResponse)(nil),           // 41: podhost.runtime.v1.StartContainerResponse
-	(*StopContainerRequest)(nil),             // 42: podhost.runtime.v1.StopContainerRequest
-	(*StopContainerResponse)(nil),            // 43: podhost.runtime.v1.StopContainerResponse
-	(*RemoveContainerRequest)(nil),           // 44: podhost.runtime.v1.RemoveContainerRequest
-	(*RemoveContainerResponse)(nil),          // 45: podhost.runtime.v1.RemoveContainerResponse
-	(*Container)(nil),                        // 46: podhost.runtime.v1.Container
-	(*ContainerStatusRequest)(nil),           // 47: podhost.runtime.v1.ContainerStatusRequest
-	(*ContainerStatusResponse)(nil),          // 48: podhost.runtime.v1.ContainerStatusResponse
-	(*ContainerFilter)(nil),                  // 49: podhost.runtime.v1.ContainerFilter
-	(*ListContainersRequest)(nil),            // 50: podhost.runtime.v1.ListContainersRequest
-	(*ListContainersResponse)(nil),           // 51: podhost.runtime.v1.ListContainersResponse
-	(*ReopenContainerLogRequest)(nil),        // 52: podhost.runtime.v1.ReopenContainerLogRequest
-	(*ReopenContainerLogResponse)(nil),       // 53: podhost.runtime.v1.ReopenContainerLogResponse
-	(*ExecSyncRequest)(nil),                  // 54: podhost.runtime.v1.ExecSyncRequest
-	(*ExecSyncResponse)(nil),                 // 55: podhost.runtime.v1.ExecSyncResponse
-	(*Image)(nil),                            // 56: podhost.runtime.v1.Image
-	(*EnsureImageRequest)(nil),               // 57: podhost.runtime.v1.EnsureImageRequest
-	(*EnsureImageResponse)(nil),              // 58: podhost.runtime.v1.EnsureImageResponse
-	(*ImageStatusRequest)(nil),               // 59: podhost.runtime.v1.ImageStatusRequest
-	(*ImageStatusResponse)(nil),              // 60: podhost.runtime.v1.ImageStatusResponse
-	(*ListImagesRequest)(nil),                // 61: podhost.runtime.v1.ListImagesRequest
-	(*ListImagesResponse)(nil),               // 62: podhost.runtime.v1.ListImagesResponse
-	(*RemoveImageRequest)(nil),               // 63: podhost.runtime.v1.RemoveImageRequest
-	(*RemoveImageResponse)(nil),              // 64: podhost.runtime.v1.RemoveImageResponse
-	(*EventsRequest)(nil),                    // 65: podhost.runtime.v1.EventsRequest
-	(*Event)(nil),                            // 66: podhost.runtime.v1.Event
-	(*ExecRequest)(nil),                      // 67: podhost.runtime.v1.ExecRequest
-	(*ExecResponse)(nil),                     // 68: podhost.runtime.v1.ExecResponse
-	(*AttachRequest)(nil),                    // 69: podhost.runtime.v1.AttachRequest
-	(*AttachResponse)(nil),                   // 70: podhost.runtime.v1.AttachResponse
-	(*PortForwardRequest)(nil),               // 71: podhost.runtime.v1.PortForwardRequest
-	(*PortForwardResponse)(nil),              // 72: podhost.runtime.v1.PortForwardResponse
-	(*ListStatsRequest)(nil),                 // 73: podhost.runtime.v1.ListStatsRequest
-	(*ListStatsResponse)(nil),                // 74: podhost.runtime.v1.ListStatsResponse
-	(*CpuUsage)(nil),                         // 75: podhost.runtime.v1.CpuUsage
-	(*MemoryUsage)(nil),                      // 76: podhost.runtime.v1.MemoryUsage
-	(*FilesystemUsage)(nil),                  // 77: podhost.runtime.v1.FilesystemUsage
-	(*InterfaceUsage)(nil),                   // 78: podhost.runtime.v1.InterfaceUsage
-	(*NetworkUsage)(nil),                     // 79: podhost.runtime.v1.NetworkUsage
-	(*SandboxStats)(nil),                     // 80: podhost.runtime.v1.SandboxStats
-	(*ContainerStats)(nil),                   // 81: podhost.runtime.v1.ContainerStats
-	nil,                                      // 82: podhost.runtime.v1.SandboxConfig.LabelsEntry
-	nil,                                      // 83: podhost.runtime.v1.SandboxConfig.AnnotationsEntry
-	nil,                                      // 84: podhost.runtime.v1.SandboxConfig.SysctlsEntry
-	nil,                                      // 85: podhost.runtime.v1.Sandbox.LabelsEntry
-	nil,                                      // 86: podhost.runtime.v1.Sandbox.AnnotationsEntry
-	nil,                                      // 87: podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
-	nil,                                      // 88: podhost.runtime.v1.ContainerConfig.LabelsEntry
-	nil,                                      // 89: podhost.runtime.v1.ContainerConfig.AnnotationsEntry
-	nil,                                      // 90: podhost.runtime.v1.Container.LabelsEntry
-	nil,                                      // 91: podhost.runtime.v1.Container.AnnotationsEntry
-	nil,                                      // 92: podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
-	nil,                                      // 93: podhost.runtime.v1.Event.LabelsEntry
-	nil,                                      // 94: podhost.runtime.v1.SandboxStats.LabelsEntry
-	nil,                                      // 95: podhost.runtime.v1.ContainerStats.LabelsEntry
+	(MountPropagation)(0),                    // 1: podhost.runtime.v1.MountPropagation
+	(ContainerState)(0),                      // 2: podhost.runtime.v1.ContainerState
+	(PullPolicy)(0),                          // 3: podhost.runtime.v1.PullPolicy
+	(EventType)(0),                           // 4: podhost.runtime.v1.EventType
+	(SecurityProfile_ProfileType)(0),         // 5: podhost.runtime.v1.SecurityProfile.ProfileType
+	(*UpdateContainerResourcesRequest)(nil),  // 6: podhost.runtime.v1.UpdateContainerResourcesRequest
+	(*UpdateContainerResourcesResponse)(nil), // 7: podhost.runtime.v1.UpdateContainerResourcesResponse
+	(*UpdateSandboxResourcesRequest)(nil),    // 8: podhost.runtime.v1.UpdateSandboxResourcesRequest
+	(*UpdateSandboxResourcesResponse)(nil),   // 9: podhost.runtime.v1.UpdateSandboxResourcesResponse
+	(*PodCgroup)(nil),                        // 10: podhost.runtime.v1.PodCgroup
+	(*VersionRequest)(nil),                   // 11: podhost.runtime.v1.VersionRequest
+	(*VersionResponse)(nil),                  // 12: podhost.runtime.v1.VersionResponse
+	(*StatusRequest)(nil),                    // 13: podhost.runtime.v1.StatusRequest
+	(*StatusResponse)(nil),                   // 14: podhost.runtime.v1.StatusResponse
+	(*Condition)(nil),                        // 15: podhost.runtime.v1.Condition
+	(*SandboxMetadata)(nil),                  // 16: podhost.runtime.v1.SandboxMetadata
+	(*SandboxConfig)(nil),                    // 17: podhost.runtime.v1.SandboxConfig
+	(*SecurityContext)(nil),                  // 18: podhost.runtime.v1.SecurityContext
+	(*SecurityProfile)(nil),                  // 19: podhost.runtime.v1.SecurityProfile
+	(*DNSConfig)(nil),                        // 20: podhost.runtime.v1.DNSConfig
+	(*Sandbox)(nil),                          // 21: podhost.runtime.v1.Sandbox
+	(*RunSandboxRequest)(nil),                // 22: podhost.runtime.v1.RunSandboxRequest
+	(*RunSandboxResponse)(nil),               // 23: podhost.runtime.v1.RunSandboxResponse
+	(*StopSandboxRequest)(nil),               // 24: podhost.runtime.v1.StopSandboxRequest
+	(*StopSandboxResponse)(nil),              // 25: podhost.runtime.v1.StopSandboxResponse
+	(*RemoveSandboxRequest)(nil),             // 26: podhost.runtime.v1.RemoveSandboxRequest
+	(*RemoveSandboxResponse)(nil),            // 27: podhost.runtime.v1.RemoveSandboxResponse
+	(*SandboxStatusRequest)(nil),             // 28: podhost.runtime.v1.SandboxStatusRequest
+	(*SandboxStatusResponse)(nil),            // 29: podhost.runtime.v1.SandboxStatusResponse
+	(*SandboxFilter)(nil),                    // 30: podhost.runtime.v1.SandboxFilter
+	(*ListSandboxesRequest)(nil),             // 31: podhost.runtime.v1.ListSandboxesRequest
+	(*ListSandboxesResponse)(nil),            // 32: podhost.runtime.v1.ListSandboxesResponse
+	(*ContainerMetadata)(nil),                // 33: podhost.runtime.v1.ContainerMetadata
+	(*KeyValue)(nil),                         // 34: podhost.runtime.v1.KeyValue
+	(*Mount)(nil),                            // 35: podhost.runtime.v1.Mount
+	(*Device)(nil),                           // 36: podhost.runtime.v1.Device
+	(*Resources)(nil),                        // 37: podhost.runtime.v1.Resources
+	(*ContainerConfig)(nil),                  // 38: podhost.runtime.v1.ContainerConfig
+	(*CreateContainerRequest)(nil),           // 39: podhost.runtime.v1.CreateContainerRequest
+	(*CreateContainerResponse)(nil),          // 40: podhost.runtime.v1.CreateContainerResponse
+	(*StartContainerRequest)(nil),            // 41: podhost.runtime.v1.StartContainerRequest
+	(*StartContainerResponse)(nil),           // 42: podhost.runtime.v1.StartContainerResponse
+	(*StopContainerRequest)(nil),             // 43: podhost.runtime.v1.StopContainerRequest
+	(*StopContainerResponse)(nil),            // 44: podhost.runtime.v1.StopContainerResponse
+	(*RemoveContainerRequest)(nil),           // 45: podhost.runtime.v1.RemoveContainerRequest
+	(*RemoveContainerResponse)(nil),          // 46: podhost.runtime.v1.RemoveContainerResponse
+	(*Container)(nil),                        // 47: podhost.runtime.v1.Container
+	(*ContainerStatusRequest)(nil),           // 48: podhost.runtime.v1.ContainerStatusRequest
+	(*ContainerStatusResponse)(nil),          // 49: podhost.runtime.v1.ContainerStatusResponse
+	(*ContainerFilter)(nil),                  // 50: podhost.runtime.v1.ContainerFilter
+	(*ListContainersRequest)(nil),            // 51: podhost.runtime.v1.ListContainersRequest
+	(*ListContainersResponse)(nil),           // 52: podhost.runtime.v1.ListContainersResponse
+	(*ReopenContainerLogRequest)(nil),        // 53: podhost.runtime.v1.ReopenContainerLogRequest
+	(*ReopenContainerLogResponse)(nil),       // 54: podhost.runtime.v1.ReopenContainerLogResponse
+	(*ExecSyncRequest)(nil),                  // 55: podhost.runtime.v1.ExecSyncRequest
+	(*ExecSyncResponse)(nil),                 // 56: podhost.runtime.v1.ExecSyncResponse
+	(*Image)(nil),                            // 57: podhost.runtime.v1.Image
+	(*EnsureImageRequest)(nil),               // 58: podhost.runtime.v1.EnsureImageRequest
+	(*EnsureImageResponse)(nil),              // 59: podhost.runtime.v1.EnsureImageResponse
+	(*ImageStatusRequest)(nil),               // 60: podhost.runtime.v1.ImageStatusRequest
+	(*ImageStatusResponse)(nil),              // 61: podhost.runtime.v1.ImageStatusResponse
+	(*ListImagesRequest)(nil),                // 62: podhost.runtime.v1.ListImagesRequest
+	(*ListImagesResponse)(nil),               // 63: podhost.runtime.v1.ListImagesResponse
+	(*RemoveImageRequest)(nil),               // 64: podhost.runtime.v1.RemoveImageRequest
+	(*RemoveImageResponse)(nil),              // 65: podhost.runtime.v1.RemoveImageResponse
+	(*EventsRequest)(nil),                    // 66: podhost.runtime.v1.EventsRequest
+	(*Event)(nil),                            // 67: podhost.runtime.v1.Event
+	(*ExecRequest)(nil),                      // 68: podhost.runtime.v1.ExecRequest
+	(*ExecResponse)(nil),                     // 69: podhost.runtime.v1.ExecResponse
+	(*AttachRequest)(nil),                    // 70: podhost.runtime.v1.AttachRequest
+	(*AttachResponse)(nil),                   // 71: podhost.runtime.v1.AttachResponse
+	(*PortForwardRequest)(nil),               // 72: podhost.runtime.v1.PortForwardRequest
+	(*PortForwardResponse)(nil),              // 73: podhost.runtime.v1.PortForwardResponse
+	(*ListStatsRequest)(nil),                 // 74: podhost.runtime.v1.ListStatsRequest
+	(*ListStatsResponse)(nil),                // 75: podhost.runtime.v1.ListStatsResponse
+	(*CpuUsage)(nil),                         // 76: podhost.runtime.v1.CpuUsage
+	(*MemoryUsage)(nil),                      // 77: podhost.runtime.v1.MemoryUsage
+	(*FilesystemUsage)(nil),                  // 78: podhost.runtime.v1.FilesystemUsage
+	(*InterfaceUsage)(nil),                   // 79: podhost.runtime.v1.InterfaceUsage
+	(*NetworkUsage)(nil),                     // 80: podhost.runtime.v1.NetworkUsage
+	(*SandboxStats)(nil),                     // 81: podhost.runtime.v1.SandboxStats
+	(*ContainerStats)(nil),                   // 82: podhost.runtime.v1.ContainerStats
+	nil,                                      // 83: podhost.runtime.v1.SandboxConfig.LabelsEntry
+	nil,                                      // 84: podhost.runtime.v1.SandboxConfig.AnnotationsEntry
+	nil,                                      // 85: podhost.runtime.v1.SandboxConfig.SysctlsEntry
+	nil,                                      // 86: podhost.runtime.v1.Sandbox.LabelsEntry
+	nil,                                      // 87: podhost.runtime.v1.Sandbox.AnnotationsEntry
+	nil,                                      // 88: podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
+	nil,                                      // 89: podhost.runtime.v1.ContainerConfig.LabelsEntry
+	nil,                                      // 90: podhost.runtime.v1.ContainerConfig.AnnotationsEntry
+	nil,                                      // 91: podhost.runtime.v1.Container.LabelsEntry
+	nil,                                      // 92: podhost.runtime.v1.Container.AnnotationsEntry
+	nil,                                      // 93: podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
+	nil,                                      // 94: podhost.runtime.v1.Event.LabelsEntry
+	nil,                                      // 95: podhost.runtime.v1.SandboxStats.LabelsEntry
+	nil,                                      // 96: podhost.runtime.v1.ContainerStats.LabelsEntry
 }
 var file_runtime_v1_runtime_proto_depIdxs = []int32{
-	36, // 0: podhost.runtime.v1.UpdateContainerResourcesRequest.resources:type_name -> podhost.runtime.v1.Resources
-	36, // 1: podhost.runtime.v1.UpdateSandboxResourcesRequest.resources:type_name -> podhost.runtime.v1.Resources
-	36, // 2: podhost.runtime.v1.PodCgroup.resources:type_name -> podhost.runtime.v1.Resources
-	14, // 3: podhost.runtime.v1.StatusResponse.conditions:type_name -> podhost.runtime.v1.Condition
-	15, // 4: podhost.runtime.v1.SandboxConfig.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
-	82, // 5: podhost.runtime.v1.SandboxConfig.labels:type_name -> podhost.runtime.v1.SandboxConfig.LabelsEntry
-	83, // 6: podhost.runtime.v1.SandboxConfig.annotations:type_name -> podhost.runtime.v1.SandboxConfig.AnnotationsEntry
-	19, // 7: podhost.runtime.v1.SandboxConfig.dns:type_name -> podhost.runtime.v1.DNSConfig
-	84, // 8: podhost.runtime.v1.SandboxConfig.sysctls:type_name -> podhost.runtime.v1.SandboxConfig.SysctlsEntry
-	17, // 9: podhost.runtime.v1.SandboxConfig.security:type_name -> podhost.runtime.v1.SecurityContext
-	9,  // 10: podhost.runtime.v1.SandboxConfig.pod_cgroup:type_name -> podhost.runtime.v1.PodCgroup
-	18, // 11: podhost.runtime.v1.SecurityContext.seccomp:type_name -> podhost.runtime.v1.SecurityProfile
-	4,  // 12: podhost.runtime.v1.SecurityProfile.profile_type:type_name -> podhost.runtime.v1.SecurityProfile.ProfileType
-	15, // 13: podhost.runtime.v1.Sandbox.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
+	37, // 0: podhost.runtime.v1.UpdateContainerResourcesRequest.resources:type_name -> podhost.runtime.v1.Resources
+	37, // 1: podhost.runtime.v1.UpdateSandboxResourcesRequest.resources:type_name -> podhost.runtime.v1.Resources
+	37, // 2: podhost.runtime.v1.PodCgroup.resources:type_name -> podhost.runtime.v1.Resources
+	15, // 3: podhost.runtime.v1.StatusResponse.conditions:type_name -> podhost.runtime.v1.Condition
+	16, // 4: podhost.runtime.v1.SandboxConfig.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
+	83, // 5: podhost.runtime.v1.SandboxConfig.labels:type_name -> podhost.runtime.v1.SandboxConfig.LabelsEntry
+	84, // 6: podhost.runtime.v1.SandboxConfig.annotations:type_name -> podhost.runtime.v1.SandboxConfig.AnnotationsEntry
+	20, // 7: podhost.runtime.v1.SandboxConfig.dns:type_name -> podhost.runtime.v1.DNSConfig
+	85, // 8: podhost.runtime.v1.SandboxConfig.sysctls:type_name -> podhost.runtime.v1.SandboxConfig.SysctlsEntry
+	18, // 9: podhost.runtime.v1.SandboxConfig.security:type_name -> podhost.runtime.v1.SecurityContext
+	10, // 10: podhost.runtime.v1.SandboxConfig.pod_cgroup:type_name -> podhost.runtime.v1.PodCgroup
+	19, // 11: podhost.runtime.v1.SecurityContext.seccomp:type_name -> podhost.runtime.v1.SecurityProfile
+	5,  // 12: podhost.runtime.v1.SecurityProfile.profile_type:type_name -> podhost.runtime.v1.SecurityProfile.ProfileType
+	16, // 13: podhost.runtime.v1.Sandbox.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
 	0,  // 14: podhost.runtime.v1.Sandbox.state:type_name -> podhost.runtime.v1.SandboxState
-	85, // 15: podhost.runtime.v1.Sandbox.labels:type_name -> podhost.runtime.v1.Sandbox.LabelsEntry
-	86, // 16: podhost.runtime.v1.Sandbox.annotations:type_name -> podhost.runtime.v1.Sandbox.AnnotationsEntry
-	16, // 17: podhost.runtime.v1.RunSandboxRequest.config:type_name -> podhost.runtime.v1.SandboxConfig
-	20, // 18: podhost.runtime.v1.SandboxStatusResponse.sandbox:type_name -> podhost.runtime.v1.Sandbox
+	86, // 15: podhost.runtime.v1.Sandbox.labels:type_name -> podhost.runtime.v1.Sandbox.LabelsEntry
+	87, // 16: podhost.runtime.v1.Sandbox.annotations:type_name -> podhost.runtime.v1.Sandbox.AnnotationsEntry
+	17, // 17: podhost.runtime.v1.RunSandboxRequest.config:type_name -> podhost.runtime.v1.SandboxConfig
+	21, // 18: podhost.runtime.v1.SandboxStatusResponse.sandbox:type_name -> podhost.runtime.v1.Sandbox
 	0,  // 19: podhost.runtime.v1.SandboxFilter.state:type_name -> podhost.runtime.v1.SandboxState
-	87, // 20: podhost.runtime.v1.SandboxFilter.label_selector:type_name -> podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
-	29, // 21: podhost.runtime.v1.ListSandboxesRequest.filter:type_name -> podhost.runtime.v1.SandboxFilter
-	20, // 22: podhost.runtime.v1.ListSandboxesResponse.sandboxes:type_name -> podhost.runtime.v1.Sandbox
-	32, // 23: podhost.runtime.v1.ContainerConfig.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
-	33, // 24: podhost.runtime.v1.ContainerConfig.envs:type_name -> podhost.runtime.v1.KeyValue
-	34, // 25: podhost.runtime.v1.ContainerConfig.mounts:type_name -> podhost.runtime.v1.Mount
-	88, // 26: podhost.runtime.v1.ContainerConfig.labels:type_name -> podhost.runtime.v1.ContainerConfig.LabelsEntry
-	89, // 27: podhost.runtime.v1.ContainerConfig.annotations:type_name -> podhost.runtime.v1.ContainerConfig.AnnotationsEntry
-	36, // 28: podhost.runtime.v1.ContainerConfig.resources:type_name -> podhost.runtime.v1.Resources
-	35, // 29: podhost.runtime.v1.ContainerConfig.devices:type_name -> podhost.runtime.v1.Device
-	17, // 30: podhost.runtime.v1.ContainerConfig.security:type_name -> podhost.runtime.v1.SecurityContext
-	37, // 31: podhost.runtime.v1.CreateContainerRequest.config:type_name -> podhost.runtime.v1.ContainerConfig
-	16, // 32: podhost.runtime.v1.CreateContainerRequest.sandbox_config:type_name -> podhost.runtime.v1.SandboxConfig
-	32, // 33: podhost.runtime.v1.Container.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
-	1,  // 34: podhost.runtime.v1.Container.state:type_name -> podhost.runtime.v1.ContainerState
-	90, // 35: podhost.runtime.v1.Container.labels:type_name -> podhost.runtime.v1.Container.LabelsEntry
-	91, // 36: podhost.runtime.v1.Container.annotations:type_name -> podhost.runtime.v1.Container.AnnotationsEntry
-	46, // 37: podhost.runtime.v1.ContainerStatusResponse.container:type_name -> podhost.runtime.v1.Container
-	1,  // 38: podhost.runtime.v1.ContainerFilter.state:type_name -> podhost.runtime.v1.ContainerState
-	92, // 39: podhost.runtime.v1.ContainerFilter.label_selector:type_name -> podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
-	49, // 40: podhost.runtime.v1.ListContainersRequest.filter:type_name -> podhost.runtime.v1.ContainerFilter
-	46, // 41: podhost.runtime.v1.ListContainersResponse.containers:type_name -> podhost.runtime.v1.Container
-	2,  // 42: podhost.runtime.v1.EnsureImageRequest.pull_policy:type_name -> podhost.runtime.v1.PullPolicy
-	56, // 43: podhost.runtime.v1.ImageStatusResponse.image:type_name -> podhost.runtime.v1.Image
-	56, // 44: podhost.runtime.v1.ListImagesResponse.images:type_name -> podhost.runtime.v1.Image
-	3,  // 45: podhost.runtime.v1.Event.type:type_name -> podhost.runtime.v1.EventType
-	93, // 46: podhost.runtime.v1.Event.labels:type_name -> podhost.runtime.v1.Event.LabelsEntry
-	80, // 47: podhost.runtime.v1.ListStatsResponse.sandboxes:type_name -> podhost.runtime.v1.SandboxStats
-	81, // 48: podhost.runtime.v1.ListStatsResponse.containers:type_name -> podhost.runtime.v1.ContainerStats
-	77, // 49: podhost.runtime.v1.ListStatsResponse.image_filesystems:type_name -> podhost.runtime.v1.FilesystemUsage
-	78, // 50: podhost.runtime.v1.NetworkUsage.default_interface:type_name -> podhost.runtime.v1.InterfaceUsage
-	78, // 51: podhost.runtime.v1.NetworkUsage.interfaces:type_name -> podhost.runtime.v1.InterfaceUsage
-	15, // 52: podhost.runtime.v1.SandboxStats.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
-	94, // 53: podhost.runtime.v1.SandboxStats.labels:type_name -> podhost.runtime.v1.SandboxStats.LabelsEntry
-	75, // 54: podhost.runtime.v1.SandboxStats.cpu:type_name -> podhost.runtime.v1.CpuUsage
-	76, // 55: podhost.runtime.v1.SandboxStats.memory:type_name -> podhost.runtime.v1.MemoryUsage
-	79, // 56: podhost.runtime.v1.SandboxStats.network:type_name -> podhost.runtime.v1.NetworkUsage
-	32, // 57: podhost.runtime.v1.ContainerStats.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
-	95, // 58: podhost.runtime.v1.ContainerStats.labels:type_name -> podhost.runtime.v1.ContainerStats.LabelsEntry
-	75, // 59: podhost.runtime.v1.ContainerStats.cpu:type_name -> podhost.runtime.v1.CpuUsage
-	76, // 60: podhost.runtime.v1.ContainerStats.memory:type_name -> podhost.runtime.v1.MemoryUsage
-	77, // 61: podhost.runtime.v1.ContainerStats.writable_layer:type_name -> podhost.runtime.v1.FilesystemUsage
-	10, // 62: podhost.runtime.v1.Runtime.Version:input_type -> podhost.runtime.v1.VersionRequest
-	12, // 63: podhost.runtime.v1.Runtime.Status:input_type -> podhost.runtime.v1.StatusRequest
-	21, // 64: podhost.runtime.v1.Runtime.RunSandbox:input_type -> podhost.runtime.v1.RunSandboxRequest
-	23, // 65: podhost.runtime.v1.Runtime.StopSandbox:input_type -> podhost.runtime.v1.StopSandboxRequest
-	25, // 66: podhost.runtime.v1.Runtime.RemoveSandbox:input_type -> podhost.runtime.v1.RemoveSandboxRequest
-	27, // 67: podhost.runtime.v1.Runtime.SandboxStatus:input_type -> podhost.runtime.v1.SandboxStatusRequest
-	30, // 68: podhost.runtime.v1.Runtime.ListSandboxes:input_type -> podhost.runtime.v1.ListSandboxesRequest
-	38, // 69: podhost.runtime.v1.Runtime.CreateContainer:input_type -> podhost.runtime.v1.CreateContainerRequest
-	40, // 70: podhost.runtime.v1.Runtime.StartContainer:input_type -> podhost.runtime.v1.StartContainerRequest
-	42, // 71: podhost.runtime.v1.Runtime.StopContainer:input_type -> podhost.runtime.v1.StopContainerRequest
-	44, // 72: podhost.runtime.v1.Runtime.RemoveContainer:input_type -> podhost.runtime.v1.RemoveContainerRequest
-	47, // 73: podhost.runtime.v1.Runtime.ContainerStatus:input_type -> podhost.runtime.v1.ContainerStatusRequest
-	50, // 74: podhost.runtime.v1.Runtime.ListContainers:input_type -> podhost.runtime.v1.ListContainersRequest
-	52, // 75: podhost.runtime.v1.Runtime.ReopenContainerLog:input_type -> podhost.runtime.v1.ReopenContainerLogRequest
-	54, // 76: podhost.runtime.v1.Runtime.ExecSync:input_type -> podhost.runtime.v1.ExecSyncRequest
-	57, // 77: podhost.runtime.v1.Runtime.EnsureImage:input_type -> podhost.runtime.v1.EnsureImageRequest
-	59, // 78: podhost.runtime.v1.Runtime.ImageStatus:input_type -> podhost.runtime.v1.ImageStatusRequest
-	61, // 79: podhost.runtime.v1.Runtime.ListImages:input_type -> podhost.runtime.v1.ListImagesRequest
-	63, // 80: podhost.runtime.v1.Runtime.RemoveImage:input_type -> podhost.runtime.v1.RemoveImageRequest
-	65, // 81: podhost.runtime.v1.Runtime.Events:input_type -> podhost.runtime.v1.EventsRequest
-	67, // 82: podhost.runtime.v1.Runtime.Exec:input_type -> podhost.runtime.v1.ExecRequest
-	69, // 83: podhost.runtime.v1.Runtime.Attach:input_type -> podhost.runtime.v1.AttachRequest
-	71, // 84: podhost.runtime.v1.Runtime.PortForward:input_type -> podhost.runtime.v1.PortForwardRequest
-	73, // 85: podhost.runtime.v1.Runtime.ListStats:input_type -> podhost.runtime.v1.ListStatsRequest
-	5,  // 86: podhost.runtime.v1.Runtime.UpdateContainerResources:input_type -> podhost.runtime.v1.UpdateContainerResourcesRequest
-	7,  // 87: podhost.runtime.v1.Runtime.UpdateSandboxResources:input_type -> podhost.runtime.v1.UpdateSandboxResourcesRequest
-	11, // 88: podhost.runtime.v1.Runtime.Version:output_type -> podhost.runtime.v1.VersionResponse
-	13, // 89: podhost.runtime.v1.Runtime.Status:output_type -> podhost.runtime.v1.StatusResponse
-	22, // 90: podhost.runtime.v1.Runtime.RunSandbox:output_type -> podhost.runtime.v1.RunSandboxResponse
-	24, // 91: podhost.runtime.v1.Runtime.StopSandbox:output_type -> podhost.runtime.v1.StopSandboxResponse
-	26, // 92: podhost.runtime.v1.Runtime.RemoveSandbox:output_type -> podhost.runtime.v1.RemoveSandboxResponse
-	28, // 93: podhost.runtime.v1.Runtime.SandboxStatus:output_type -> podhost.runtime.v1.SandboxStatusResponse
-	31, // 94: podhost.runtime.v1.Runtime.ListSandboxes:output_type -> podhost.runtime.v1.ListSandboxesResponse
-	39, // 95: podhost.runtime.v1.Runtime.CreateContainer:output_type -> podhost.runtime.v1.CreateContainerResponse
-	41, // 96: podhost.runtime.v1.Runtime.StartContainer:output_type -> podhost.runtime.v1.StartContainerResponse
-	43, // 97: podhost.runtime.v1.Runtime.StopContainer:output_type -> podhost.runtime.v1.StopContainerResponse
-	45, // 98: podhost.runtime.v1.Runtime.RemoveContainer:output_type -> podhost.runtime.v1.RemoveContainerResponse
-	48, // 99: podhost.runtime.v1.Runtime.ContainerStatus:output_type -> podhost.runtime.v1.ContainerStatusResponse
-	51, // 100: podhost.runtime.v1.Runtime.ListContainers:output_type -> podhost.runtime.v1.ListContainersResponse
-	53, // 101: podhost.runtime.v1.Runtime.ReopenContainerLog:output_type -> podhost.runtime.v1.ReopenContainerLogResponse
-	55, // 102: podhost.runtime.v1.Runtime.ExecSync:output_type -> podhost.runtime.v1.ExecSyncResponse
-	58, // 103: podhost.runtime.v1.Runtime.EnsureImage:output_type -> podhost.runtime.v1.EnsureImageResponse
-	60, // 104: podhost.runtime.v1.Runtime.ImageStatus:output_type -> podhost.runtime.v1.ImageStatusResponse
-	62, // 105: podhost.runtime.v1.Runtime.ListImages:output_type -> podhost.runtime.v1.ListImagesResponse
-	64, // 106: podhost.runtime.v1.Runtime.RemoveImage:output_type -> podhost.runtime.v1.RemoveImageResponse
-	66, // 107: podhost.runtime.v1.Runtime.Events:output_type -> podhost.runtime.v1.Event
-	68, // 108: podhost.runtime.v1.Runtime.Exec:output_type -> podhost.runtime.v1.ExecResponse
-	70, // 109: podhost.runtime.v1.Runtime.Attach:output_type -> podhost.runtime.v1.AttachResponse
-	72, // 110: podhost.runtime.v1.Runtime.PortForward:output_type -> podhost.runtime.v1.PortForwardResponse
-	74, // 111: podhost.runtime.v1.Runtime.ListStats:output_type -> podhost.runtime.v1.ListStatsResponse
-	6,  // 112: podhost.runtime.v1.Runtime.UpdateContainerResources:output_type -> podhost.runtime.v1.UpdateContainerResourcesResponse
-	8,  // 113: podhost.runtime.v1.Runtime.UpdateSandboxResources:output_type -> podhost.runtime.v1.UpdateSandboxResourcesResponse
-	88, // [88:114] is the sub-list for method output_type
-	62, // [62:88] is the sub-list for method input_type
-	62, // [62:62] is the sub-list for extension type_name
-	62, // [62:62] is the sub-list for extension extendee
-	0,  // [0:62] is the sub-list for field type_name
+	88, // 20: podhost.runtime.v1.SandboxFilter.label_selector:type_name -> podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
+	30, // 21: podhost.runtime.v1.ListSandboxesRequest.filter:type_name -> podhost.runtime.v1.SandboxFilter
+	21, // 22: podhost.runtime.v1.ListSandboxesResponse.sandboxes:type_name -> podhost.runtime.v1.Sandbox
+	1,  // 23: podhost.runtime.v1.Mount.propagation:type_name -> podhost.runtime.v1.MountPropagation
+	33, // 24: podhost.runtime.v1.ContainerConfig.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
+	34, // 25: podhost.runtime.v1.ContainerConfig.envs:type_name -> podhost.runtime.v1.KeyValue
+	35, // 26: podhost.runtime.v1.ContainerConfig.mounts:type_name -> podhost.runtime.v1.Mount
+	89, // 27: podhost.runtime.v1.ContainerConfig.labels:type_name -> podhost.runtime.v1.ContainerConfig.LabelsEntry
+	90, // 28: podhost.runtime.v1.ContainerConfig.annotations:type_name -> podhost.runtime.v1.ContainerConfig.AnnotationsEntry
+	37, // 29: podhost.runtime.v1.ContainerConfig.resources:type_name -> podhost.runtime.v1.Resources
+	36, // 30: podhost.runtime.v1.ContainerConfig.devices:type_name -> podhost.runtime.v1.Device
+	18, // 31: podhost.runtime.v1.ContainerConfig.security:type_name -> podhost.runtime.v1.SecurityContext
+	38, // 32: podhost.runtime.v1.CreateContainerRequest.config:type_name -> podhost.runtime.v1.ContainerConfig
+	17, // 33: podhost.runtime.v1.CreateContainerRequest.sandbox_config:type_name -> podhost.runtime.v1.SandboxConfig
+	33, // 34: podhost.runtime.v1.Container.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
+	2,  // 35: podhost.runtime.v1.Container.state:type_name -> podhost.runtime.v1.ContainerState
+	91, // 36: podhost.runtime.v1.Container.labels:type_name -> podhost.runtime.v1.Container.LabelsEntry
+	92, // 37: podhost.runtime.v1.Container.annotations:type_name -> podhost.runtime.v1.Container.AnnotationsEntry
+	47, // 38: podhost.runtime.v1.ContainerStatusResponse.container:type_name -> podhost.runtime.v1.Container
+	2,  // 39: podhost.runtime.v1.ContainerFilter.state:type_name -> podhost.runtime.v1.ContainerState
+	93, // 40: podhost.runtime.v1.ContainerFilter.label_selector:type_name -> podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
+	50, // 41: podhost.runtime.v1.ListContainersRequest.filter:type_name -> podhost.runtime.v1.ContainerFilter
+	47, // 42: podhost.runtime.v1.ListContainersResponse.containers:type_name -> podhost.runtime.v1.Container
+	3,  // 43: podhost.runtime.v1.EnsureImageRequest.pull_policy:type_name -> podhost.runtime.v1.PullPolicy
+	57, // 44: podhost.runtime.v1.ImageStatusResponse.image:type_name -> podhost.runtime.v1.Image
+	57, // 45: podhost.runtime.v1.ListImagesResponse.images:type_name -> podhost.runtime.v1.Image
+	4,  // 46: podhost.runtime.v1.Event.type:type_name -> podhost.runtime.v1.EventType
+	94, // 47: podhost.runtime.v1.Event.labels:type_name -> podhost.runtime.v1.Event.LabelsEntry
+	81, // 48: podhost.runtime.v1.ListStatsResponse.sandboxes:type_name -> podhost.runtime.v1.SandboxStats
+	82, // 49: podhost.runtime.v1.ListStatsResponse.containers:type_name -> podhost.runtime.v1.ContainerStats
+	78, // 50: podhost.runtime.v1.ListStatsResponse.image_filesystems:type_name -> podhost.runtime.v1.FilesystemUsage
+	79, // 51: podhost.runtime.v1.NetworkUsage.default_interface:type_name -> podhost.runtime.v1.InterfaceUsage
+	79, // 52: podhost.runtime.v1.NetworkUsage.interfaces:type_name -> podhost.runtime.v1.InterfaceUsage
+	16, // 53: podhost.runtime.v1.SandboxStats.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
+	95, // 54: podhost.runtime.v1.SandboxStats.labels:type_name -> podhost.runtime.v1.SandboxStats.LabelsEntry
+	76, // 55: podhost.runtime.v1.SandboxStats.cpu:type_name -> podhost.runtime.v1.CpuUsage
+	77, // 56: podhost.runtime.v1.SandboxStats.memory:type_name -> podhost.runtime.v1.MemoryUsage
+	80, // 57: podhost.runtime.v1.SandboxStats.network:type_name -> podhost.runtime.v1.NetworkUsage
+	33, // 58: podhost.runtime.v1.ContainerStats.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
+	96, // 59: podhost.runtime.v1.ContainerStats.labels:type_name -> podhost.runtime.v1.ContainerStats.LabelsEntry
+	76, // 60: podhost.runtime.v1.ContainerStats.cpu:type_name -> podhost.runtime.v1.CpuUsage
+	77, // 61: podhost.runtime.v1.ContainerStats.memory:type_name -> podhost.runtime.v1.MemoryUsage
+	78, // 62: podhost.runtime.v1.ContainerStats.writable_layer:type_name -> podhost.runtime.v1.FilesystemUsage
+	11, // 63: podhost.runtime.v1.Runtime.Version:input_type -> podhost.runtime.v1.VersionRequest
+	13, // 64: podhost.runtime.v1.Runtime.Status:input_type -> podhost.runtime.v1.StatusRequest
+	22, // 65: podhost.runtime.v1.Runtime.RunSandbox:input_type -> podhost.runtime.v1.RunSandboxRequest
+	24, // 66: podhost.runtime.v1.Runtime.StopSandbox:input_type -> podhost.runtime.v1.StopSandboxRequest
+	26, // 67: podhost.runtime.v1.Runtime.RemoveSandbox:input_type -> podhost.runtime.v1.RemoveSandboxRequest
+	28, // 68: podhost.runtime.v1.Runtime.SandboxStatus:input_type -> podhost.runtime.v1.SandboxStatusRequest
+	31, // 69: podhost.runtime.v1.Runtime.ListSandboxes:input_type -> podhost.runtime.v1.ListSandboxesRequest
+	39, // 70: podhost.runtime.v1.Runtime.CreateContainer:input_type -> podhost.runtime.v1.CreateContainerRequest
+	41, // 71: podhost.runtime.v1.Runtime.StartContainer:input_type -> podhost.runtime.v1.StartContainerRequest
+	43, // 72: podhost.runtime.v1.Runtime.StopContainer:input_type -> podhost.runtime.v1.StopContainerRequest
+	45, // 73: podhost.runtime.v1.Runtime.RemoveContainer:input_type -> podhost.runtime.v1.RemoveContainerRequest
+	48, // 74: podhost.runtime.v1.Runtime.ContainerStatus:input_type -> podhost.runtime.v1.ContainerStatusRequest
+	51, // 75: podhost.runtime.v1.Runtime.ListContainers:input_type -> podhost.runtime.v1.ListContainersRequest
+	53, // 76: podhost.runtime.v1.Runtime.ReopenContainerLog:input_type -> podhost.runtime.v1.ReopenContainerLogRequest
+	55, // 77: podhost.runtime.v1.Runtime.ExecSync:input_type -> podhost.runtime.v1.ExecSyncRequest
+	58, // 78: podhost.runtime.v1.Runtime.EnsureImage:input_type -> podhost.runtime.v1.EnsureImageRequest
+	60, // 79: podhost.runtime.v1.Runtime.ImageStatus:input_type -> podhost.runtime.v1.ImageStatusRequest
+	62, // 80: podhost.runtime.v1.Runtime.ListImages:input_type -> podhost.runtime.v1.ListImagesRequest
+	64, // 81: podhost.runtime.v1.Runtime.RemoveImage:input_type -> podhost.runtime.v1.RemoveImageRequest
+	66, // 82: podhost.runtime.v1.Runtime.Events:input_type -> podhost.runtime.v1.EventsRequest
+	68, // 83: podhost.runtime.v1.Runtime.Exec:input_type -> podhost.runtime.v1.ExecRequest
+	70, // 84: podhost.runtime.v1.Runtime.Attach:input_type -> podhost.runtime.v1.AttachRequest
+	72, // 85: podhost.runtime.v1.Runtime.PortForward:input_type -> podhost.runtime.v1.PortForwardRequest
+	74, // 86: podhost.runtime.v1.Runtime.ListStats:input_type -> podhost.runtime.v1.ListStatsRequest
+	6,  // 87: podhost.runtime.v1.Runtime.UpdateContainerResources:input_type -> podhost.runtime.v1.UpdateContainerResourcesRequest
+	8,  // 88: podhost.runtime.v1.Runtime.UpdateSandboxResources:input_type -> podhost.runtime.v1.UpdateSandboxResourcesRequest
+	12, // 89: podhost.runtime.v1.Runtime.Version:output_type -> podhost.runtime.v1.VersionResponse
+	14, // 90: podhost.runtime.v1.Runtime.Status:output_type -> podhost.runtime.v1.StatusResponse
+	23, // 91: podhost.runtime.v1.Runtime.RunSandbox:output_type -> podhost.runtime.v1.RunSandboxResponse
+	25, // 92: podhost.runtime.v1.Runtime.StopSandbox:output_type -> podhost.runtime.v1.StopSandboxResponse
+	27, // 93: podhost.runtime.v1.Runtime.RemoveSandbox:output_type -> podhost.runtime.v1.RemoveSandboxResponse
+	29, // 94: podhost.runtime.v1.Runtime.SandboxStatus:output_type -> podhost.runtime.v1.SandboxStatusResponse
+	32, // 95: podhost.runtime.v1.Runtime.ListSandboxes:output_type -> podhost.runtime.v1.ListSandboxesResponse
+	40, // 96: podhost.runtime.v1.Runtime.CreateContainer:output_type -> podhost.runtime.v1.CreateContainerResponse
+	42, // 97: podhost.runtime.v1.Runtime.StartContainer:output_type -> podhost.runtime.v1.StartContainerResponse
+	44, // 98: podhost.runtime.v1.Runtime.StopContainer:output_type -> podhost.runtime.v1.StopContainerResponse
+	46, // 99: podhost.runtime.v1.Runtime.RemoveContainer:output_type -> podhost.runtime.v1.RemoveContainerResponse
+	49, // 100: podhost.runtime.v1.Runtime.ContainerStatus:output_type -> podhost.runtime.v1.ContainerStatusResponse
+	52, // 101: podhost.runtime.v1.Runtime.ListContainers:output_type -> podhost.runtime.v1.ListContainersResponse
+	54, // 102: podhost.runtime.v1.Runtime.ReopenContainerLog:output_type -> podhost.runtime.v1.ReopenContainerLogResponse
+	56, // 103: podhost.runtime.v1.Runtime.ExecSync:output_type -> podhost.runtime.v1.ExecSyncResponse
+	59, // 104: podhost.runtime.v1.Runtime.EnsureImage:output_type -> podhost.runtime.v1.EnsureImageResponse
+	61, // 105: podhost.runtime.v1.Runtime.ImageStatus:output_type -> podhost.runtime.v1.ImageStatusResponse
+	63, // 106: podhost.runtime.v1.Runtime.ListImages:output_type -> podhost.runtime.v1.ListImagesResponse
+	65, // 107: podhost.runtime.v1.Runtime.RemoveImage:output_type -> podhost.runtime.v1.RemoveImageResponse
+	67, // 108: podhost.runtime.v1.Runtime.Events:output_type -> podhost.runtime.v1.Event
+	69, // 109: podhost.runtime.v1.Runtime.Exec:output_type -> podhost.runtime.v1.ExecResponse
+	71, // 110: podhost.runtime.v1.Runtime.Attach:output_type -> podhost.runtime.v1.AttachResponse
+	73, // 111: podhost.runtime.v1.Runtime.PortForward:output_type -> podhost.runtime.v1.PortForwardResponse
+	75, // 112: podhost.runtime.v1.Runtime.ListStats:output_type -> podhost.runtime.v1.ListStatsResponse
+	7,  // 113: podhost.runtime.v1.Runtime.UpdateContainerResources:output_type -> podhost.runtime.v1.UpdateContainerResourcesResponse
+	9,  // 114: podhost.runtime.v1.Runtime.UpdateSandboxResources:output_type -> podhost.runtime.v1.UpdateSandboxResourcesResponse
+	89, // [89:115] is the sub-list for method output_type
+	63, // [63:89] is the sub-list for method input_type
+	63, // [63:63] is the sub-list for extension type_name
+	63, // [63:63] is the sub-list for extension extendee
+	0,  // [0:63] is the sub-list for field type_name
 }
 
 func init() { file_runtime_v1_runtime_proto_init() }
@@ -5554,7 +5628,7 @@ func file_runtime_v1_runtime_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_runtime_v1_runtime_proto_rawDesc), len(file_runtime_v1_runtime_proto_rawDesc)),
-			NumEnums:      5,
+			NumEnums:      6,
 			NumMessages:   91,
 			NumExtensions: 0,
 			NumServices:   1,
