@@ -10,15 +10,15 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/host/localapi"
-	"github.com/podhost/podhost/host/nodeserver"
 	"github.com/podhost/podhost/host/runtimemanager"
+	"github.com/podhost/podhost/host/streamproxy"
 )
 
 // streamsAPI finds the runtime's streaming URLs for the pods the node
 // runs, for the daemon endpoint (host/nodeserver).
 type streamsAPI struct{ n *Node }
 
-func (a streamsAPI) Exec(ctx context.Context, ns, name string, uid types.UID, container string, cmd []string, o nodeserver.StreamOptions) (*url.URL, error) {
+func (a streamsAPI) Exec(ctx context.Context, ns, name string, uid types.UID, container string, cmd []string, o streamproxy.Options) (*url.URL, error) {
 	pod, err := a.container(ns, name, uid, container)
 	if err != nil {
 		return nil, err
@@ -27,7 +27,7 @@ func (a streamsAPI) Exec(ctx context.Context, ns, name string, uid types.UID, co
 	return u, notFound(pod, err)
 }
 
-func (a streamsAPI) Attach(ctx context.Context, ns, name string, uid types.UID, container string, o nodeserver.StreamOptions) (*url.URL, error) {
+func (a streamsAPI) Attach(ctx context.Context, ns, name string, uid types.UID, container string, o streamproxy.Options) (*url.URL, error) {
 	pod, err := a.container(ns, name, uid, container)
 	if err != nil {
 		return nil, err

@@ -34,6 +34,8 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/cri-streaming/pkg/streaming"
 	remotecommandserver "k8s.io/cri-streaming/pkg/streaming/remotecommand"
+
+	"github.com/podhost/podhost/host/streamproxy"
 )
 
 // echoRuntime is a CRI streaming runtime whose every command copies stdin
@@ -71,7 +73,7 @@ func (echoRuntime) PortForward(_ context.Context, _ string, _ int32, stream io.R
 // criStreams answers with the URLs of a CRI streaming server.
 type criStreams struct{ srv streaming.Server }
 
-func (c criStreams) Exec(_ context.Context, _, _ string, _ types.UID, container string, cmd []string, o StreamOptions) (*url.URL, error) {
+func (c criStreams) Exec(_ context.Context, _, _ string, _ types.UID, container string, cmd []string, o streamproxy.Options) (*url.URL, error) {
 	resp, err := c.srv.GetExec(&runtimeapi.ExecRequest{ContainerId: container, Cmd: cmd, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr, Tty: o.TTY})
 	if err != nil {
 		return nil, err
@@ -79,7 +81,7 @@ func (c criStreams) Exec(_ context.Context, _, _ string, _ types.UID, container 
 	return url.Parse(resp.Url)
 }
 
-func (criStreams) Attach(context.Context, string, string, types.UID, string, StreamOptions) (*url.URL, error) {
+func (criStreams) Attach(context.Context, string, string, types.UID, string, streamproxy.Options) (*url.URL, error) {
 	return nil, errors.New("no attach here")
 }
 
