@@ -15,8 +15,12 @@ import (
 )
 
 // streamsAPI finds the runtime's streaming URLs for the pods the node
-// runs, for the daemon endpoint (host/nodeserver).
+// runs, for the daemon endpoint (host/nodeserver) and the local API.
 type streamsAPI struct{ n *Node }
+
+// Streams finds the runtime's streaming URLs for exec, attach and
+// port-forward, for the local API.
+func (n *Node) Streams() streamproxy.Streams { return streamsAPI{n} }
 
 func (a streamsAPI) Exec(ctx context.Context, ns, name string, uid types.UID, container string, cmd []string, o streamproxy.Options) (*url.URL, error) {
 	pod, err := a.container(ns, name, uid, container)
