@@ -38,7 +38,8 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newRunCommand(), newValidateCommand(), newConfigCommand(), newPluginsCommand(), newVersionCommand(),
-		newPodsCommand(), newLogsCommand(), newEventsCommand(), newNodeCommand())
+		newPodsCommand(), newLogsCommand(), newExecCommand(), newAttachCommand(), newPortForwardCommand(), newTopCommand(),
+		newEventsCommand(), newNodeCommand())
 	root.InitDefaultCompletionCmd()
 	root.Long = root.Short + "\n\nEvery command:\n" + everyVerb(root)
 	strictCommands(root)

@@ -289,6 +289,8 @@ func apiViews(mgr *supervisor.Manager, specs []supervisor.PluginSpec, n *node.No
 			return n.Shutdown(ctx, shutdownGrace)
 		},
 		Metrics: metrics,
+		Streams: n.Streams(),
+		Stats:   n.StatsSummary,
 	}
 }
 

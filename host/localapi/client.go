@@ -23,19 +23,24 @@ type Client struct {
 	base  string
 	token string
 	http  *http.Client
+	// dial reaches the server, for the streams' upgraded connections.
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// socket is the unix socket's path; empty over TCP.
+	socket string
 }
 
 // NewClient returns a client for the host serving on the unix socket path.
 func NewClient(socket string) *Client {
+	dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", socket)
+	}
 	return &Client{
-		where: socket,
-		base:  "http://host",
-		http: &http.Client{Transport: &http.Transport{
-			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-				var d net.Dialer
-				return d.DialContext(ctx, "unix", socket)
-			},
-		}},
+		where:  socket,
+		base:   "http://host",
+		http:   &http.Client{Transport: &http.Transport{DialContext: dial}},
+		dial:   dial,
+		socket: socket,
 	}
 }
 
@@ -52,7 +57,8 @@ func NewTCPClient(server, token string) (*Client, error) {
 	if u.Scheme != "http" || u.Host == "" || (u.Path != "" && u.Path != "/") {
 		return nil, fmt.Errorf("api server address %q: want http://HOST:PORT", server)
 	}
-	return &Client{where: u.Host, base: "http://" + u.Host, token: token, http: &http.Client{}}, nil
+	var d net.Dialer
+	return &Client{where: u.Host, base: "http://" + u.Host, token: token, http: &http.Client{}, dial: d.DialContext}, nil
 }
 
 // Plugins lists the running host's plugins.

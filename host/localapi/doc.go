@@ -17,12 +17,23 @@
 //	DELETE /v1/pods/{ns}/{name}?gracePeriod=N&force=true
 //	GET    /v1/pods/{ns}/{name}/logs?container=C&follow=true&tailLines=N   text
 //	       &previous=true&timestamps=true&sinceSeconds=N (or &sinceTime=RFC3339)
+//	GET|POST /v1/pods/{ns}/{name}/exec?container=C&command=A&command=B&input=1&output=1&error=1&tty=1
+//	GET|POST /v1/pods/{ns}/{name}/attach?container=C&input=1&output=1&error=1&tty=1
+//	GET|POST /v1/pods/{ns}/{name}/portforward[?port=N]  upgraded streams (SPDY, or WebSocket), host/streamproxy's
+//	GET    /v1/stats/summary                the node's last stats reading (the kubelet's Summary API)
 //	GET    /v1/events?for=NS/NAME&kind=K&watch=true                        JSON array, or JSON lines with watch
 //	GET    /v1/node                         hostname, version, readiness, plugin and pod counts
 //	GET    /metrics                         Prometheus text
 //	GET    /healthz                         200 while the host process serves
 //	GET    /readyz                          200 when the host is ready, else 503
 //	GET    /debug/pprof/...                 Go runtime profiles (net/http/pprof), behind the same access control
+//
+// The streams take the kubelet's query (the container defaults to the one
+// the kubectl.kubernetes.io/default-container annotation names, else the
+// first); the client's Exec, Attach and PortForward use client-go's
+// executors and port forwarder: over TCP WebSocket with SPDY as kubectl's
+// fallback, over the unix socket SPDY alone, since client-go's WebSocket
+// transport takes no dialer.
 //
 // host/node serves the API; cmd/host, bench/podstart and test/e2e use the
 // client; those are its importers. Subpackage localapitest holds fakes of

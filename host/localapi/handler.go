@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/podhost/podhost/host/streamproxy"
 )
 
 // MaxBodySize bounds a request body; a larger one is refused with 413.
@@ -24,6 +26,7 @@ func Handler(v Views) http.Handler {
 	route(mux, "/v1/pods", methods{http.MethodGet: h.listPods, http.MethodPost: h.applyPod})
 	route(mux, "/v1/pods/{ns}/{name}", methods{http.MethodGet: h.getPod, http.MethodDelete: h.deletePod})
 	route(mux, "/v1/pods/{ns}/{name}/logs", methods{http.MethodGet: h.logs})
+	h.routeStreams(mux)
 	route(mux, "/v1/events", methods{http.MethodGet: h.events})
 	route(mux, "/v1/node", methods{http.MethodGet: h.node})
 	route(mux, "/v1/node/shutdown", methods{http.MethodPost: h.shutdown})
@@ -37,7 +40,10 @@ func Handler(v Views) http.Handler {
 	return mux
 }
 
-type handler struct{ v Views }
+type handler struct {
+	v     Views
+	proxy *streamproxy.Proxy
+}
 
 // methods maps a method to its handler; HEAD is not served.
 type methods map[string]http.HandlerFunc

@@ -5,6 +5,9 @@ import (
 	"io"
 
 	"github.com/prometheus/client_golang/prometheus"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+
+	"github.com/podhost/podhost/host/streamproxy"
 )
 
 // Views are what the server reads its answers from. Plugins and Ready are
@@ -27,6 +30,12 @@ type Views struct {
 	Shutdown ShutdownFunc
 	// Metrics is served as Prometheus text on /metrics.
 	Metrics prometheus.Gatherer
+	// Streams serves exec, attach and port-forward (host/streamproxy).
+	Streams streamproxy.Streams
+	// Stats serves GET /v1/stats/summary: the node's last reading, which
+	// the host gathers on its own period (a request never asks the
+	// runtime).
+	Stats func() (statsapi.Summary, error)
 }
 
 // Pods is the host's pod API. Errors are mapped to answers by what they

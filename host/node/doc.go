@@ -6,8 +6,10 @@
 // volume manager over host/volumeplugins (the adapter of every volume
 // kind), the local state store and the event ring, and exposes them to
 // the local API; in Kubernetes mode also to the daemon endpoint
-// (host/nodeserver, kubeagent.go), with the node's stats gathered by
-// host/nodestats (nodestats.go). The pods' local storage limits are
+// (host/nodeserver, kubeagent.go). The node's stats are gathered by
+// host/nodestats in both modes (nodestats.go), for the daemon endpoint and
+// the local API's `podhost top`; both endpoints find the runtime's
+// streaming URLs for exec, attach and port-forward through streams.go. The pods' local storage limits are
 // enforced by host/eviction, whose evictions go to the pod workers as
 // eviction kills (eviction.go). The plugin registration directory
 // (host/pluginregistration) hands its CSI drivers to the volume plugins

@@ -14,7 +14,6 @@ import (
 
 	"github.com/podhost/podhost/host/kubenode"
 	"github.com/podhost/podhost/host/nodeserver"
-	"github.com/podhost/podhost/host/nodestats"
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 	"github.com/podhost/podhost/sources/kubesource"
 )
@@ -31,7 +30,6 @@ type KubeServer struct {
 type kubeAgent struct {
 	agent  *kubenode.Agent
 	server *nodeserver.Server
-	stats  *nodestats.Provider // with the server only
 }
 
 // buildKubeAgent listens on the daemon endpoint and builds the node agent
@@ -48,11 +46,10 @@ func (n *Node) buildKubeAgent() (*kubeAgent, error) {
 	// the scheduler places a pod with one only on a node that declares it.
 	features = append(features, restartallcontainers.Feature.Name())
 	if k.Server != nil {
-		a.stats = n.newNodeStats()
 		srv, err := nodeserver.New(nodeserver.Options{
 			Addr: k.Server.Addr, CertFile: k.Server.CertFile, KeyFile: k.Server.KeyFile, ClientCAFile: k.Server.ClientCAFile,
 			Client: k.Client, NodeName: n.cfg.NodeName, Logs: podsAPI{n}.Logs, Streams: streamsAPI{n},
-			Stats: a.stats, Pods: n.kubePods, Metrics: n.metricsGatherer(), Logger: n.log.Named("nodeserver"),
+			Stats: n.stats, Pods: n.kubePods, Metrics: n.metricsGatherer(), Logger: n.log.Named("nodeserver"),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("kubernetes.server: %w", err)
@@ -135,9 +132,6 @@ func (a *kubeAgent) run(ctx context.Context, log interface{ Error(string, ...any
 	if a.server != nil {
 		go func() {
 			defer close(done)
-			stats := make(chan struct{})
-			go func() { defer close(stats); a.stats.Run(ctx) }()
-			defer func() { <-stats }()
 			if err := a.server.Serve(ctx); err != nil {
 				log.Error("the daemon endpoint stopped", "err", err)
 			}

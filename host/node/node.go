@@ -17,6 +17,7 @@ import (
 
 	"github.com/podhost/podhost/host/events"
 	"github.com/podhost/podhost/host/mirrorpods"
+	"github.com/podhost/podhost/host/nodestats"
 	"github.com/podhost/podhost/host/pluginregistration"
 	"github.com/podhost/podhost/host/prober"
 	"github.com/podhost/podhost/host/runtimemanager"
@@ -138,11 +139,14 @@ type Node struct {
 	volumesReady     chan struct{}
 	volumesPopulated bool
 	volumeStats      *volumemanager.StatsGatherer
-	claims           staticClaims
-	relist           chan struct{}
-	eventsLive       atomic.Bool // the runtime's event stream is open (plegperiod.go)
-	removing         sync.WaitGroup
-	shutdown         shutdownState
+	// stats keeps the node's numbers for the daemon endpoint and the
+	// local API (podhost top).
+	stats      *nodestats.Provider
+	claims     staticClaims
+	relist     chan struct{}
+	eventsLive atomic.Bool // the runtime's event stream is open (plegperiod.go)
+	removing   sync.WaitGroup
+	shutdown   shutdownState
 }
 
 // New opens the state database, loads the pods applied through the local
@@ -245,6 +249,7 @@ func (n *Node) build() error {
 	if err != nil {
 		return fmt.Errorf("runtime manager: %w", err)
 	}
+	n.stats = n.newNodeStats()
 	n.cache = lifecycle.NewCache()
 	n.core = lifecycle.NewPodWorkers(lifecycle.PodWorkersConfig{
 		Clock: n.clock, Jitter: jitter, Cache: n.cache, Metrics: metrics, Logger: slogger,
@@ -308,6 +313,7 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	run("volumes", n.runVolumes)
 	run("volume stats", n.runVolumeStats)
+	run("node stats", n.stats.Run)
 	run("merge", n.mergeSources)
 	run("pleg", n.runPLEG)
 	run("workers", n.workers.Run)

@@ -7,11 +7,14 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+
 	"github.com/podhost/podhost/host/nodestats"
 )
 
 // newNodeStats gathers the node's numbers for the daemon endpoint's
-// /stats/summary and /metrics/resource.
+// /stats/summary and /metrics/resource, and the local API's
+// /v1/stats/summary (podhost top).
 func (n *Node) newNodeStats() *nodestats.Provider {
 	return nodestats.New(nodestats.Config{
 		NodeName: n.cfg.NodeName, RootDir: n.cfg.RootDir,
@@ -65,3 +68,8 @@ func (n *Node) kubePods(context.Context) ([]v1.Pod, error) {
 	}
 	return pods, nil
 }
+
+// StatsSummary is the node's last reading of its numbers, the kubelet's
+// Summary API, for the local API (podhost top); a request never asks the
+// runtime.
+func (n *Node) StatsSummary() (statsapi.Summary, error) { return n.stats.Summary() }

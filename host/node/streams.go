@@ -10,15 +10,19 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/host/localapi"
-	"github.com/podhost/podhost/host/nodeserver"
 	"github.com/podhost/podhost/host/runtimemanager"
+	"github.com/podhost/podhost/host/streamproxy"
 )
 
 // streamsAPI finds the runtime's streaming URLs for the pods the node
-// runs, for the daemon endpoint (host/nodeserver).
+// runs, for the daemon endpoint (host/nodeserver) and the local API.
 type streamsAPI struct{ n *Node }
 
-func (a streamsAPI) Exec(ctx context.Context, ns, name string, uid types.UID, container string, cmd []string, o nodeserver.StreamOptions) (*url.URL, error) {
+// Streams finds the runtime's streaming URLs for exec, attach and
+// port-forward, for the local API.
+func (n *Node) Streams() streamproxy.Streams { return streamsAPI{n} }
+
+func (a streamsAPI) Exec(ctx context.Context, ns, name string, uid types.UID, container string, cmd []string, o streamproxy.Options) (*url.URL, error) {
 	pod, err := a.container(ns, name, uid, container)
 	if err != nil {
 		return nil, err
@@ -27,7 +31,7 @@ func (a streamsAPI) Exec(ctx context.Context, ns, name string, uid types.UID, co
 	return u, notFound(pod, err)
 }
 
-func (a streamsAPI) Attach(ctx context.Context, ns, name string, uid types.UID, container string, o nodeserver.StreamOptions) (*url.URL, error) {
+func (a streamsAPI) Attach(ctx context.Context, ns, name string, uid types.UID, container string, o streamproxy.Options) (*url.URL, error) {
 	pod, err := a.container(ns, name, uid, container)
 	if err != nil {
 		return nil, err

@@ -11,18 +11,12 @@
 // keeps: a request never asks the runtime; and /metrics, the node's own
 // Prometheus registry.
 //
-// Streams are served as the kubelet serves them: the runtime answers an
-// exec, attach or port-forward with a URL on its own streaming server
-// (containerd's CRI streaming server), and the upgraded connection is
-// proxied there with apimachinery's UpgradeAwareHandler, SPDY end to end.
-// The node declares ExtendWebSocketsToKubelet on its Node, so the API
-// server passes WebSocket requests through as well; those are translated
-// here with the API server's own translators (k8s.io/apiserver's
-// StreamTranslatorHandler for exec and attach, the v5 protocol with the
-// exit code in its status channel; TunnelingHandler for port-forward's
-// SPDY-over-WebSocket), because containerd's streaming server speaks
-// SPDY and the older WebSocket protocols only. Query parsing is the CRI
-// streaming packages' (k8s.io/cri-streaming).
+// Streams are served as the kubelet serves them, by host/streamproxy
+// (shared with the local API): the runtime answers with a URL on its own
+// streaming server and the upgraded connection is proxied there, SPDY end
+// to end or translated from WebSocket. The node declares
+// ExtendWebSocketsToKubelet on its Node, so the API server passes
+// WebSocket requests through as well.
 //
 // Every request is authenticated and authorized as the kubelet does with
 // webhook auth: a client certificate signed by the configured client CA

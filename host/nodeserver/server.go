@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/podhost/podhost/host/localapi"
+	"github.com/podhost/podhost/host/streamproxy"
 )
 
 // LogsFunc writes a container's log to w; a missing pod or container is an
@@ -38,7 +39,7 @@ type Options struct {
 	NodeName string
 	Logs     LogsFunc
 	// Streams finds the runtime's URLs for exec, attach and port-forward.
-	Streams Streams
+	Streams streamproxy.Streams
 	// Stats serves /stats/summary and /metrics/resource; nil: not served.
 	Stats Stats
 	// Pods serves /pods; nil: not served.

@@ -22,6 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/podhost/podhost/host/localapi"
+	"github.com/podhost/podhost/host/streamproxy"
 	"github.com/podhost/podhost/test/kubecluster"
 )
 
@@ -65,11 +66,11 @@ func (f *fakeStreams) find(ns, pod string, uid types.UID, container string) (*ur
 	return &url.URL{Scheme: "http", Host: "127.0.0.1:1", Path: "/stream/token"}, nil
 }
 
-func (f *fakeStreams) Exec(_ context.Context, ns, pod string, uid types.UID, container string, _ []string, _ StreamOptions) (*url.URL, error) {
+func (f *fakeStreams) Exec(_ context.Context, ns, pod string, uid types.UID, container string, _ []string, _ streamproxy.Options) (*url.URL, error) {
 	return f.find(ns, pod, uid, container)
 }
 
-func (f *fakeStreams) Attach(_ context.Context, ns, pod string, uid types.UID, container string, _ StreamOptions) (*url.URL, error) {
+func (f *fakeStreams) Attach(_ context.Context, ns, pod string, uid types.UID, container string, _ streamproxy.Options) (*url.URL, error) {
 	return f.find(ns, pod, uid, container)
 }
 
@@ -91,7 +92,7 @@ func (f *fakeLogs) lastOptions() (localapi.LogOptions, string) {
 
 // startNode registers node n1 with its daemon endpoint and starts the
 // server with the node's own credentials.
-func startNode(t *testing.T, c *kubecluster.Cluster, logs LogsFunc, streams Streams, adjust ...func(*Options)) *Server {
+func startNode(t *testing.T, c *kubecluster.Cluster, logs LogsFunc, streams streamproxy.Streams, adjust ...func(*Options)) *Server {
 	t.Helper()
 	ctx := t.Context()
 	nodeClient, err := c.NodeClient("n1")

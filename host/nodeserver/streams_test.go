@@ -15,7 +15,6 @@ import (
 	"math/big"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -23,7 +22,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
 	//lint:ignore SA1019 client-go's portforward and spdy dialers in v0.37 still take and return this package's Dialer
 	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/rest"
@@ -31,65 +29,9 @@ import (
 	"k8s.io/client-go/tools/remotecommand"
 	clientspdy "k8s.io/client-go/transport/spdy"
 	"k8s.io/client-go/util/exec"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	"k8s.io/cri-streaming/pkg/streaming"
-	remotecommandserver "k8s.io/cri-streaming/pkg/streaming/remotecommand"
+
+	"github.com/podhost/podhost/host/streamproxy/streamproxytest"
 )
-
-// echoRuntime is a CRI streaming runtime whose every command copies stdin
-// to stdout, writes "err" to stderr and exits 3.
-type echoRuntime struct{}
-
-func (echoRuntime) Exec(_ context.Context, _ string, _ []string, in io.Reader, out, errw io.WriteCloser, _ bool, _ <-chan remotecommandserver.TerminalSize) error {
-	if in != nil {
-		if _, err := io.Copy(out, in); err != nil {
-			return err
-		}
-	}
-	if errw != nil {
-		io.WriteString(errw, "err\n")
-	}
-	return exec.CodeExitError{Err: errors.New("exit 3"), Code: 3}
-}
-
-func (echoRuntime) Attach(context.Context, string, io.Reader, io.WriteCloser, io.WriteCloser, bool, <-chan remotecommandserver.TerminalSize) error {
-	return errors.New("no attach here")
-}
-
-// PortForward answers each connection with what it sent, upper-cased,
-// once the client closed its side.
-func (echoRuntime) PortForward(_ context.Context, _ string, _ int32, stream io.ReadWriteCloser) error {
-	defer stream.Close()
-	b, err := io.ReadAll(stream)
-	if err != nil {
-		return err
-	}
-	_, err = stream.Write(bytes.ToUpper(b))
-	return err
-}
-
-// criStreams answers with the URLs of a CRI streaming server.
-type criStreams struct{ srv streaming.Server }
-
-func (c criStreams) Exec(_ context.Context, _, _ string, _ types.UID, container string, cmd []string, o StreamOptions) (*url.URL, error) {
-	resp, err := c.srv.GetExec(&runtimeapi.ExecRequest{ContainerId: container, Cmd: cmd, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr, Tty: o.TTY})
-	if err != nil {
-		return nil, err
-	}
-	return url.Parse(resp.Url)
-}
-
-func (criStreams) Attach(context.Context, string, string, types.UID, string, StreamOptions) (*url.URL, error) {
-	return nil, errors.New("no attach here")
-}
-
-func (c criStreams) PortForward(_ context.Context, _, pod string, _ types.UID, ports []int32) (*url.URL, error) {
-	resp, err := c.srv.GetPortForward(&runtimeapi.PortForwardRequest{PodSandboxId: pod, Port: ports})
-	if err != nil {
-		return nil, err
-	}
-	return url.Parse(resp.Url)
-}
 
 // TestExecProxiedToTheRuntime runs a command through the node server to a
 // CRI streaming server (the kubelet's library, as containerd serves it)
@@ -125,21 +67,11 @@ func TestExecProxiedToTheRuntime(t *testing.T) {
 // server's kind of client certificate.
 func startStreamingNode(t *testing.T) (*Server, *rest.Config) {
 	t.Helper()
-	cfg := streaming.DefaultConfig
-	cfg.Addr = "127.0.0.1:0"
-	hs := httptest.NewUnstartedServer(nil)
-	cfg.BaseURL = &url.URL{Scheme: "http", Host: hs.Listener.Addr().String()}
-	srv, err := streaming.NewServer(cfg, echoRuntime{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs.Config.Handler = srv
-	hs.Start()
-	t.Cleanup(hs.Close)
+	streams := streamproxytest.Start(t, &streamproxytest.EchoRuntime{})
 
 	pki := newTestPKI(t)
 	s, err := New(Options{Addr: "127.0.0.1:0", CertFile: pki.serverCert, KeyFile: pki.serverKey, ClientCAFile: pki.caFile,
-		NodeName: "n1", Logs: (&fakeLogs{}).logs, Streams: criStreams{srv}})
+		NodeName: "n1", Logs: (&fakeLogs{}).logs, Streams: streams})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,5 @@
-// Package nodestats owns the node's resource numbers in Kubernetes mode:
-// it gathers them in one goroutine at most every Period (10 s), keeps the
+// Package nodestats owns the node's resource numbers, in both modes: it
+// gathers them in one goroutine at most every Period (10 s), keeps the
 // last reading, and builds from it the kubelet's Summary API
 // (k8s.io/kubelet/pkg/apis/stats/v1alpha1) and the series of its
 // /metrics/resource endpoint that metrics-server reads. A request is
@@ -15,6 +15,7 @@
 // own cache). CPU rates (usageNanoCores) are the change since the previous
 // reading.
 //
-// Only host/node imports it (and wires it); host/nodeserver serves what
-// it builds through small interfaces.
+// Only host/node imports it (and wires it); host/nodeserver and
+// host/localapi (`podhost top`) serve what it builds through small
+// interfaces.
 package nodestats

@@ -122,20 +122,7 @@ func TestKubeStreams(t *testing.T) {
 			})
 			t.Run("port-forward", func(t *testing.T) {
 				lines := k.startKubectl(t, proto.env, "port-forward", "pod/web", ":8080")
-				m := waitLine(t, lines, regexp.MustCompile(`^Forwarding from 127\.0\.0\.1:(\d+) -> 8080$`))
-				port := regexp.MustCompile(`:(\d+) `).FindStringSubmatch(m)[1]
-				client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-				for range 3 { // a connection, and a stream pair, each
-					resp, err := client.Get("http://127.0.0.1:" + port + "/index.html")
-					if err != nil {
-						t.Fatal(err)
-					}
-					b, _ := io.ReadAll(resp.Body)
-					resp.Body.Close()
-					if resp.StatusCode != http.StatusOK || string(b) != "hello from the pod\n" {
-						t.Fatalf("GET through port-forward: %d %q; want the pod's page", resp.StatusCode, b)
-					}
-				}
+				getThroughForward(t, lines)
 			})
 		})
 	}
@@ -206,6 +193,14 @@ func (k *kubeHost) startKubectl(t *testing.T, env []string, args ...string) <-ch
 	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
 	cmd := k.cluster.KubectlCmd(ctx, args...)
 	cmd.Env = append(os.Environ(), env...)
+	return startLines(t, cmd, cancel)
+}
+
+// startLines starts cmd, made with a context that cancel ends, and returns
+// its output lines (stdout and stderr); when the test ends, cancel kills
+// it and its output is drained.
+func startLines(t *testing.T, cmd *exec.Cmd, cancel context.CancelFunc) <-chan string {
+	t.Helper()
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	if err := cmd.Start(); err != nil {
@@ -251,6 +246,27 @@ func waitLine(t *testing.T, lines <-chan string, re *regexp.Regexp) string {
 			seen = append(seen, l)
 		case <-timeout:
 			t.Fatalf("no line matching %s within a minute:\n%s", re, strings.Join(seen, "\n"))
+		}
+	}
+}
+
+// getThroughForward reads the local port from port-forward's output
+// lines and fetches the web pod's page through it three times (a
+// connection, and a stream pair, each).
+func getThroughForward(t *testing.T, lines <-chan string) {
+	t.Helper()
+	m := waitLine(t, lines, regexp.MustCompile(`^Forwarding from 127\.0\.0\.1:(\d+) -> 8080$`))
+	port := regexp.MustCompile(`:(\d+) `).FindStringSubmatch(m)[1]
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	for range 3 {
+		resp, err := client.Get("http://127.0.0.1:" + port + "/index.html")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || string(b) != "hello from the pod\n" {
+			t.Fatalf("GET through port-forward: %d %q; want the pod's page", resp.StatusCode, b)
 		}
 	}
 }
