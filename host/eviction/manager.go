@@ -23,7 +23,9 @@ type Config struct {
 	// Pods are the pods that may run: the manager measures those with a
 	// limit and no terminal status.
 	Pods func() []*v1.Pod
-	// Stats asks the runtime plugin for its stats (writable layers).
+	// Stats gives the runtime plugin's stats (writable layers): host/node
+	// passes host/nodestats' last reading, so that the runtime is asked
+	// once per period for the summary and for eviction.
 	Stats func(ctx context.Context) (*runtimev1.ListStatsResponse, error)
 	// Evict kills the pod with e's status (see FailedStatus) and a grace
 	// period of GracePeriodSeconds, and records the Warning event. It must

@@ -15,7 +15,7 @@ func (n *Node) runEviction(ctx context.Context) {
 	eviction.New(eviction.Config{
 		RootDir: n.cfg.RootDir,
 		Pods:    n.evictionCandidates,
-		Stats:   n.runtime.ListStats,
+		Stats:   n.stats.RuntimeStats, // nodestats' reading: one ListStats per period for both
 		Evict:   n.evict,
 		Logger:  n.log.Named("eviction"),
 	}).Run(ctx)

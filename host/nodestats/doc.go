@@ -17,5 +17,6 @@
 //
 // Only host/node imports it (and wires it); host/nodeserver and
 // host/localapi (`podhost top`) serve what it builds through small
-// interfaces.
+// interfaces, and host/eviction measures writable layers from its
+// reading (RuntimeStats): the runtime is asked once per period for all.
 package nodestats

@@ -140,6 +140,23 @@ func (p *Provider) Summary() (statsapi.Summary, error) {
 	return s, nil
 }
 
+// RuntimeStats is the runtime's answer of the last reading, for the other
+// users of the same numbers (host/eviction), so that the runtime is asked
+// once per period for all of them. ErrNotGathered before the first
+// reading; an error when the last reading's runtime call failed.
+func (p *Provider) RuntimeStats(context.Context) (*runtimev1.ListStatsResponse, error) {
+	p.mu.Lock()
+	cur := p.cur
+	p.mu.Unlock()
+	switch {
+	case cur == nil:
+		return nil, ErrNotGathered
+	case cur.Runtime == nil:
+		return nil, fmt.Errorf("the runtime's stats of %s could not be read", cur.Time.Format(time.RFC3339))
+	}
+	return cur.Runtime, nil
+}
+
 func errString(err error) string {
 	if err == nil {
 		return ""

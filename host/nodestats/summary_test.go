@@ -2,6 +2,7 @@ package nodestats
 
 import (
 	"context"
+	"errors"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -179,5 +180,35 @@ func TestGatherBoundsTheRuntimeCall(t *testing.T) {
 	s, err := p.Summary()
 	if err == nil || len(s.Pods) != 0 || s.Node.CPU == nil {
 		t.Errorf("summary %+v, %v; want the node's numbers, no pods and an error", s, err)
+	}
+}
+
+// RuntimeStats hands out the last reading's runtime answer, without asking
+// the runtime again; before a reading, or after a failed runtime call, it
+// says so.
+func TestRuntimeStatsIsTheLastReading(t *testing.T) {
+	calls := 0
+	answer := &runtimev1.ListStatsResponse{Containers: []*runtimev1.ContainerStats{{ContainerId: "c1"}}}
+	var fail error
+	p := New(Config{RootDir: t.TempDir(), System: fakeSystem{}, Runtime: func(context.Context) (*runtimev1.ListStatsResponse, error) {
+		calls++
+		return answer, fail
+	}})
+	if _, err := p.RuntimeStats(t.Context()); !errors.Is(err, ErrNotGathered) {
+		t.Errorf("before a reading: %v; want ErrNotGathered", err)
+	}
+	p.Gather(t.Context())
+	for range 3 {
+		if got, err := p.RuntimeStats(t.Context()); err != nil || got != answer {
+			t.Errorf("RuntimeStats: %v %v; want the reading's answer", got, err)
+		}
+	}
+	if calls != 1 {
+		t.Errorf("the runtime was asked %d times; want once, by Gather", calls)
+	}
+	fail = errors.New("plugin down")
+	p.Gather(t.Context())
+	if _, err := p.RuntimeStats(t.Context()); err == nil {
+		t.Error("RuntimeStats after a failed runtime call: no error")
 	}
 }
