@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"bytes"
+	"fmt"
 	"net/url"
 	"slices"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
@@ -18,8 +20,10 @@ import (
 // logs the round trips' p50 and p90 for BENCHMARKS.md: kubectl exec
 // (a process per exec, WebSocket through the API server and podhost),
 // client-go's WebSocket executor through the API server and podhost in
-// this process, and CRI Exec straight to containerd with client-go's SPDY
-// executor at its URL (the direct path). Every exec must succeed; the
+// this process, SPDY at podhost's daemon endpoint as the API server calls
+// it (podhost's own hop, without the API server), and CRI Exec straight
+// to containerd with client-go's SPDY executor at its URL (the direct
+// path). Every exec must succeed; the
 // times are reported, not asserted.
 func TestKubeExecRoundTrip(t *testing.T) {
 	const n = 20
@@ -35,6 +39,18 @@ func TestKubeExecRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	node, err := k.cluster.Client.CoreV1().Nodes().Get(ctx, kubeNode, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodeURL := &url.URL{Scheme: "https", Host: fmt.Sprintf("127.0.0.1:%d", node.Status.DaemonEndpoints.KubeletEndpoint.Port),
+		Path: "/exec/default/rt/app", RawQuery: "command=true&output=1"}
+	nodeExec, err := remotecommand.NewSPDYExecutor(&rest.Config{TLSClientConfig: rest.TLSClientConfig{
+		CAFile: k.cluster.CAFile, CertFile: k.cluster.KubeletClientCertFile, KeyFile: k.cluster.KubeletClientKeyFile,
+	}}, "POST", nodeURL)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ways := []struct {
 		name string
 		run  func() error
@@ -45,6 +61,9 @@ func TestKubeExecRoundTrip(t *testing.T) {
 		}},
 		{"client-go WebSocket through the API server and podhost", func() error {
 			return ws.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &bytes.Buffer{}})
+		}},
+		{"SPDY at podhost's daemon endpoint with the API server's client certificate", func() error {
+			return nodeExec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &bytes.Buffer{}})
 		}},
 		{"CRI Exec + SPDY at containerd's URL (direct)", func() error {
 			resp, err := k.ctrd.Runtime.Exec(ctx, &runtimeapi.ExecRequest{ContainerId: id, Cmd: []string{"true"}, Stdout: true})
