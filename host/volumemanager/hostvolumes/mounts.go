@@ -101,6 +101,7 @@ func mountPropagation(c *v1.Container, mode *v1.MountPropagationMode) (runtimev1
 		return runtimev1.MountPropagation_MOUNT_PROPAGATION_HOST_TO_CONTAINER, nil
 	case v1.MountPropagationBidirectional:
 		if sc := c.SecurityContext; sc == nil || sc.Privileged == nil || !*sc.Privileged {
+			//lint:ignore ST1005 the API server's words, which the field error quotes
 			return 0, errors.New("Bidirectional mount propagation is available only to privileged containers")
 		}
 		return runtimev1.MountPropagation_MOUNT_PROPAGATION_BIDIRECTIONAL, nil
