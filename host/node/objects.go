@@ -1,0 +1,158 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/podhost/podhost/host/runtimemanager"
+	"github.com/podhost/podhost/host/volumemanager/apivolumes"
+	"github.com/podhost/podhost/sources"
+)
+
+// Where a pod's ConfigMaps and Secrets come from, for its env and its
+// configMap, secret and projected volumes: a pod of the API server reads
+// them from the API server with the node's credentials
+// (apiVolumeClient); every other pod, a static pod in Kubernetes mode
+// included, from the ConfigMaps and Secrets of the manifest directory
+// (staticObjects), as its claims resolve (volumeclaims.go). Both sit
+// behind the same interfaces (apivolumes.Client,
+// runtimemanager.EnvObjects), so the volume and env code is one path.
+
+// staticObjects holds the ConfigMaps and Secrets the sources define, by
+// namespace/name; a missing one is the API server's NotFound, which
+// optional references take as nothing.
+type staticObjects struct {
+	mu         sync.RWMutex
+	configMaps map[string]*v1.ConfigMap
+	secrets    map[string]*v1.Secret
+}
+
+// set takes the ConfigMaps and Secrets of a merged desired state and
+// reports whether any changed.
+func (o *staticObjects) set(d sources.Desired) bool {
+	cms := make(map[string]*v1.ConfigMap, len(d.ConfigMaps))
+	for _, c := range d.ConfigMaps {
+		cms[c.ConfigMap.Namespace+"/"+c.ConfigMap.Name] = c.ConfigMap
+	}
+	secrets := make(map[string]*v1.Secret, len(d.Secrets))
+	for _, s := range d.Secrets {
+		secrets[s.Secret.Namespace+"/"+s.Secret.Name] = s.Secret
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	changed := !apiequality.Semantic.DeepEqual(o.configMaps, cms) || !apiequality.Semantic.DeepEqual(o.secrets, secrets)
+	o.configMaps, o.secrets = cms, secrets
+	return changed
+}
+
+// ConfigMap returns a copy of the ConfigMap namespace/name.
+func (o *staticObjects) ConfigMap(_ context.Context, namespace, name string) (*v1.ConfigMap, error) {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	if cm, ok := o.configMaps[namespace+"/"+name]; ok {
+		return cm.DeepCopy(), nil
+	}
+	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, name)
+}
+
+// Secret returns a copy of the Secret namespace/name.
+func (o *staticObjects) Secret(_ context.Context, namespace, name string) (*v1.Secret, error) {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	if s, ok := o.secrets[namespace+"/"+name]; ok {
+		return s.DeepCopy(), nil
+	}
+	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "secrets"}, name)
+}
+
+// errNoToken is why a pod that is not the API server's gets no
+// service-account token (admission refuses such projections already).
+var errNoToken = errors.New("service-account tokens are issued by the API server, and the pod is not its")
+
+// localReader reads a pod's ConfigMaps and Secrets from the sources'
+// objects; its services, for the service links, from the API server when
+// there is one (the kubelet gives static pods the links too), else none.
+type localReader struct {
+	*staticObjects
+	services runtimemanager.EnvObjects // the API server's; nil outside Kubernetes mode
+}
+
+func (r localReader) Services(ctx context.Context, namespace string) ([]v1.Service, error) {
+	if r.services == nil {
+		return nil, nil
+	}
+	return r.services.Services(ctx, namespace)
+}
+
+func (r localReader) CreateToken(context.Context, string, string, *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+	return nil, errNoToken
+}
+
+// unreadable answers for a pod that is no longer desired: its source is not
+// known any more, so nothing is read for it.
+type unreadable struct{ err error }
+
+func (g unreadable) ConfigMap(context.Context, string, string) (*v1.ConfigMap, error) {
+	return nil, g.err
+}
+func (g unreadable) Secret(context.Context, string, string) (*v1.Secret, error) { return nil, g.err }
+func (g unreadable) Services(context.Context, string) ([]v1.Service, error)     { return nil, g.err }
+func (g unreadable) CreateToken(context.Context, string, string, *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+	return nil, g.err
+}
+
+// podObjects chooses, per pod, where its objects are read: see above.
+type podObjects struct {
+	local  localReader
+	api    *apiVolumeClient // nil outside Kubernetes mode
+	apiEnv runtimemanager.EnvObjects
+	origin func(pod *v1.Pod) (sources.Origin, bool)
+}
+
+// fromAPIServer reports whether pod is the API server's; a pod no longer
+// desired is neither (errors in unreadable).
+func (p podObjects) fromAPIServer(pod *v1.Pod) (bool, error) {
+	o, ok := p.origin(pod)
+	if !ok {
+		return false, fmt.Errorf("pod %s/%s (%s) is not desired: its ConfigMaps and Secrets are not read", pod.Namespace, pod.Name, pod.UID)
+	}
+	if o.Source == sources.SourceAPIServer {
+		if p.api == nil {
+			return false, fmt.Errorf("pod %s/%s is the API server's and the node has no API server client", pod.Namespace, pod.Name)
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// volumes is where pod's projected, configMap and secret volumes read.
+func (p podObjects) volumes(pod *v1.Pod) apivolumes.Client {
+	api, err := p.fromAPIServer(pod)
+	switch {
+	case err != nil:
+		return unreadable{err}
+	case api:
+		return *p.api
+	}
+	return p.local
+}
+
+// env is where the env of pod's containers reads.
+func (p podObjects) env(pod *v1.Pod) runtimemanager.EnvObjects {
+	api, err := p.fromAPIServer(pod)
+	switch {
+	case err != nil:
+		return unreadable{err}
+	case api:
+		return p.apiEnv
+	}
+	return p.local
+}
