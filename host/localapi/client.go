@@ -67,6 +67,19 @@ func (c *Client) Plugins(ctx context.Context) ([]PluginInfo, error) {
 	return out, c.call(ctx, http.MethodGet, "/v1/plugins", nil, nil, &out)
 }
 
+// ConfigMaps lists the ConfigMaps of the host's sources: their keys.
+func (c *Client) ConfigMaps(ctx context.Context) ([]ObjectInfo, error) {
+	var out []ObjectInfo
+	return out, c.call(ctx, http.MethodGet, "/v1/configmaps", nil, nil, &out)
+}
+
+// Secrets lists the Secrets of the host's sources: their keys, never
+// their values.
+func (c *Client) Secrets(ctx context.Context) ([]ObjectInfo, error) {
+	var out []ObjectInfo
+	return out, c.call(ctx, http.MethodGet, "/v1/secrets", nil, nil, &out)
+}
+
 // Pods lists the host's pods.
 func (c *Client) Pods(ctx context.Context) ([]PodSummary, error) {
 	var out []PodSummary

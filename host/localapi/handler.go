@@ -28,6 +28,8 @@ func Handler(v Views) http.Handler {
 	route(mux, "/v1/pods/{ns}/{name}/logs", methods{http.MethodGet: h.logs})
 	h.routeStreams(mux)
 	route(mux, "/v1/events", methods{http.MethodGet: h.events})
+	route(mux, "/v1/configmaps", methods{http.MethodGet: h.objects("/v1/configmaps", v.ConfigMaps)})
+	route(mux, "/v1/secrets", methods{http.MethodGet: h.objects("/v1/secrets", v.Secrets)})
 	route(mux, "/v1/node", methods{http.MethodGet: h.node})
 	route(mux, "/v1/node/shutdown", methods{http.MethodPost: h.shutdown})
 	route(mux, "/healthz", methods{http.MethodGet: h.healthz})
@@ -104,6 +106,20 @@ func (h *handler) plugins(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, h.v.Plugins())
+}
+
+// objects lists the ConfigMaps or Secrets list gives.
+func (h *handler) objects(path string, list func() []ObjectInfo) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !accept(w, r, list != nil, path) {
+			return
+		}
+		out := list()
+		if out == nil {
+			out = []ObjectInfo{}
+		}
+		writeJSON(w, http.StatusOK, out)
+	}
 }
 
 func (h *handler) healthz(w http.ResponseWriter, _ *http.Request) {

@@ -26,6 +26,10 @@ type Views struct {
 	// time); the server adds the plugin and pod counts and readiness. When
 	// nil, the hostname is os.Hostname's and the rest is empty.
 	Node func(ctx context.Context) NodeInfo
+	// ConfigMaps and Secrets serve GET /v1/configmaps and /v1/secrets:
+	// the sources' objects, sorted by namespace/name, without values.
+	ConfigMaps func() []ObjectInfo
+	Secrets    func() []ObjectInfo
 	// Shutdown serves POST /v1/node/shutdown.
 	Shutdown ShutdownFunc
 	// Metrics is served as Prometheus text on /metrics.

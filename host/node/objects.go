@@ -4,14 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/podhost/podhost/host/localapi"
 	"github.com/podhost/podhost/host/runtimemanager"
 	"github.com/podhost/podhost/host/volumemanager/apivolumes"
 	"github.com/podhost/podhost/sources"
@@ -33,24 +37,53 @@ type staticObjects struct {
 	mu         sync.RWMutex
 	configMaps map[string]*v1.ConfigMap
 	secrets    map[string]*v1.Secret
+	// info lists them for the local API, keys without values.
+	configMapInfo, secretInfo []localapi.ObjectInfo
 }
 
 // set takes the ConfigMaps and Secrets of a merged desired state and
 // reports whether any changed.
 func (o *staticObjects) set(d sources.Desired) bool {
 	cms := make(map[string]*v1.ConfigMap, len(d.ConfigMaps))
+	var cmInfo, secretInfo []localapi.ObjectInfo
 	for _, c := range d.ConfigMaps {
 		cms[c.ConfigMap.Namespace+"/"+c.ConfigMap.Name] = c.ConfigMap
+		keys := slices.Concat(slices.Collect(maps.Keys(c.ConfigMap.Data)), slices.Collect(maps.Keys(c.ConfigMap.BinaryData)))
+		cmInfo = append(cmInfo, objectInfo(c.ConfigMap.ObjectMeta, keys, "", c.Origin))
 	}
 	secrets := make(map[string]*v1.Secret, len(d.Secrets))
 	for _, s := range d.Secrets {
 		secrets[s.Secret.Namespace+"/"+s.Secret.Name] = s.Secret
+		secretInfo = append(secretInfo, objectInfo(s.Secret.ObjectMeta, slices.Collect(maps.Keys(s.Secret.Data)), string(s.Secret.Type), s.Origin))
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	changed := !apiequality.Semantic.DeepEqual(o.configMaps, cms) || !apiequality.Semantic.DeepEqual(o.secrets, secrets)
 	o.configMaps, o.secrets = cms, secrets
+	o.configMapInfo, o.secretInfo = cmInfo, secretInfo
 	return changed
+}
+
+// objectInfo is what the local API shows of an object: never a value.
+func objectInfo(meta metav1.ObjectMeta, keys []string, typ string, o sources.Origin) localapi.ObjectInfo {
+	slices.Sort(keys)
+	return localapi.ObjectInfo{Namespace: meta.Namespace, Name: meta.Name, Keys: keys, Type: typ, Source: o.Source, Where: o.Where}
+}
+
+// ConfigMapInfo lists the ConfigMaps for the local API, in the merged
+// set's order (namespace/name).
+func (o *staticObjects) ConfigMapInfo() []localapi.ObjectInfo {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	return slices.Clone(o.configMapInfo)
+}
+
+// SecretInfo lists the Secrets for the local API: their keys, never
+// their values.
+func (o *staticObjects) SecretInfo() []localapi.ObjectInfo {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	return slices.Clone(o.secretInfo)
 }
 
 // ConfigMap returns a copy of the ConfigMap namespace/name.
@@ -156,3 +189,9 @@ func (p podObjects) env(pod *v1.Pod) runtimemanager.EnvObjects {
 	}
 	return p.local
 }
+
+// ConfigMaps lists the sources' ConfigMaps for the local API.
+func (n *Node) ConfigMaps() []localapi.ObjectInfo { return n.objects.ConfigMapInfo() }
+
+// Secrets lists the sources' Secrets for the local API: keys, no values.
+func (n *Node) Secrets() []localapi.ObjectInfo { return n.objects.SecretInfo() }

@@ -42,6 +42,12 @@ func TestStaticObjects(t *testing.T) {
 	if _, err := o.Secret(t.Context(), "default", "s"); !apierrors.IsNotFound(err) || err.Error() != `secrets "s" not found` {
 		t.Errorf("Secret in another namespace: %v; want NotFound", err)
 	}
+	if got := o.SecretInfo(); len(got) != 1 || got[0].Name != "s" || strings.Join(got[0].Keys, ",") != "p" || got[0].Type != "" {
+		t.Errorf("SecretInfo = %+v; want prod/s with key p", got)
+	}
+	if got := o.ConfigMapInfo(); len(got) != 1 || got[0].Name != "cfg" || strings.Join(got[0].Keys, ",") != "k" {
+		t.Errorf("ConfigMapInfo = %+v; want default/cfg with key k", got)
+	}
 	if !o.set(sources.Desired{}) {
 		t.Error("objects gone: not changed")
 	}

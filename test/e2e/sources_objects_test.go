@@ -130,6 +130,13 @@ func TestConfigMapsAndSecretsStandalone(t *testing.T) {
 				t.Errorf("events of %s show the secret:\n%s", name, evs)
 			}
 		}
+		out, err := h.hostCLI(t.Context(), "secrets", "list", "-o", "json")
+		if err != nil || !strings.Contains(out, `"password"`) || strings.Contains(out, "s3cret") {
+			t.Errorf("podhost secrets list -o json: %v; want the key password and no value:\n%s", err, out)
+		}
+		if out, err := h.hostCLI(t.Context(), "configmaps", "list"); err != nil || !strings.Contains(out, "default/cfg") || !strings.Contains(out, "greeting,later,mode") {
+			t.Errorf("podhost configmaps list: %v; want default/cfg with its keys:\n%s", err, out)
+		}
 		for _, log := range h.logs {
 			b, err := os.ReadFile(log)
 			if err != nil {
