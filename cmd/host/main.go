@@ -42,8 +42,8 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newRunCommand(), newValidateCommand(), newConfigCommand(), newPluginsCommand(), newVersionCommand(),
 		newPodsCommand(), newLogsCommand(), newExecCommand(), newAttachCommand(), newPortForwardCommand(), newTopCommand(),
 		newEventsCommand(), newNodeCommand(),
-		newObjectsCommand("configmaps", "ConfigMaps", (*localapi.Client).ConfigMaps),
-		newObjectsCommand("secrets", "Secrets", (*localapi.Client).Secrets))
+		newObjectsCommand("configmaps", "ConfigMap", "ConfigMaps", (*localapi.Client).ConfigMaps),
+		newObjectsCommand("secrets", "Secret", "Secrets", (*localapi.Client).Secrets))
 	root.InitDefaultCompletionCmd()
 	root.Long = root.Short + "\n\nEvery command:\n" + everyVerb(root)
 	strictCommands(root)

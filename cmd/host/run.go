@@ -247,6 +247,7 @@ func apiViews(mgr *supervisor.Manager, specs []supervisor.PluginSpec, n *node.No
 	return localapi.Views{
 		ConfigMaps: n.ConfigMaps,
 		Secrets:    n.Secrets,
+		Objects:    n.Objects(),
 		Plugins: func() []localapi.PluginInfo {
 			var out []localapi.PluginInfo
 			for _, st := range mgr.List() {

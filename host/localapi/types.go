@@ -212,3 +212,9 @@ type ObjectInfo struct {
 	Source string `json:"source"`
 	Where  string `json:"where"`
 }
+
+// ObjectApplyResponse answers POST /v1/configmaps and /v1/secrets.
+type ObjectApplyResponse struct {
+	Op string `json:"op"`
+	ObjectInfo
+}

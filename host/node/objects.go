@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -19,6 +20,7 @@ import (
 	"github.com/podhost/podhost/host/runtimemanager"
 	"github.com/podhost/podhost/host/volumemanager/apivolumes"
 	"github.com/podhost/podhost/sources"
+	"github.com/podhost/podhost/sources/apisource"
 )
 
 // Where a pod's ConfigMaps and Secrets come from, for its env and its
@@ -195,3 +197,33 @@ func (n *Node) ConfigMaps() []localapi.ObjectInfo { return n.objects.ConfigMapIn
 
 // Secrets lists the sources' Secrets for the local API: keys, no values.
 func (n *Node) Secrets() []localapi.ObjectInfo { return n.objects.SecretInfo() }
+
+// Objects serves the local API's ConfigMaps and Secrets (apisource).
+func (n *Node) Objects() localapi.Objects { return objectsAPI{n} }
+
+type objectsAPI struct{ n *Node }
+
+func (a objectsAPI) Apply(ctx context.Context, kind, where string, body []byte) (localapi.ObjectInfo, string, error) {
+	c, op, err := a.n.api.ApplyObject(ctx, kind, where, body)
+	if err != nil {
+		var inv *apisource.InvalidError
+		if errors.As(err, &inv) { // names keys, never values
+			a.n.log.Warn("object refused", "source", where, "kind", kind, "name", inv.Namespace+"/"+inv.Name, "err", inv)
+		}
+		return localapi.ObjectInfo{}, "", apiError(err)
+	}
+	origin := sources.Origin{Source: sources.SourceAPI, Where: "api " + strings.ToLower(kind) + " " + c.Namespace + "/" + c.Name}
+	if c.Secret != nil {
+		return objectInfo(c.Secret.ObjectMeta, slices.Collect(maps.Keys(c.Secret.Data)), string(c.Secret.Type), origin), string(op), nil
+	}
+	keys := slices.Concat(slices.Collect(maps.Keys(c.ConfigMap.Data)), slices.Collect(maps.Keys(c.ConfigMap.BinaryData)))
+	return objectInfo(c.ConfigMap.ObjectMeta, keys, "", origin), string(op), nil
+}
+
+func (a objectsAPI) Delete(ctx context.Context, kind, namespace, name string) error {
+	err := a.n.api.DeleteObject(ctx, kind, namespace, name)
+	if errors.Is(err, apisource.ErrObjectNotFound) {
+		return fmt.Errorf("%w: %w", localapi.ErrNotFound, err)
+	}
+	return apiError(err)
+}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -113,8 +114,27 @@ func TestConfigMapsAndSecretsStandalone(t *testing.T) {
 	})
 
 	t.Run("the objects survive a host restart", func(t *testing.T) {
+		// One more through the local API, kept in the host's state.
+		file := filepath.Join(t.TempDir(), "api-cfg.yaml")
+		if err := os.WriteFile(file, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: api-cfg}\ndata: {who: local-api}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := h.hostCLI(t.Context(), "configmaps", "apply", "-f", file); err != nil || !strings.Contains(out, "configmap default/api-cfg created (keys who)") {
+			t.Fatalf("podhost configmaps apply: %v\n%s", err, out)
+		}
 		h.sigtermHost()
 		h.start()
+		c := sh("main", `echo "who=$WHO"; sleep 3600`)
+		c.Env = []v1.EnvVar{{Name: "WHO", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{
+			LocalObjectReference: v1.LocalObjectReference{Name: "api-cfg"}, Key: "who"}}}}
+		h.apply(busyPod("api-reader", v1.RestartPolicyAlways, c))
+		h.waitLog("api-reader", "main", "who=local-api\n")
+		if out, err := h.hostCLI(t.Context(), "configmaps", "delete", "default/api-cfg"); err != nil {
+			t.Errorf("podhost configmaps delete: %v\n%s", err, out)
+		}
+		if out, err := h.hostCLI(t.Context(), "configmaps", "list"); err != nil || strings.Contains(out, "api-cfg") {
+			t.Errorf("podhost configmaps list after the delete: %v\n%s", err, out)
+		}
 		h.apply(objectsReader("after"))
 		h.waitPhase("after", v1.PodRunning, 90*time.Second)
 		h.waitLog("after", "main", "env GREETING=bonjour PASSWORD=s3cret-value CFG_mode=prod\n")
