@@ -27,9 +27,9 @@ import (
 // configMap, secret and projected volumes: a pod of the API server reads
 // them from the API server with the node's credentials
 // (apiVolumeClient); every other pod, a static pod in Kubernetes mode
-// included, from the ConfigMaps and Secrets of the manifest directory
-// (staticObjects), as its claims resolve (volumeclaims.go). Both sit
-// behind the same interfaces (apivolumes.Client,
+// included, from the ConfigMaps and Secrets of the manifest directory and
+// the local API (staticObjects), as its claims resolve (volumeclaims.go).
+// Both sit behind the same interfaces (apivolumes.Client,
 // runtimemanager.EnvObjects), so the volume and env code is one path.
 
 // staticObjects holds the ConfigMaps and Secrets the sources define, by
