@@ -1,7 +1,7 @@
-// Package sources owns podhost's desired set: the pods, persistent volumes
-// and claims that every configured source (the manifest directory "file",
-// the local API "api", later the API server "apiserver") says should exist
-// on this node, merged into one.
+// Package sources owns podhost's desired set: the pods, persistent
+// volumes, claims, ConfigMaps and Secrets that every configured source (the
+// manifest directory "file", the local API "api", the API server
+// "apiserver") says should exist on this node, merged into one.
 //
 // A source reports complete [Snapshot]s, never deltas. A [Merger] keeps the
 // newest snapshot of each source and computes the [Desired] set from them.

@@ -7,8 +7,8 @@ import (
 
 // ObjectError is a source's error about one object it could not take (a
 // manifest document that did not decode or validate), naming the object
-// as far as it is known: kind "Pod", "PersistentVolume" or
-// "PersistentVolumeClaim", or empty.
+// as far as it is known: kind "Pod", "PersistentVolume",
+// "PersistentVolumeClaim", "ConfigMap" or "Secret", or empty.
 type ObjectError interface {
 	error
 	Object() (kind, namespace, name string)
@@ -20,7 +20,8 @@ var ErrConflict = errors.New("name claimed by another source")
 // ConflictError rejects an object whose kind and namespace/name an earlier
 // claimant already holds.
 type ConflictError struct {
-	// Kind is "Pod", "PersistentVolume" or "PersistentVolumeClaim".
+	// Kind is "Pod", "PersistentVolume", "PersistentVolumeClaim",
+	// "ConfigMap" or "Secret".
 	Kind string
 	// Name is namespace/name, or name for a PersistentVolume.
 	Name string

@@ -21,6 +21,10 @@ type Desired struct {
 	// PersistentVolumeClaims, sorted by name.
 	Volumes []Volume
 	Claims  []Claim
+	// ConfigMaps and Secrets are the sources' objects, sorted by
+	// namespace/name.
+	ConfigMaps []ConfigMap
+	Secrets    []Secret
 	// Rejected are pods that decoded but must not run, each with the reason:
 	// a [*ConflictError] or a validation error naming the field.
 	Rejected []Rejected
@@ -155,6 +159,12 @@ func itemsOf(s Snapshot) []item {
 	for i, c := range s.Claims {
 		add("PersistentVolumeClaim", c.Claim.Namespace, c.Claim.Name, c.Origin, i)
 	}
+	for i, c := range s.ConfigMaps {
+		add("ConfigMap", c.ConfigMap.Namespace, c.ConfigMap.Name, c.Origin, i)
+	}
+	for i, c := range s.Secrets {
+		add("Secret", c.Secret.Namespace, c.Secret.Name, c.Origin, i)
+	}
 	return items
 }
 
@@ -181,6 +191,10 @@ func (m *Merger) compute() Desired {
 		if winner[it.id] != i {
 			conflict = &ConflictError{Kind: it.kind, Name: it.name, Loser: it.origin, Winner: w.origin}
 		}
+		if conflict != nil && it.kind != "Pod" {
+			d.Errors = append(d.Errors, conflict)
+			continue
+		}
 		switch it.kind {
 		case "Pod":
 			p := s.Pods[it.index]
@@ -191,21 +205,21 @@ func (m *Merger) compute() Desired {
 			}
 			candidates = append(candidates, p)
 		case "PersistentVolume":
-			if conflict != nil {
-				d.Errors = append(d.Errors, conflict)
-				continue
-			}
 			v := s.Volumes[it.index]
 			v.Origin = it.origin
 			d.Volumes = append(d.Volumes, v)
 		case "PersistentVolumeClaim":
-			if conflict != nil {
-				d.Errors = append(d.Errors, conflict)
-				continue
-			}
 			c := s.Claims[it.index]
 			c.Origin = it.origin
 			d.Claims = append(d.Claims, c)
+		case "ConfigMap":
+			c := s.ConfigMaps[it.index]
+			c.Origin = it.origin
+			d.ConfigMaps = append(d.ConfigMaps, c)
+		case "Secret":
+			c := s.Secrets[it.index]
+			c.Origin = it.origin
+			d.Secrets = append(d.Secrets, c)
 		}
 	}
 
@@ -241,6 +255,12 @@ func (m *Merger) compute() Desired {
 	sort.SliceStable(d.Volumes, func(i, j int) bool { return d.Volumes[i].Volume.Name < d.Volumes[j].Volume.Name })
 	sort.SliceStable(d.Claims, func(i, j int) bool {
 		return d.Claims[i].Claim.Namespace+"/"+d.Claims[i].Claim.Name < d.Claims[j].Claim.Namespace+"/"+d.Claims[j].Claim.Name
+	})
+	sort.SliceStable(d.ConfigMaps, func(i, j int) bool {
+		return d.ConfigMaps[i].ConfigMap.Namespace+"/"+d.ConfigMaps[i].ConfigMap.Name < d.ConfigMaps[j].ConfigMap.Namespace+"/"+d.ConfigMaps[j].ConfigMap.Name
+	})
+	sort.SliceStable(d.Secrets, func(i, j int) bool {
+		return d.Secrets[i].Secret.Namespace+"/"+d.Secrets[i].Secret.Name < d.Secrets[j].Secret.Namespace+"/"+d.Secrets[j].Secret.Name
 	})
 	d.Synced = m.synced()
 	return d

@@ -41,6 +41,16 @@ func claim(nsName, key string) Claim {
 	return Claim{Claim: &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, Origin: Origin{Key: key, Where: key}}
 }
 
+func configMap(nsName, key string) ConfigMap {
+	ns, name, _ := strings.Cut(nsName, "/")
+	return ConfigMap{ConfigMap: &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, Origin: Origin{Key: key, Where: key}}
+}
+
+func secret(nsName, key string) Secret {
+	ns, name, _ := strings.Cut(nsName, "/")
+	return Secret{Secret: &v1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, Origin: Origin{Key: key, Where: key}}
+}
+
 func volume(name, key string) Volume {
 	return Volume{Volume: &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: name}}, Origin: Origin{Key: key, Where: key}}
 }
@@ -64,6 +74,12 @@ func summary(d Desired) []string {
 	}
 	for _, c := range d.Claims {
 		out = append(out, "pvc "+c.Claim.Namespace+"/"+c.Claim.Name+" "+c.Origin.Source+":"+c.Origin.Key)
+	}
+	for _, c := range d.ConfigMaps {
+		out = append(out, "configmap "+c.ConfigMap.Namespace+"/"+c.ConfigMap.Name+" "+c.Origin.Source+":"+c.Origin.Key)
+	}
+	for _, c := range d.Secrets {
+		out = append(out, "secret "+c.Secret.Namespace+"/"+c.Secret.Name+" "+c.Origin.Source+":"+c.Origin.Key)
 	}
 	for _, e := range d.Errors {
 		out = append(out, "error "+e.Error())
@@ -146,6 +162,17 @@ func TestMerger(t *testing.T) {
 				"pvc default/data file:a.yaml",
 				`error r1: PersistentVolumeClaim default/data: name claimed by another source: held by source "file" (a.yaml)`,
 				"synced"}},
+		}},
+		{"ConfigMaps and Secrets: the first claimant keeps a name, a later one is an error, the same name in two kinds is none", []step{
+			{Snapshot{Source: SourceFile, ConfigMaps: []ConfigMap{configMap("default/cfg", "a.yaml")}, Secrets: []Secret{secret("default/cfg", "a.yaml")}}, []string{
+				"configmap default/cfg file:a.yaml", "secret default/cfg file:a.yaml"}},
+			{Snapshot{Source: SourceAPI, ConfigMaps: []ConfigMap{configMap("default/cfg", "r1"), configMap("prod/cfg", "r1")}, Secrets: []Secret{secret("default/cfg", "r1")}}, []string{
+				"configmap default/cfg file:a.yaml", "configmap prod/cfg api:r1", "secret default/cfg file:a.yaml",
+				`error r1: ConfigMap default/cfg: name claimed by another source: held by source "file" (a.yaml)`,
+				`error r1: Secret default/cfg: name claimed by another source: held by source "file" (a.yaml)`,
+				"synced"}},
+			// The winner drops its objects: the other claimant takes over.
+			{Snapshot{Source: SourceFile}, []string{"configmap default/cfg api:r1", "configmap prod/cfg api:r1", "secret default/cfg api:r1", "synced"}},
 		}},
 		{"source errors pass through and do not affect other pods", []step{
 			{Snapshot{Source: SourceFile, Pods: []Pod{pod("default/web", "a.yaml", "")}, Errors: []error{errors.New("b.yaml: document 1: kind: Unsupported value")}}, []string{

@@ -41,6 +41,21 @@ type Claim struct {
 	Origin Origin
 }
 
+// ConfigMap is a ConfigMap a source defines, for the env and volumes of
+// the pods that are not the API server's, and its origin.
+type ConfigMap struct {
+	ConfigMap *v1.ConfigMap
+	Origin    Origin
+}
+
+// Secret is a Secret a source defines, for the env and volumes of the
+// pods that are not the API server's, and its origin. Its data is never
+// printed: errors about it name the key, never the value.
+type Secret struct {
+	Secret *v1.Secret
+	Origin Origin
+}
+
 // Snapshot is everything one source currently wants. Each snapshot replaces
 // the source's previous one. Objects in a snapshot are read-only to
 // receivers.
@@ -49,6 +64,10 @@ type Snapshot struct {
 	Pods    []Pod
 	Volumes []Volume
 	Claims  []Claim
+	// ConfigMaps and Secrets are the objects the source's pods read env
+	// and volume files from.
+	ConfigMaps []ConfigMap
+	Secrets    []Secret
 	// Errors are the source's manifests or requests that did not become
 	// objects; each names its origin and, where known, the field at fault.
 	Errors []error

@@ -19,6 +19,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/podhost/podhost/host/localapi"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -39,7 +41,9 @@ func newRootCommand() *cobra.Command {
 	}
 	root.AddCommand(newRunCommand(), newValidateCommand(), newConfigCommand(), newPluginsCommand(), newVersionCommand(),
 		newPodsCommand(), newLogsCommand(), newExecCommand(), newAttachCommand(), newPortForwardCommand(), newTopCommand(),
-		newEventsCommand(), newNodeCommand())
+		newEventsCommand(), newNodeCommand(),
+		newObjectsCommand("configmaps", "ConfigMap", "ConfigMaps", (*localapi.Client).ConfigMaps),
+		newObjectsCommand("secrets", "Secret", "Secrets", (*localapi.Client).Secrets))
 	root.InitDefaultCompletionCmd()
 	root.Long = root.Short + "\n\nEvery command:\n" + everyVerb(root)
 	strictCommands(root)

@@ -36,6 +36,12 @@ func apiServer(t *testing.T) (*localapitest.Pods, *localapitest.Events, string) 
 		Plugins: func() []localapi.PluginInfo { return []localapi.PluginInfo{{Name: "rt", Ready: true}} },
 		Ready:   func() (bool, string) { return true, "" },
 		Pods:    pods, Events: events, Metrics: prometheus.NewRegistry(),
+		ConfigMaps: func() []localapi.ObjectInfo {
+			return []localapi.ObjectInfo{{Namespace: "default", Name: "cfg", Keys: []string{"greeting", "mode"}, Source: "file", Where: "pods/objects.yaml: document 1"}}
+		},
+		Secrets: func() []localapi.ObjectInfo {
+			return []localapi.ObjectInfo{{Namespace: "default", Name: "creds", Keys: []string{"password"}, Type: "Opaque", Source: "file", Where: "pods/objects.yaml: document 2"}}
+		},
 		Node: func(context.Context) localapi.NodeInfo {
 			return localapi.NodeInfo{Hostname: "node1", HostVersion: "v1.2.3"}
 		},

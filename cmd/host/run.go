@@ -245,6 +245,9 @@ func apiViews(mgr *supervisor.Manager, specs []supervisor.PluginSpec, n *node.No
 		required[s.Name] = s.Required
 	}
 	return localapi.Views{
+		ConfigMaps: n.ConfigMaps,
+		Secrets:    n.Secrets,
+		Objects:    n.Objects(),
 		Plugins: func() []localapi.PluginInfo {
 			var out []localapi.PluginInfo
 			for _, st := range mgr.List() {

@@ -67,6 +67,40 @@ func (c *Client) Plugins(ctx context.Context) ([]PluginInfo, error) {
 	return out, c.call(ctx, http.MethodGet, "/v1/plugins", nil, nil, &out)
 }
 
+// ConfigMaps lists the ConfigMaps of the host's sources: their keys.
+func (c *Client) ConfigMaps(ctx context.Context) ([]ObjectInfo, error) {
+	var out []ObjectInfo
+	return out, c.call(ctx, http.MethodGet, "/v1/configmaps", nil, nil, &out)
+}
+
+// Secrets lists the Secrets of the host's sources: their keys, never
+// their values.
+func (c *Client) Secrets(ctx context.Context) ([]ObjectInfo, error) {
+	var out []ObjectInfo
+	return out, c.call(ctx, http.MethodGet, "/v1/secrets", nil, nil, &out)
+}
+
+// ApplyObject creates or replaces the one ConfigMap or Secret (kind) in
+// body.
+func (c *Client) ApplyObject(ctx context.Context, kind string, body []byte) (ObjectApplyResponse, error) {
+	var out ObjectApplyResponse
+	return out, c.call(ctx, http.MethodPost, objectsPath(kind), nil, body, &out)
+}
+
+// DeleteObject removes the ConfigMap or Secret (kind) namespace/name.
+func (c *Client) DeleteObject(ctx context.Context, kind, namespace, name string) error {
+	var out ObjectInfo
+	return c.call(ctx, http.MethodDelete, objectsPath(kind)+"/"+url.PathEscape(namespace)+"/"+url.PathEscape(name), nil, nil, &out)
+}
+
+// objectsPath is the collection of kind "ConfigMap" or "Secret".
+func objectsPath(kind string) string {
+	if kind == "Secret" {
+		return "/v1/secrets"
+	}
+	return "/v1/configmaps"
+}
+
 // Pods lists the host's pods.
 func (c *Client) Pods(ctx context.Context) ([]PodSummary, error) {
 	var out []PodSummary

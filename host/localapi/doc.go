@@ -22,6 +22,9 @@
 //	GET|POST /v1/pods/{ns}/{name}/portforward[?port=N]  upgraded streams (SPDY, or WebSocket), host/streamproxy's
 //	GET    /v1/stats/summary                the node's last stats reading (the kubelet's Summary API)
 //	GET    /v1/events?for=NS/NAME&kind=K&watch=true                        JSON array, or JSON lines with watch
+//	GET    /v1/configmaps, /v1/secrets      the sources' ConfigMaps and Secrets: keys and origin, never values
+//	POST   /v1/configmaps, /v1/secrets      apply one (JSON or YAML); 201 created, 200 updated/unchanged, 422 with every field
+//	DELETE /v1/configmaps/{ns}/{name}, /v1/secrets/{ns}/{name}
 //	GET    /v1/node                         hostname, version, readiness, plugin and pod counts
 //	GET    /metrics                         Prometheus text
 //	GET    /healthz                         200 while the host process serves

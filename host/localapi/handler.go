@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"runtime"
@@ -28,6 +29,13 @@ func Handler(v Views) http.Handler {
 	route(mux, "/v1/pods/{ns}/{name}/logs", methods{http.MethodGet: h.logs})
 	h.routeStreams(mux)
 	route(mux, "/v1/events", methods{http.MethodGet: h.events})
+	for _, o := range []struct {
+		kind, path string
+		list       func() []ObjectInfo
+	}{{"ConfigMap", "/v1/configmaps", v.ConfigMaps}, {"Secret", "/v1/secrets", v.Secrets}} {
+		route(mux, o.path, methods{http.MethodGet: h.objects(o.path, o.list), http.MethodPost: h.applyObject(o.kind, o.path)})
+		route(mux, o.path+"/{ns}/{name}", methods{http.MethodDelete: h.deleteObject(o.kind, o.path)})
+	}
 	route(mux, "/v1/node", methods{http.MethodGet: h.node})
 	route(mux, "/v1/node/shutdown", methods{http.MethodPost: h.shutdown})
 	route(mux, "/healthz", methods{http.MethodGet: h.healthz})
@@ -104,6 +112,60 @@ func (h *handler) plugins(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, h.v.Plugins())
+}
+
+// objects lists the ConfigMaps or Secrets list gives.
+func (h *handler) objects(path string, list func() []ObjectInfo) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !accept(w, r, list != nil, path) {
+			return
+		}
+		out := list()
+		if out == nil {
+			out = []ObjectInfo{}
+		}
+		writeJSON(w, http.StatusOK, out)
+	}
+}
+
+// applyObject creates or replaces one ConfigMap or Secret: 201 created,
+// 200 updated or unchanged.
+func (h *handler) applyObject(kind, path string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !accept(w, r, h.v.Objects != nil, path) {
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodySize))
+		if err != nil {
+			writeError(w, fmt.Errorf("reading request body: %w", err))
+			return
+		}
+		info, op, err := h.v.Objects.Apply(r.Context(), kind, "request POST "+path, body)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		code := http.StatusOK
+		if op == "created" {
+			code = http.StatusCreated
+		}
+		writeJSON(w, code, ObjectApplyResponse{Op: op, ObjectInfo: info})
+	}
+}
+
+// deleteObject removes one ConfigMap or Secret: 200, or 404.
+func (h *handler) deleteObject(kind, path string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !accept(w, r, h.v.Objects != nil, path) {
+			return
+		}
+		ns, name := r.PathValue("ns"), r.PathValue("name")
+		if err := h.v.Objects.Delete(r.Context(), kind, ns, name); err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, ObjectInfo{Namespace: ns, Name: name})
+	}
 }
 
 func (h *handler) healthz(w http.ResponseWriter, _ *http.Request) {

@@ -197,3 +197,24 @@ type ErrorBody struct {
 	Error  string       `json:"error"`
 	Fields []FieldError `json:"fields,omitempty"`
 }
+
+// ObjectInfo is one ConfigMap or Secret of the host's sources as `podhost
+// configmaps list` and `podhost secrets list` show it: its keys, never
+// their values.
+type ObjectInfo struct {
+	Namespace string   `json:"namespace"`
+	Name      string   `json:"name"`
+	Keys      []string `json:"keys"`
+	// Type is a Secret's type; empty for a ConfigMap.
+	Type string `json:"type,omitempty"`
+	// Source and Where say where it is defined ("file",
+	// "/etc/podhost/pods/app.yaml: document 2").
+	Source string `json:"source"`
+	Where  string `json:"where"`
+}
+
+// ObjectApplyResponse answers POST /v1/configmaps and /v1/secrets.
+type ObjectApplyResponse struct {
+	Op string `json:"op"`
+	ObjectInfo
+}

@@ -26,6 +26,13 @@ type Views struct {
 	// time); the server adds the plugin and pod counts and readiness. When
 	// nil, the hostname is os.Hostname's and the rest is empty.
 	Node func(ctx context.Context) NodeInfo
+	// ConfigMaps and Secrets serve GET /v1/configmaps and /v1/secrets:
+	// the sources' objects, sorted by namespace/name, without values.
+	ConfigMaps func() []ObjectInfo
+	Secrets    func() []ObjectInfo
+	// Objects serves POST /v1/configmaps and /v1/secrets and DELETE
+	// /v1/configmaps/{ns}/{name} and /v1/secrets/{ns}/{name}.
+	Objects Objects
 	// Shutdown serves POST /v1/node/shutdown.
 	Shutdown ShutdownFunc
 	// Metrics is served as Prometheus text on /metrics.
@@ -61,6 +68,17 @@ type Pods interface {
 	// until ctx is done or the container exits. An error returned before
 	// anything was written becomes the answer's status.
 	Logs(ctx context.Context, namespace, name string, opts LogOptions, w io.Writer) error
+}
+
+// Objects are the ConfigMaps and Secrets of the local API (kind
+// "ConfigMap" or "Secret"), which pods that are not the API server's
+// read. Errors map as Pods' do; no answer carries a value.
+type Objects interface {
+	// Apply creates or replaces the one object of kind in body (JSON or
+	// YAML) and returns what it is now and the op.
+	Apply(ctx context.Context, kind, where string, body []byte) (ObjectInfo, string, error)
+	// Delete removes it.
+	Delete(ctx context.Context, kind, namespace, name string) error
 }
 
 // Events is the host's event log.

@@ -112,6 +112,27 @@ func (p apiPersister) Write(ctx context.Context, c apisource.Change) error {
 
 func (p apiPersister) Load(ctx context.Context) ([]*v1.Pod, error) { return p.store.LoadAPIPods(ctx) }
 
+func (p apiPersister) WriteObject(ctx context.Context, c apisource.ObjectChange) error {
+	var obj *state.APIObject
+	if c.ConfigMap != nil || c.Secret != nil {
+		obj = &state.APIObject{ConfigMap: c.ConfigMap, Secret: c.Secret}
+	}
+	return p.store.WriteAPIObject(ctx, c.Kind, c.Namespace, c.Name, obj)
+}
+
+func (p apiPersister) LoadObjects(ctx context.Context) ([]apisource.ObjectChange, error) {
+	objs, err := p.store.LoadAPIObjects(ctx)
+	out := make([]apisource.ObjectChange, 0, len(objs))
+	for _, o := range objs {
+		if o.Secret != nil {
+			out = append(out, apisource.ObjectChange{Kind: apisource.KindSecret, Namespace: o.Secret.Namespace, Name: o.Secret.Name, Secret: o.Secret})
+		} else {
+			out = append(out, apisource.ObjectChange{Kind: apisource.KindConfigMap, Namespace: o.ConfigMap.Namespace, Name: o.ConfigMap.Name, ConfigMap: o.ConfigMap})
+		}
+	}
+	return out, err
+}
+
 // statusSink is the state database as the status manager's sink; deleting
 // a finished pod also ends it in the API source, which held it until then
 // (a pod deleted through the API stays desired, terminating, until its

@@ -33,7 +33,7 @@ func TestRejectionNamesTheVolume(t *testing.T) {
 		wantMessage []string
 	}{
 		{"projected volume", base(empty, projected), nil, ReasonUnsupportedVolume,
-			[]string{"Pod was rejected: ", `volume "kube-api-access-x1": spec.volumes[1].projected.sources[0]: Forbidden: only downwardAPI sources without an API server: unsupported volume source`}},
+			[]string{"Pod was rejected: ", `volume "kube-api-access-x1": spec.volumes[1].projected.sources[0]: Forbidden: only downwardAPI, configMap and secret sources in a pod that is not the API server's`}},
 		{"invalid container", noName, nil, ReasonInvalidPod, []string{"Pod was rejected: ", "spec.containers[0].name"}},
 		{"name held by another source", base(), &sources.ConflictError{Kind: "Pod", Name: "default/web",
 			Loser:  sources.Origin{Source: sources.SourceAPIServer, Where: "apiserver pod default/web"},

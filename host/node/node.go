@@ -141,8 +141,12 @@ type Node struct {
 	volumeStats      *volumemanager.StatsGatherer
 	// stats keeps the node's numbers for the daemon endpoint and the
 	// local API (podhost top).
-	stats      *nodestats.Provider
-	claims     staticClaims
+	stats  *nodestats.Provider
+	claims staticClaims
+	// objects are the sources' ConfigMaps and Secrets; apiEnv reads the
+	// API server's for env, keeping the last good answers (objects.go).
+	objects    staticObjects
+	apiEnv     runtimemanager.EnvObjects
 	relist     chan struct{}
 	eventsLive atomic.Bool // the runtime's event stream is open (plegperiod.go)
 	removing   sync.WaitGroup
@@ -410,6 +414,9 @@ func (n *Node) apply(ctx context.Context, d sources.Desired) {
 	updates = append(updates, n.mirrorSyncs(n.clock.Now())...)
 	n.leaving.record(updates, n.core.ShouldPodBeFinished)
 	n.claims.set(d)
+	if n.objects.set(d) && n.apiVolumes != nil {
+		n.apiVolumes.Kick() // their volumes' files follow at once
+	}
 	n.populateVolumes(ctx, updates)
 	n.track(ctx, updates)
 	select {

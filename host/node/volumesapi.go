@@ -5,6 +5,7 @@ import (
 
 	"github.com/podhost/podhost/host/runtimemanager"
 	"github.com/podhost/podhost/host/volumemanager/apivolumes"
+	"github.com/podhost/podhost/sources"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,22 +40,33 @@ func (c apiVolumeClient) CreateToken(ctx context.Context, namespace, serviceAcco
 }
 
 // newAPIVolumes builds the projected, configMap, secret and downwardAPI
-// volumes; in standalone mode they have no client and the publish of
-// every volume but one of only downward API items fails naming the
-// volume.
+// volumes, which read each pod's objects where objects.go says.
 func (n *Node) newAPIVolumes() *apivolumes.Volumes {
 	cfg := apivolumes.Config{Root: n.cfg.RootDir, Pod: n.desired.Pod, Allocatable: n.nodeAllocatable, Clock: n.clock, Log: n.log.Named("volumes")}
-	if n.cfg.Kubernetes.enabled() {
-		cfg.Client = apiVolumeClient{n.cfg.Kubernetes.Client}
-	}
+	cfg.Client = n.podObjects().volumes
 	return apivolumes.New(cfg)
 }
 
-// envObjects reads the ConfigMaps and Secrets of containers' env; nil in
-// standalone mode, where admission refuses such env.
-func (n *Node) envObjects() runtimemanager.EnvObjects {
-	if !n.cfg.Kubernetes.enabled() {
-		return nil
+// envObjects says where the ConfigMaps and Secrets of a pod's env are
+// read (objects.go).
+func (n *Node) envObjects() func(*v1.Pod) runtimemanager.EnvObjects {
+	return n.podObjects().env
+}
+
+// podObjects chooses where each pod's ConfigMaps and Secrets are read:
+// the API server for its pods, the sources' objects for the others.
+func (n *Node) podObjects() podObjects {
+	p := podObjects{local: localReader{staticObjects: &n.objects}, origin: func(pod *v1.Pod) (sources.Origin, bool) {
+		return n.desired.nextOrigin(pod.UID)
+	}}
+	if n.cfg.Kubernetes.enabled() {
+		api := apiVolumeClient{n.cfg.Kubernetes.Client}
+		p.api = &api
+		if n.apiEnv == nil {
+			n.apiEnv = runtimemanager.LastGood(api)
+		}
+		p.apiEnv = n.apiEnv
+		p.local.services = n.apiEnv
 	}
-	return apiVolumeClient{n.cfg.Kubernetes.Client}
+	return p
 }

@@ -19,7 +19,11 @@ func (m *Manager) containerConfig(ctx context.Context, pod *v1.Pod, spec *v1.Con
 	if podIP != "" {
 		in.addrs.PodIPs = []string{podIP}
 	}
-	env, err := containerEnv(pod, spec, in, newEnvObjects(ctx, m.opts.EnvObjects, pod.Namespace))
+	var objs EnvObjects
+	if m.opts.EnvObjects != nil {
+		objs = m.opts.EnvObjects(pod)
+	}
+	env, err := containerEnv(pod, spec, in, newEnvObjects(ctx, objs, pod.Namespace))
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,8 @@ import (
 // EnvObjects reads the ConfigMaps and Secrets a container's env names
 // (configMapKeyRef, secretKeyRef, envFrom): from the API server with the
 // node's credentials, whose Node authorizer lets it read those its pods
-// name. A missing object is an error apierrors.IsNotFound reports.
+// name, or from the objects the host's sources define. A missing object
+// is an error apierrors.IsNotFound reports.
 type EnvObjects interface {
 	ConfigMap(ctx context.Context, namespace, name string) (*v1.ConfigMap, error)
 	Secret(ctx context.Context, namespace, name string) (*v1.Secret, error)
@@ -31,7 +32,7 @@ type EnvObjects interface {
 // (CreateContainerConfigError).
 type envObjects struct {
 	ctx        context.Context
-	src        EnvObjects // nil: the node has no API server
+	src        EnvObjects // nil: nowhere to read from
 	namespace  string
 	configMaps map[string]*v1.ConfigMap
 	secrets    map[string]*v1.Secret
@@ -49,7 +50,7 @@ func (o *envObjects) data(secret bool, name string, optional bool) (map[string]s
 		kind = "secret"
 	}
 	if o.src == nil {
-		return nil, false, fmt.Errorf("couldn't get %s %s/%s: the node has no API server", kind, o.namespace, name)
+		return nil, false, fmt.Errorf("couldn't get %s %s/%s: the node has nowhere to read it from", kind, o.namespace, name)
 	}
 	var err error
 	out := map[string]string{}
@@ -151,6 +152,9 @@ func (o *envObjects) keyRef(src *v1.EnvVarSource) (string, bool, error) {
 
 // keyValue is one variable.
 type keyValue struct{ key, value string }
+
+// LastGood wraps src (the API server) as described at lastGood.
+func LastGood(src EnvObjects) EnvObjects { return &lastGood{src: src} }
 
 // lastGood keeps the last answer for each ConfigMap, Secret and namespace's
 // services and gives it when a read fails for another reason than the

@@ -10,9 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/podhost/podhost/lifecycle/lifecycletest"
-	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 )
 
 // apiObjects is an API server's ConfigMaps and Secrets of namespace
@@ -119,8 +116,8 @@ func TestEnvFromAPIObjects(t *testing.T) {
 	if _, err := containerEnv(pod, &c2, envInputs{}, newEnvObjects(t.Context(), api, "default")); !errors.Is(err, ErrContainerConfig) || !strings.Contains(err.Error(), `configmaps "absent" not found`) {
 		t.Errorf("required envFrom ConfigMap missing: %v", err)
 	}
-	if _, err := containerEnv(pod, &c2, envInputs{}, newEnvObjects(t.Context(), nil, "default")); !errors.Is(err, ErrContainerConfig) || !strings.Contains(err.Error(), "no API server") {
-		t.Errorf("no API server: %v", err)
+	if _, err := containerEnv(pod, &c2, envInputs{}, newEnvObjects(t.Context(), nil, "default")); !errors.Is(err, ErrContainerConfig) || !strings.Contains(err.Error(), "nowhere to read it from") {
+		t.Errorf("nowhere to read from: %v", err)
 	}
 }
 
@@ -159,16 +156,13 @@ func TestEnvOutlivesAnAPIOutage(t *testing.T) {
 			Spec: v1.ServiceSpec{ClusterIP: "10.96.0.1", Ports: []v1.ServicePort{{Port: 443}}}}},
 	}
 	src := &failingAPI{apiObjects: api}
-	m, err := New(Options{Runtime: runtimev1.NewRuntimeClient(nil), Clock: lifecycletest.NewFakeClock(epoch), LogRoot: t.TempDir(), EnvObjects: src})
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := LastGood(src)
 	pod := newPod("p", "app")
 	pod.Namespace = "default"
 	c := &pod.Spec.Containers[0]
 	c.Env = []v1.EnvVar{{Name: "MODE", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{LocalObjectReference: v1.LocalObjectReference{Name: "cfg"}, Key: "MODE"}}}}
 	read := func() (string, error) {
-		env, err := containerEnv(pod, c, envInputs{}, newEnvObjects(t.Context(), m.opts.EnvObjects, "default"))
+		env, err := containerEnv(pod, c, envInputs{}, newEnvObjects(t.Context(), objs, "default"))
 		var got []string
 		for _, kv := range env {
 			got = append(got, kv.GetKey()+"="+kv.GetValue())

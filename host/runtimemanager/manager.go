@@ -60,10 +60,11 @@ type Options struct {
 	// passes the probe manager's results. Nil: a running sidecar has
 	// started.
 	Probes lifecycle.ProbeView
-	// EnvObjects reads the ConfigMaps and Secrets containers' env names;
-	// nil on a node without an API server (such env is refused at
-	// admission there).
-	EnvObjects EnvObjects
+	// EnvObjects says where the ConfigMaps and Secrets a pod's env names
+	// are read: the API server for its pods (wrapped in LastGood), the
+	// sources' objects for the others. Nil, or a nil answer: nowhere, and
+	// such env fails the container's creation.
+	EnvObjects func(pod *v1.Pod) EnvObjects
 	// HostIPs are the node's addresses, primary first: env status.hostIP
 	// and hostIPs, and status.podIP of a host-network pod.
 	HostIPs []string
@@ -123,9 +124,6 @@ func New(opts Options) (*Manager, error) {
 	}
 	if opts.Plugin != "" {
 		log = log.With("plugin", opts.Plugin)
-	}
-	if opts.EnvObjects != nil {
-		opts.EnvObjects = &lastGood{src: opts.EnvObjects}
 	}
 	return &Manager{opts: opts, rt: opts.Runtime, clock: opts.Clock, logRoot: opts.LogRoot, log: log}, nil
 }

@@ -11,6 +11,8 @@
 //     and the last restart count of each container;
 //   - the pods applied through the local API (apipods), and the record of a
 //     graceful node shutdown (which pods it stopped, to start them again);
+//   - the ConfigMaps and Secrets applied through the local API
+//     (apiobjects, keyed Kind/namespace/name; the file is 0600);
 //   - the volume manager's actual state (volumes), keyed by volume ID:
 //     what is or may be staged and published, so that a restart cleans up
 //     what was in flight (SaveVolumes, LoadVolumes).

@@ -44,7 +44,10 @@ var (
 	bucketHistory = []byte("history")
 	bucketAPIPods = []byte("apipods")
 	bucketVolumes = []byte("volumes")
-	keySchema     = []byte("schema")
+	// bucketAPIObjects holds the ConfigMaps and Secrets applied through
+	// the local API (apiobjects.go); older files lack it until opened.
+	bucketAPIObjects = []byte("apiobjects")
+	keySchema        = []byte("schema")
 )
 
 // Recovery says that Open found the database unusable and started over.
@@ -220,7 +223,7 @@ func (s *Store) initSchema() error {
 					s.db.Path(), n, SchemaVersion, ErrSchemaTooNew)
 			}
 		}
-		for _, b := range [][]byte{bucketPods, bucketHistory, bucketAPIPods, bucketVolumes} {
+		for _, b := range [][]byte{bucketPods, bucketHistory, bucketAPIPods, bucketVolumes, bucketAPIObjects} {
 			_, err := tx.CreateBucketIfNotExists(b)
 			if errors.Is(err, berrors.ErrIncompatibleValue) {
 				return fmt.Errorf("%w: %s is not a bucket", errBadMeta, b)

@@ -46,6 +46,12 @@ func decodePod(where string, body []byte, now time.Time) (*v1.Pod, error) {
 	for range f.Claims {
 		inv.Errs = append(inv.Errs, field.NotSupported(field.NewPath("kind"), "PersistentVolumeClaim", []string{"Pod"}))
 	}
+	for range f.ConfigMaps {
+		inv.Errs = append(inv.Errs, field.NotSupported(field.NewPath("kind"), "ConfigMap", []string{"Pod"}))
+	}
+	for range f.Secrets {
+		inv.Errs = append(inv.Errs, field.NotSupported(field.NewPath("kind"), "Secret", []string{"Pod"}))
+	}
 	switch {
 	case len(f.Pods) > 1:
 		inv.Errs = append(inv.Errs, field.TooMany(field.NewPath("body"), len(f.Pods), 1))

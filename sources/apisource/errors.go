@@ -27,7 +27,9 @@ type InvalidError struct {
 	Where string
 	// Namespace and Name identify the pod when the body decoded far enough.
 	Namespace, Name string
-	Errs            []error
+	// Kind is "ConfigMap" or "Secret" for such a request; empty for a pod.
+	Kind string
+	Errs []error
 }
 
 func (e *InvalidError) Error() string {
@@ -37,7 +39,11 @@ func (e *InvalidError) Error() string {
 	}
 	who := ""
 	if e.Name != "" {
-		who = fmt.Sprintf(" pod %s/%s:", e.Namespace, e.Name)
+		kind := "pod"
+		if e.Kind != "" {
+			kind = e.Kind
+		}
+		who = fmt.Sprintf(" %s %s/%s:", kind, e.Namespace, e.Name)
 	}
 	return fmt.Sprintf("%s:%s %v: %s", e.Where, who, ErrInvalid, strings.Join(msgs, "; "))
 }

@@ -14,14 +14,26 @@ type Change struct {
 	Pod             *v1.Pod
 }
 
-// Persister keeps the api source's pods across host restarts. Write stores
-// one change and returns once it is durable; Load returns what the
-// successful Writes stored (nothing on a fresh node). Write is called
-// concurrently, never twice at once for the same pod, and an
-// implementation may commit concurrent writes together.
+// ObjectChange is one change to the stored ConfigMaps and Secrets: the
+// one of ConfigMap and Secret set stored under Kind Namespace/Name, or
+// that record removed when neither is.
+type ObjectChange struct {
+	Kind, Namespace, Name string
+	ConfigMap             *v1.ConfigMap
+	Secret                *v1.Secret
+}
+
+// Persister keeps the api source's pods, ConfigMaps and Secrets across
+// host restarts. Write and WriteObject store one change and return once it
+// is durable; Load and LoadObjects return what the successful writes
+// stored (nothing on a fresh node). Writes are called concurrently, never
+// twice at once for the same object, and an implementation may commit
+// concurrent writes together.
 type Persister interface {
 	Write(ctx context.Context, c Change) error
 	Load(ctx context.Context) ([]*v1.Pod, error)
+	WriteObject(ctx context.Context, c ObjectChange) error
+	LoadObjects(ctx context.Context) ([]ObjectChange, error)
 }
 
 // MemoryPersister is a Persister in memory, for tests and for hosts that
@@ -29,6 +41,7 @@ type Persister interface {
 type MemoryPersister struct {
 	mu      sync.Mutex
 	pods    map[string]*v1.Pod
+	objects map[string]ObjectChange
 	saveErr error
 	saves   int
 }
@@ -57,6 +70,37 @@ func (m *MemoryPersister) Load(_ context.Context) ([]*v1.Pod, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return deepCopies(sortedPods(m.pods)), nil
+}
+
+// WriteObject stores a deep copy of the change.
+func (m *MemoryPersister) WriteObject(_ context.Context, c ObjectChange) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.saveErr != nil {
+		return m.saveErr
+	}
+	if m.objects == nil {
+		m.objects = map[string]ObjectChange{}
+	}
+	k := c.Kind + "/" + key(c.Namespace, c.Name)
+	if c.ConfigMap == nil && c.Secret == nil {
+		delete(m.objects, k)
+	} else {
+		m.objects[k] = ObjectChange{Kind: c.Kind, Namespace: c.Namespace, Name: c.Name, ConfigMap: c.ConfigMap.DeepCopy(), Secret: c.Secret.DeepCopy()}
+	}
+	m.saves++
+	return nil
+}
+
+// LoadObjects returns deep copies of the stored objects.
+func (m *MemoryPersister) LoadObjects(_ context.Context) ([]ObjectChange, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]ObjectChange, 0, len(m.objects))
+	for _, c := range m.objects {
+		out = append(out, ObjectChange{Kind: c.Kind, Namespace: c.Namespace, Name: c.Name, ConfigMap: c.ConfigMap.DeepCopy(), Secret: c.Secret.DeepCopy()})
+	}
+	return out, nil
 }
 
 // Saves counts the successful Write calls.

@@ -68,6 +68,9 @@ type Source struct {
 	mu     sync.Mutex
 	loaded bool
 	pods   map[string]*v1.Pod
+	// configMaps and secrets are by namespace/name (objects.go).
+	configMaps map[string]*v1.ConfigMap
+	secrets    map[string]*v1.Secret
 	// failed holds the last failed request per pod key, oldest first.
 	failed []*InvalidError
 }
@@ -85,6 +88,9 @@ func New(opts Options) *Source {
 		updates: make(chan sources.Snapshot, 1),
 		synced:  make(chan struct{}),
 		pods:    map[string]*v1.Pod{},
+
+		configMaps: map[string]*v1.ConfigMap{},
+		secrets:    map[string]*v1.Secret{},
 	}
 }
 
@@ -110,6 +116,13 @@ func (s *Source) Load(ctx context.Context) error {
 	}
 	for _, p := range pods {
 		s.pods[key(p.Namespace, p.Name)] = p.DeepCopy()
+	}
+	objs, err := s.opts.Persister.LoadObjects(ctx)
+	if err != nil {
+		return fmt.Errorf("loading api ConfigMaps and Secrets: %w", err)
+	}
+	for _, o := range objs {
+		s.storeObjectLocked(o)
 	}
 	s.loaded = true
 	close(s.synced) // before the snapshot: whoever received it finds Synced closed
@@ -346,6 +359,7 @@ func (s *Source) publishLocked() {
 		snap.Pods = append(snap.Pods, sources.Pod{Pod: p.DeepCopy(), Origin: sources.Origin{
 			Source: sources.SourceAPI, Key: k, Where: "api pod " + k}})
 	}
+	s.publishObjectsLocked(&snap)
 	for _, e := range s.failed {
 		snap.Errors = append(snap.Errors, e)
 	}

@@ -22,7 +22,7 @@ import (
 // MaxFileSize bounds a manifest file; a larger one is an error.
 const MaxFileSize = 1 << 20
 
-var kinds = []string{"Pod", "PersistentVolume", "PersistentVolumeClaim"}
+var kinds = []string{"Pod", "PersistentVolume", "PersistentVolumeClaim", "ConfigMap", "Secret"}
 
 // File is what one manifest file decoded to.
 type File struct {
@@ -32,6 +32,9 @@ type File struct {
 	Pods    []sources.Pod
 	Volumes []sources.Volume
 	Claims  []sources.Claim
+	// ConfigMaps and Secrets likewise.
+	ConfigMaps []sources.ConfigMap
+	Secrets    []sources.Secret
 	// Errors are *DocumentError values, in document order.
 	Errors []error
 }
@@ -111,6 +114,16 @@ func (f *File) decodeDocument(n int, doc []byte, nodeName string, seen time.Time
 		if f.strict(n, head.Kind, j, &pvc) {
 			f.addClaim(n, &pvc, nodeName)
 		}
+	case "ConfigMap":
+		var cm v1.ConfigMap
+		if f.strict(n, head.Kind, j, &cm) {
+			f.addConfigMap(n, &cm, nodeName)
+		}
+	case "Secret":
+		var s v1.Secret
+		if f.strict(n, head.Kind, j, &s) {
+			f.addSecret(n, &s, nodeName)
+		}
 	default:
 		fail(field.NotSupported(field.NewPath("kind"), head.Kind, kinds))
 	}
@@ -168,6 +181,26 @@ func (f *File) addClaim(n int, pvc *v1.PersistentVolumeClaim, nodeName string) {
 		return
 	}
 	f.Claims = append(f.Claims, sources.Claim{Claim: pvc, Origin: f.origin(n)})
+}
+
+func (f *File) addConfigMap(n int, cm *v1.ConfigMap, nodeName string) {
+	cm.UID = staticUID("ConfigMap", nodeName, f.Path, cm)
+	if cm.Namespace == "" {
+		cm.Namespace = "default"
+	}
+	if f.fieldErrors(n, "ConfigMap", cm.Namespace, cm.Name, podvalidate.ValidateConfigMap(cm)) {
+		return
+	}
+	f.ConfigMaps = append(f.ConfigMaps, sources.ConfigMap{ConfigMap: cm, Origin: f.origin(n)})
+}
+
+func (f *File) addSecret(n int, s *v1.Secret, nodeName string) {
+	defaultSecret(s)
+	s.UID = staticUID("Secret", nodeName, f.Path, s)
+	if f.fieldErrors(n, "Secret", s.Namespace, s.Name, podvalidate.ValidateSecret(s)) {
+		return
+	}
+	f.Secrets = append(f.Secrets, sources.Secret{Secret: s, Origin: f.origin(n)})
 }
 
 func (f *File) origin(n int) sources.Origin {

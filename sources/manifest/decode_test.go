@@ -34,6 +34,12 @@ func decoded(f File) []string {
 	for _, pvc := range f.Claims {
 		out = append(out, "pvc "+pvc.Claim.Namespace+"/"+pvc.Claim.Name)
 	}
+	for _, cm := range f.ConfigMaps {
+		out = append(out, "configmap "+cm.ConfigMap.Namespace+"/"+cm.ConfigMap.Name)
+	}
+	for _, s := range f.Secrets {
+		out = append(out, "secret "+s.Secret.Namespace+"/"+s.Secret.Name)
+	}
 	for _, e := range f.Errors {
 		out = append(out, "error "+e.Error())
 	}
@@ -66,16 +72,24 @@ func TestDecode(t *testing.T) {
 			[]string{"error pods/web.yaml: document 1: decoding: json: cannot unmarshal string into Go struct field ContainerPort.spec.containers.ports.containerPort of type int32"}},
 		{"bad quantity names the field", webPod + "    resources: {limits: {cpu: lots}}\n",
 			[]string{"error pods/web.yaml: document 1: decoding: spec.containers[0].resources.limits[cpu]: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"}},
-		{"unsupported kind", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
-			[]string{`error pods/web.yaml: document 1: kind: Unsupported value: "ConfigMap": supported values: "Pod", "PersistentVolume", "PersistentVolumeClaim"`}},
+		{"unsupported kind", "apiVersion: v1\nkind: Service\nmetadata: {name: c}\n",
+			[]string{`error pods/web.yaml: document 1: kind: Unsupported value: "Service": supported values: "Pod", "PersistentVolume", "PersistentVolumeClaim", "ConfigMap", "Secret"`}},
 		{"unsupported apiVersion", strings.Replace(webPod, "apiVersion: v1", "apiVersion: apps/v1", 1),
 			[]string{`error pods/web.yaml: document 1: apiVersion: Unsupported value: "apps/v1": supported values: "v1"`}},
 		{"missing kind", "apiVersion: v1\nmetadata: {name: c}\n", []string{"error pods/web.yaml: document 1: kind: Required value"}},
 		{"missing apiVersion", "kind: Pod\n", []string{"error pods/web.yaml: document 1: apiVersion: Required value"}},
 		{"not an object", "- a\n- b\n", []string{"error pods/web.yaml: document 1: document is not an object"}},
 		{"not yaml", "a: [1\n", []string{"error pods/web.yaml: document 1: parsing: yaml: line 1: did not find expected ',' or ']'"}},
-		{"unsupported volume source", webPod + "  volumes: [{name: c, configMap: {name: c}}]\n",
-			[]string{"error pods/web.yaml: document 1: spec.volumes[0].configMap: Forbidden: unsupported volume source: podhost supports emptyDir, hostPath, persistentVolumeClaim, csi and downwardAPI (configMap, secret and projected sources need the API server)"}},
+		{"configMap volume", webPod + "  volumes: [{name: c, configMap: {name: c}}]\n",
+			[]string{"pod default/web-node1 at pods/web.yaml: document 1"}},
+		{"configmap and secret", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {a: b}\n---\n" +
+			"apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: prod}\nstringData: {password: hunter2}\n",
+			[]string{"configmap default/cfg", "secret prod/s"}},
+		{"a bad key names the field, a secret's value is never shown", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {a/b: x}\n---\n" +
+			"apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {'a b': hunter2}\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: t}\nsecretData: {}\n",
+			[]string{`error pods/web.yaml: document 1: ConfigMap default/cfg: data[a/b]: Invalid value: "a/b": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')`,
+				`error pods/web.yaml: document 2: Secret default/s: data[a b]: Invalid value: "a b": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')`,
+				`error pods/web.yaml: document 3: unknown field "secretData"`}},
 		{"static claim needs its volume", "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\n",
 			[]string{"error pods/web.yaml: document 1: PersistentVolumeClaim default/data: spec.volumeName: Required value: a static claim names its volume"}},
 	}
@@ -86,6 +100,19 @@ func TestDecode(t *testing.T) {
 				t.Errorf("Decode:\n got %q\nwant %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestDecodeSecretStringData: stringData is folded into data (replacing
+// its keys) and dropped, as the API server stores a Secret; type Opaque.
+func TestDecodeSecretStringData(t *testing.T) {
+	f := Decode("s.yaml", []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: s}\ndata: {a: eA==, b: eQ==}\nstringData: {b: z}\n"), "n", seen)
+	if len(f.Errors) != 0 || len(f.Secrets) != 1 {
+		t.Fatalf("Decode: secrets %d, errors %v", len(f.Secrets), f.Errors)
+	}
+	s := f.Secrets[0].Secret
+	if string(s.Data["a"]) != "x" || string(s.Data["b"]) != "z" || s.StringData != nil || s.Type != v1.SecretTypeOpaque || s.UID == "" {
+		t.Errorf("secret = data %q stringData %v type %q uid %q", s.Data, s.StringData, s.Type, s.UID)
 	}
 }
 

@@ -102,6 +102,25 @@ func defaultClaim(pvc *v1.PersistentVolumeClaim) {
 	}
 }
 
+// defaultSecret does what the API server does to a Secret it stores:
+// stringData's keys are written into data (replacing theirs) and
+// stringData is dropped; the type is Opaque when unset.
+func defaultSecret(s *v1.Secret) {
+	if s.Namespace == "" {
+		s.Namespace = "default"
+	}
+	if s.Type == "" {
+		s.Type = v1.SecretTypeOpaque
+	}
+	if len(s.StringData) > 0 && s.Data == nil {
+		s.Data = make(map[string][]byte, len(s.StringData))
+	}
+	for k, v := range s.StringData {
+		s.Data[k] = []byte(v)
+	}
+	s.StringData = nil
+}
+
 // quantityKeys hold maps of resource quantities; sizeLimit holds one.
 var quantityKeys = map[string]bool{"limits": true, "requests": true, "capacity": true, "overhead": true}
 

@@ -1,10 +1,12 @@
 // Package manifest owns podhost's manifest directory: decoding the static
 // pod manifests in it and watching it for changes.
 //
-// [Decode] turns one file into pods, PersistentVolumes and
-// PersistentVolumeClaims. A file is YAML or JSON with one or more documents
-// separated by "---" lines; each document is apiVersion v1 and kind Pod,
-// PersistentVolume or PersistentVolumeClaim. Decoding is strict: an unknown
+// [Decode] turns one file into pods, PersistentVolumes,
+// PersistentVolumeClaims, ConfigMaps and Secrets. A file is YAML or JSON
+// with one or more documents separated by "---" lines; each document is
+// apiVersion v1 and kind Pod, PersistentVolume, PersistentVolumeClaim,
+// ConfigMap or Secret (its stringData folded into data, as the API server
+// stores it). Decoding is strict: an unknown
 // or duplicated field is an error naming it. Defaults are applied, then
 // every object is validated with sources/podvalidate. Every problem is a
 // [*DocumentError] naming the file, the document (counted from 1, blank

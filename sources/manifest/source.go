@@ -212,7 +212,7 @@ func (s *Source) read(path string) (cached, bool) {
 		return c, true
 	}
 	f := Decode(path, data, s.opts.NodeName, s.opts.Now())
-	if len(f.Pods)+len(f.Volumes)+len(f.Claims)+len(f.Errors) == 0 {
+	if len(f.Pods)+len(f.Volumes)+len(f.Claims)+len(f.ConfigMaps)+len(f.Secrets)+len(f.Errors) == 0 {
 		// Like a file whose objects do not decode, it yields no pod: say so.
 		f.Errors = append(f.Errors, &DocumentError{Path: path, Err: ErrNoObject})
 	}
@@ -247,6 +247,14 @@ func (s *Source) snapshot(dirErr error) (sources.Snapshot, string) {
 		for _, cl := range c.file.Claims {
 			cl.Claim = cl.Claim.DeepCopy()
 			snap.Claims = append(snap.Claims, cl)
+		}
+		for _, cm := range c.file.ConfigMaps {
+			cm.ConfigMap = cm.ConfigMap.DeepCopy()
+			snap.ConfigMaps = append(snap.ConfigMaps, cm)
+		}
+		for _, sec := range c.file.Secrets {
+			sec.Secret = sec.Secret.DeepCopy()
+			snap.Secrets = append(snap.Secrets, sec)
 		}
 		for _, err := range c.file.Errors {
 			snap.Errors = append(snap.Errors, err)

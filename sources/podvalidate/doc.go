@@ -18,9 +18,9 @@
 // honoured fields that podhost does not honour.
 //
 // Volume sources podhost can serve are emptyDir, hostPath,
-// persistentVolumeClaim, inline csi and downwardAPI (and, for pods of the
-// API server, projected, configMap and secret; projected volumes of only
-// downwardAPI sources for every pod); every other source is refused rather
+// persistentVolumeClaim, inline csi, downwardAPI, configMap, secret and
+// projected (its serviceAccountToken sources for pods of the API server
+// only); every other source is refused rather
 // than ignored, so a pod never starts without a volume it asked for. The
 // downward API's selectors, modes and the file paths of every item are
 // checked as the API server checks them (downward.go): a path may not be

@@ -296,8 +296,8 @@ func TestEphemeralContainers(t *testing.T) {
 }
 
 // TestEnvFromAPIObjects: env from ConfigMaps and Secrets is accepted in an
-// API-server pod and refused, naming each field, in a pod of another
-// source.
+// API-server pod and in a pod of another source (whose objects are the
+// sources').
 func TestEnvFromAPIObjects(t *testing.T) {
 	pod := validPod()
 	pod.Spec.Volumes = pod.Spec.Volumes[1:]
@@ -311,12 +311,7 @@ func TestEnvFromAPIObjects(t *testing.T) {
 	if errs := ValidateAPIServerPod(pod); len(errs) > 0 {
 		t.Errorf("API-server pod: %v", errs)
 	}
-	var got []string
-	for _, e := range ValidatePod(pod, nil) {
-		got = append(got, e.Field+" "+string(e.Type))
-	}
-	want := "spec.containers[0].envFrom FieldValueForbidden spec.containers[0].env[0].valueFrom.configMapKeyRef FieldValueForbidden spec.containers[0].env[1].valueFrom.secretKeyRef FieldValueForbidden"
-	if strings.Join(got, " ") != want {
-		t.Errorf("standalone pod: %v; want %s", got, want)
+	if errs := ValidatePod(pod, nil); len(errs) > 0 {
+		t.Errorf("standalone pod: %v", errs)
 	}
 }

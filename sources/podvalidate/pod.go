@@ -27,12 +27,13 @@ func ValidatePod(pod *v1.Pod, claims ClaimLookup) field.ErrorList {
 }
 
 // ValidateAPIServerPod is ValidatePod for a pod of the API server: its
-// claims are the API server's (not resolved here), and it may also have
-// projected, configMap and secret volumes, whose files the node reads
-// from the API server. Pods of other sources may not (a host without an
-// API server has nowhere to read them from), except downwardAPI volumes
-// and projected volumes of only downwardAPI sources, whose files come from
-// the pod itself.
+// claims are the API server's (not resolved here), and its projected
+// volumes may have any source the node reads from the API server
+// (serviceAccountToken). Pods of other sources may have projected volumes
+// of downwardAPI, configMap and secret sources only: their ConfigMaps and
+// Secrets are the sources' (resolved when the volume is set up and the
+// container created, as the kubelet does), and a host without an API
+// server has no tokens to give.
 func ValidateAPIServerPod(pod *v1.Pod) field.ErrorList {
 	return validatePod(pod, nil, true)
 }
@@ -90,9 +91,6 @@ func validateSpec(spec *v1.PodSpec, path *field.Path, apiVolumes bool) field.Err
 	volumes, errs := validateVolumes(spec.Volumes, path.Child("volumes"), apiVolumes)
 	allErrs = append(allErrs, errs...)
 	allErrs = append(allErrs, validateContainers(spec, volumes, path)...)
-	if !apiVolumes {
-		allErrs = append(allErrs, refuseAPIEnv(spec, path)...)
-	}
 	if len(spec.EphemeralContainers) > 0 && !apiVolumes {
 		allErrs = append(allErrs, field.Forbidden(path.Child("ephemeralContainers"),
 			"ephemeral containers come through the API server's ephemeralcontainers subresource; a pod of another source cannot have them"))
@@ -157,38 +155,6 @@ func validateHosts(spec *v1.PodSpec, path *field.Path) field.ErrorList {
 		for j, h := range a.Hostnames {
 			allErrs = append(allErrs, dnsName(h, p.Child("hostnames").Index(j), validation.IsDNS1123Subdomain)...)
 		}
-	}
-	return allErrs
-}
-
-// refuseAPIEnv refuses env from ConfigMaps and Secrets in a pod that is
-// not the API server's: the node has nowhere to read them from.
-func refuseAPIEnv(spec *v1.PodSpec, path *field.Path) field.ErrorList {
-	const why = "env from ConfigMaps and Secrets is read from the API server: only its pods may have it"
-	var allErrs field.ErrorList
-	check := func(c *v1.Container, p *field.Path) {
-		if len(c.EnvFrom) > 0 {
-			allErrs = append(allErrs, field.Forbidden(p.Child("envFrom"), why))
-		}
-		for i, e := range c.Env {
-			if src := e.ValueFrom; src != nil {
-				switch {
-				case src.ConfigMapKeyRef != nil:
-					allErrs = append(allErrs, field.Forbidden(p.Child("env").Index(i).Child("valueFrom", "configMapKeyRef"), why))
-				case src.SecretKeyRef != nil:
-					allErrs = append(allErrs, field.Forbidden(p.Child("env").Index(i).Child("valueFrom", "secretKeyRef"), why))
-				}
-			}
-		}
-	}
-	for i := range spec.InitContainers {
-		check(&spec.InitContainers[i], path.Child("initContainers").Index(i))
-	}
-	for i := range spec.Containers {
-		check(&spec.Containers[i], path.Child("containers").Index(i))
-	}
-	for i := range spec.EphemeralContainers {
-		check((*v1.Container)(&spec.EphemeralContainers[i].EphemeralContainerCommon), path.Child("ephemeralContainers").Index(i))
 	}
 	return allErrs
 }

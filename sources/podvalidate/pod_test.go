@@ -127,8 +127,12 @@ func TestValidatePod(t *testing.T) {
 		{"volume source required", func(p *v1.Pod) { p.Spec.Volumes[1].EmptyDir = nil }, []string{"spec.volumes[1]: Required value"}},
 		{"volume source twice", func(p *v1.Pod) { p.Spec.Volumes[1].HostPath = &v1.HostPathVolumeSource{Path: "/x"} }, []string{"spec.volumes[1].emptyDir: Forbidden"}},
 		{"volume source unsupported", func(p *v1.Pod) {
-			p.Spec.Volumes[1].VolumeSource = v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{}}
-		}, []string{"spec.volumes[1].configMap: Forbidden"}},
+			p.Spec.Volumes[1].VolumeSource = v1.VolumeSource{GitRepo: &v1.GitRepoVolumeSource{}}
+		}, []string{"spec.volumes[1].gitRepo: Forbidden"}},
+		{"configMap and secret volumes: the sources' objects", func(p *v1.Pod) {
+			p.Spec.Volumes[1].VolumeSource = v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "cm"}}}
+			p.Spec.Volumes = append(p.Spec.Volumes, v1.Volume{Name: "s", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "s"}}})
+		}, nil},
 		{"downwardAPI volume", func(p *v1.Pod) {
 			p.Spec.Volumes[1].VolumeSource = v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{DefaultMode: ptr.To[int32](0o400), Items: []v1.DownwardAPIVolumeFile{
 				{Path: "podname", FieldRef: &v1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}},
@@ -142,10 +146,17 @@ func TestValidatePod(t *testing.T) {
 				{DownwardAPI: &v1.DownwardAPIProjection{Items: []v1.DownwardAPIVolumeFile{{Path: "podname", FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}},
 			}}}
 		}, nil},
-		{"projected configMap without the API server", func(p *v1.Pod) {
+		{"projected configMap and secret without the API server", func(p *v1.Pod) {
 			p.Spec.Volumes[1].VolumeSource = v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{Sources: []v1.VolumeProjection{
 				{DownwardAPI: &v1.DownwardAPIProjection{}},
 				{ConfigMap: &v1.ConfigMapProjection{LocalObjectReference: v1.LocalObjectReference{Name: "cm"}}},
+				{Secret: &v1.SecretProjection{LocalObjectReference: v1.LocalObjectReference{Name: "s"}}},
+			}}}
+		}, nil},
+		{"projected token without the API server", func(p *v1.Pod) {
+			p.Spec.Volumes[1].VolumeSource = v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{Sources: []v1.VolumeProjection{
+				{ConfigMap: &v1.ConfigMapProjection{LocalObjectReference: v1.LocalObjectReference{Name: "cm"}}},
+				{ServiceAccountToken: &v1.ServiceAccountTokenProjection{Path: "token"}},
 			}}}
 		}, []string{"spec.volumes[1].projected.sources[1]: Forbidden"}},
 		{"downwardAPI paths and items", func(p *v1.Pod) {
@@ -251,10 +262,10 @@ func TestValidatePod(t *testing.T) {
 		}, []string{"spec.containers[0].env[0].valueFrom: Invalid value"}},
 		{"env from secret", func(p *v1.Pod) {
 			p.Spec.Containers[0].Env[0] = v1.EnvVar{Name: "A", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{Key: "k"}}}
-		}, []string{"spec.containers[0].env[0].valueFrom.secretKeyRef: Forbidden"}},
-		{"envFrom unsupported", func(p *v1.Pod) {
+		}, nil},
+		{"envFrom", func(p *v1.Pod) {
 			p.Spec.Containers[0].EnvFrom = []v1.EnvFromSource{{ConfigMapRef: &v1.ConfigMapEnvSource{}}}
-		}, []string{"spec.containers[0].envFrom: Forbidden"}},
+		}, nil},
 		{"env fieldRef unsupported", func(p *v1.Pod) {
 			p.Spec.Containers[0].Env[0] = v1.EnvVar{Name: "A", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.labels"}}}
 		}, []string{"spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Unsupported value"}},

@@ -30,8 +30,8 @@ func validateVolumes(volumes []v1.Volume, path *field.Path, apiVolumes bool) (se
 }
 
 // noAPIServer is why a pod that does not come from the API server may not
-// have volumes whose files podhost reads from one.
-const noAPIServer = "unsupported volume source: podhost supports emptyDir, hostPath, persistentVolumeClaim, csi and downwardAPI (configMap, secret and projected sources need the API server)"
+// have projected sources whose files podhost reads from one.
+const noAPIServer = "only downwardAPI, configMap and secret sources in a pod that is not the API server's (its configMaps and secrets are the sources'; tokens and the rest need the API server)"
 
 // validateVolumeSource requires exactly one source, and one podhost serves
 // (projected sources other than downwardAPI, configMap and secret only
@@ -62,14 +62,10 @@ func validateVolumeSource(src *v1.VolumeSource, path *field.Path, apiVolumes boo
 		if src.CSI.Driver == "" {
 			allErrs = append(allErrs, field.Required(path.Child("csi", "driver"), ""))
 		}
-	case src.ConfigMap != nil || src.Secret != nil:
-		if !apiVolumes {
-			allErrs = append(allErrs, field.Forbidden(path.Child(set[0]), noAPIServer))
-		}
 	case src.Projected != nil:
 		for i, s := range src.Projected.Sources {
-			if !apiVolumes && s.DownwardAPI == nil {
-				allErrs = append(allErrs, field.Forbidden(path.Child("projected", "sources").Index(i), "only downwardAPI sources without an API server: "+noAPIServer))
+			if !apiVolumes && s.DownwardAPI == nil && s.ConfigMap == nil && s.Secret == nil {
+				allErrs = append(allErrs, field.Forbidden(path.Child("projected", "sources").Index(i), noAPIServer))
 			}
 		}
 	}

@@ -60,7 +60,7 @@ type projected struct {
 
 // sources are where a volume's files come from besides the pod.
 type sources struct {
-	client      Client // nil in standalone mode
+	client      Client // nil: nowhere to read from
 	allocatable func() (v1.ResourceList, error)
 }
 
@@ -229,7 +229,8 @@ func downwardValue(pod *v1.Pod, item v1.DownwardAPIVolumeFile, allocatable func(
 	return "", errors.New("neither fieldRef nor resourceFieldRef is set")
 }
 
-// Client is what the volumes read from the API server.
+// Client is what the volumes read: the API server, or the host's
+// sources' ConfigMaps and Secrets (which issue no tokens).
 type Client interface {
 	ConfigMap(ctx context.Context, namespace, name string) (*v1.ConfigMap, error)
 	Secret(ctx context.Context, namespace, name string) (*v1.Secret, error)

@@ -1,11 +1,13 @@
 // Package apivolumes owns the pod volumes whose content comes from the API
-// server or the pod itself: projected volumes (serviceAccountToken,
-// configMap, secret and downwardAPI projections, the kube-api-access
-// volume the ServiceAccount admission plugin adds to every pod), and plain
-// configMap, secret and downwardAPI volumes, which are a projected volume
-// of one source. A volume of only downward API items needs no API server,
-// so it is served in standalone mode too; its values are computed by
-// host/downwardapi (a container's unset limit is Config.Allocatable).
+// server, the host's sources or the pod itself: projected volumes
+// (serviceAccountToken, configMap, secret and downwardAPI projections, the
+// kube-api-access volume the ServiceAccount admission plugin adds to every
+// pod), and plain configMap, secret and downwardAPI volumes, which are a
+// projected volume of one source. Config.Client says per pod where its
+// configMaps, secrets and tokens are read (the API server for its pods,
+// the ConfigMaps and Secrets of the host's sources for the others); the
+// downward API items' values are computed by host/downwardapi (a
+// container's unset limit is Config.Allocatable).
 //
 // Files are written under the pod's volume directory
 // (<root>/pods/<uid>/volumes/kubernetes.io~projected/<name>/) by

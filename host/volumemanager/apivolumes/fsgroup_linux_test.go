@@ -30,7 +30,7 @@ func TestFSGroupOwnsTheVolume(t *testing.T) {
 	group := int64(1234)
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", UID: "u1"}, Spec: v1.PodSpec{ServiceAccountName: "default"}}
 	root := t.TempDir()
-	vols := New(Config{Root: root, Client: c, Clock: clock, Pod: func(uid types.UID) (*v1.Pod, bool) { return pod, uid == pod.UID }})
+	vols := New(Config{Root: root, Client: every(c), Clock: clock, Pod: func(uid types.UID) (*v1.Pod, bool) { return pod, uid == pod.UID }})
 	src := kubeAPIAccess()
 	src.DefaultMode = new(int32(0o400))
 	pv := volumemanager.PodVolume{Pod: "u1", Name: "kube-api-access-x", Args: volumemanager.MountArgs{FSGroup: &group},

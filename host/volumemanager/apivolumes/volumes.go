@@ -21,8 +21,8 @@ import (
 // server (configMaps and secrets re-read, tokens renewed when due).
 const DefaultPeriod = time.Minute
 
-// ErrNoAPIServer is wrapped by the error of such a volume on a host that
-// has no API server (standalone mode).
+// ErrNoAPIServer is wrapped by the error of such a volume when
+// Config.Client gives the pod nowhere to read from.
 var ErrNoAPIServer = errors.New("needs the API server, and this host has none")
 
 // Clock is the time the volumes go by.
@@ -35,8 +35,11 @@ type Clock interface {
 type Config struct {
 	// Root is the host's root directory.
 	Root string
-	// Client reads from the API server; nil in standalone mode.
-	Client Client
+	// Client says where the configMaps, secrets and tokens of a pod's
+	// volumes are read: the API server for its pods, the host's sources'
+	// objects for the others. Nil, or a nil answer: nowhere, and a volume
+	// with such a source fails (ErrNoAPIServer).
+	Client func(pod *v1.Pod) Client
 	// Pod returns the desired pod of a UID: the downward API items of a
 	// volume are rendered from the newest pod at each refresh.
 	Pod func(types.UID) (*v1.Pod, bool)
@@ -57,6 +60,8 @@ type Volumes struct {
 	mu  sync.Mutex
 	// live are the published volumes by their directory.
 	live map[string]*entry
+	// kick wakes Run for a refresh before the period is up (Kick).
+	kick chan struct{}
 }
 
 type entry struct {
@@ -74,7 +79,7 @@ func New(cfg Config) *Volumes {
 	if cfg.Log == nil {
 		cfg.Log = hclog.NewNullLogger()
 	}
-	return &Volumes{cfg: cfg, live: map[string]*entry{}}
+	return &Volumes{cfg: cfg, live: map[string]*entry{}, kick: make(chan struct{}, 1)}
 }
 
 // Serves reports whether the volumes of plugin are this package's.
@@ -97,6 +102,14 @@ func needsAPIServer(src *v1.ProjectedVolumeSource) bool {
 	return false
 }
 
+// client is where pod's volumes read; nil: nowhere.
+func (v *Volumes) client(pod *v1.Pod) Client {
+	if v.cfg.Client == nil {
+		return nil
+	}
+	return v.cfg.Client(pod)
+}
+
 // Dir is the volume's directory, which containers mount.
 func (v *Volumes) Dir(pv volumemanager.PodVolume) string {
 	return hostvolumes.PodVolumeDir(v.cfg.Root, pv.Pod, pv.Volume.Plugin, pv.Name)
@@ -109,12 +122,12 @@ func (v *Volumes) Publish(ctx context.Context, pv volumemanager.PodVolume) error
 	if src == nil {
 		return &volumemanager.FieldError{Field: "projected", Detail: "no source"}
 	}
-	if v.cfg.Client == nil && needsAPIServer(src) {
-		return fmt.Errorf("volume %q (%s) %w", pv.Name, pv.Volume.Plugin, ErrNoAPIServer)
-	}
 	pod, ok := v.cfg.Pod(pv.Pod)
 	if !ok {
 		return fmt.Errorf("volume %q: pod %s is not desired", pv.Name, pv.Pod)
+	}
+	if v.client(pod) == nil && needsAPIServer(src) {
+		return fmt.Errorf("volume %q (%s) %w", pv.Name, pv.Volume.Plugin, ErrNoAPIServer)
 	}
 	dir := v.Dir(pv)
 	v.mu.Lock()
@@ -146,7 +159,7 @@ func (v *Volumes) write(ctx context.Context, e *entry) error {
 
 // writeFiles rewrites e's files from e's pod; e.mu is held.
 func (v *Volumes) writeFiles(ctx context.Context, e *entry) error {
-	files, err := e.p.files(ctx, sources{client: v.cfg.Client, allocatable: v.cfg.Allocatable}, v.cfg.Clock.Now())
+	files, err := e.p.files(ctx, sources{client: v.client(e.p.pod), allocatable: v.cfg.Allocatable}, v.cfg.Clock.Now())
 	if err != nil {
 		return fmt.Errorf("volume %q: %w", e.p.volume, err)
 	}
@@ -227,13 +240,26 @@ func (v *Volumes) each(pick func(*entry) bool, fn func(*entry)) {
 	}
 }
 
-// Run refreshes the volumes every period until ctx is done.
+// Kick makes Run refresh every volume now rather than at the end of the
+// period: the host calls it when its sources' ConfigMaps or Secrets
+// changed, which it knows at once, where the API server's are polled. It
+// never blocks; kicks before a refresh starts are one refresh.
+func (v *Volumes) Kick() {
+	select {
+	case v.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run refreshes the volumes every period, and when kicked, until ctx is
+// done.
 func (v *Volumes) Run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-v.cfg.Clock.After(v.cfg.Period):
+		case <-v.kick:
 		}
 		v.Refresh(ctx)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -57,6 +58,14 @@ func (c *fakeClient) CreateToken(_ context.Context, ns, sa string, req *authenti
 }
 
 // kubeAPIAccess is the volume the ServiceAccount admission plugin adds.
+// every reads every pod's objects with c; nil when c is.
+func every(c Client) func(*v1.Pod) Client {
+	if c == nil {
+		return nil
+	}
+	return func(*v1.Pod) Client { return c }
+}
+
 func kubeAPIAccess() *v1.ProjectedVolumeSource {
 	exp := int64(3607)
 	mode := int32(0o644)
@@ -78,6 +87,43 @@ func readVolume(t *testing.T, dir string) string {
 		parts = append(parts, name+"="+string(b))
 	}
 	return strings.Join(parts, " ")
+}
+
+// TestKickRefreshes: a kick makes Run re-read a configMap at once, the
+// clock standing still (the period never ends).
+func TestKickRefreshes(t *testing.T) {
+	clock := lifecycletest.NewFakeClock(time.Unix(1000, 0))
+	c := &fakeClient{clock: clock, cms: map[string]*v1.ConfigMap{"default/cfg": {Data: map[string]string{"k": "one"}}}}
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", UID: "u1"}}
+	root := t.TempDir()
+	vols := New(Config{Root: root, Client: every(c), Clock: clock, Pod: func(uid types.UID) (*v1.Pod, bool) { return pod, uid == pod.UID }})
+	src := &v1.ProjectedVolumeSource{Sources: []v1.VolumeProjection{{ConfigMap: &v1.ConfigMapProjection{LocalObjectReference: v1.LocalObjectReference{Name: "cfg"}}}}}
+	pv := volumemanager.PodVolume{Pod: "u1", Name: "cfg", Volume: volumemanager.Volume{Plugin: volumemanager.PluginConfigMap, Projected: src}}
+	if err := vols.Publish(t.Context(), pv); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "pods", "u1", "volumes", "kubernetes.io~configmap", "cfg")
+	read := func() string {
+		b, err := os.ReadFile(filepath.Join(dir, "k"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if got := read(); got != "one" {
+		t.Fatalf("published k=%s, want one", got)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { vols.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	c.mu.Lock()
+	c.cms["default/cfg"].Data["k"] = "two"
+	c.mu.Unlock()
+	vols.Kick()
+	for read() != "two" {
+		runtime.Gosched()
+	}
 }
 
 // TestRefresh drives the refresh under a fake clock: the token is renewed
@@ -126,7 +172,7 @@ func TestRefresh(t *testing.T) {
 				"default/kube-root-ca.crt": {Data: map[string]string{"ca.crt": "ca-1"}}}}
 			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", UID: "u1"}, Spec: v1.PodSpec{ServiceAccountName: "default"}}
 			root := t.TempDir()
-			vols := New(Config{Root: root, Client: c, Clock: clock, Pod: func(uid types.UID) (*v1.Pod, bool) { return pod, uid == pod.UID }})
+			vols := New(Config{Root: root, Client: every(c), Clock: clock, Pod: func(uid types.UID) (*v1.Pod, bool) { return pod, uid == pod.UID }})
 			pv := volumemanager.PodVolume{Pod: "u1", Name: "kube-api-access-x", Volume: volumemanager.Volume{Plugin: volumemanager.PluginProjected, Projected: kubeAPIAccess()}}
 			if err := vols.Publish(t.Context(), pv); err != nil {
 				t.Fatal(err)
@@ -196,7 +242,7 @@ func TestPublishErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			vols := New(Config{Root: t.TempDir(), Client: tt.client, Clock: clock, Pod: lookup})
+			vols := New(Config{Root: t.TempDir(), Client: every(tt.client), Clock: clock, Pod: lookup})
 			err := vols.Publish(t.Context(), volumemanager.PodVolume{Pod: "u1", Name: "v", Volume: volumemanager.Volume{Plugin: volumemanager.PluginProjected, Projected: tt.src}})
 			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
 				t.Errorf("err %v; want %q", err, tt.wantErr)
