@@ -303,3 +303,20 @@ func PressureStatus(st *v1.PodStatus, e Eviction, now time.Time) {
 	}
 	st.Conditions = append(st.Conditions, c)
 }
+
+// NodePressure reports whether e is a node-pressure eviction (its signal
+// one of Signals) rather than a local storage limit's.
+func (e Eviction) NodePressure() bool {
+	_, ok := signalResource[e.Signal]
+	return ok
+}
+
+// SetStatus makes st the status of a pod evicted for e: PressureStatus for
+// a node-pressure eviction, FailedStatus for a limit's.
+func SetStatus(st *v1.PodStatus, e Eviction, now time.Time) {
+	if e.NodePressure() {
+		PressureStatus(st, e, now)
+		return
+	}
+	FailedStatus(st, e)
+}
