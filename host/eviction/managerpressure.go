@@ -47,7 +47,9 @@ func (m *Manager) checkPressure(ctx context.Context, rt *runtimev1.ListStatsResp
 	}
 	pod, e, ok := DecidePressure(met, obs, dedicated, active, usage)
 	if !ok {
-		m.cfg.Logger.Error("eviction threshold met and no pod may be evicted", "signal", t.Signal)
+		if len(active) > 0 {
+			m.cfg.Logger.Error("eviction threshold met and no pod may be evicted", "signal", t.Signal)
+		}
 		return
 	}
 	m.evicted[pod.UID] = true
