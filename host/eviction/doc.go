@@ -29,10 +29,10 @@
 //
 // Node-pressure eviction follows when no pod was evicted for a limit in
 // the same period: the Manager asks Config.Signals for the node's
-// [Observations] (host/node measures memory.available as the memory not in
-// the working set host/nodestats computes, nodefs from statfs of the root
-// directory, imagefs from the runtime's image filesystem when it names
-// one), finds the hard thresholds met ([ThresholdsMet]: the kubelet's
+// [Observations] (host/node takes them from host/nodestats' last reading:
+// memory.available is MemTotal less the working set, nodefs the statfs of
+// the root directory, imagefs that of the runtime's image filesystem when
+// it names one), finds the hard thresholds met ([ThresholdsMet]: the kubelet's
 // defaults, memory first), keeps the pressure conditions for the
 // transition period after their signal recovered ([Conditions],
 // [Manager.Pressure], which host/kubenode reports as MemoryPressure and

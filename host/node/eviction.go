@@ -1,7 +1,6 @@
 package node
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -27,7 +26,7 @@ func (n *Node) newEviction() (*eviction.Manager, error) {
 		Stats:            n.stats.RuntimeStats, // nodestats' reading: one ListStats per period for both
 		Evict:            n.evict,
 		Logger:           n.log.Named("eviction"),
-		Signals:          pressureSignals(nodestats.Machine(), n.cfg.RootDir),
+		Signals:          pressureSignals(n.stats.LastReading),
 		Thresholds:       thresholds,
 		TransitionPeriod: n.cfg.EvictionPressureTransitionPeriod,
 		NodeEvent:        n.nodeEvent,
@@ -60,25 +59,21 @@ func evictionThresholds(hard map[string]string) ([]eviction.Threshold, error) {
 	return out, nil
 }
 
-// pressureSignals measures the node's signals: memory.available is the
-// memory not in the working set (as the stats summary counts it),
-// nodefs the filesystem of root, imagefs the runtime's image filesystem
-// (the first it names), when it names one.
-func pressureSignals(sys nodestats.System, root string) func(*runtimev1.ListStatsResponse) (eviction.Observations, error) {
-	return func(rt *runtimev1.ListStatsResponse) (eviction.Observations, error) {
-		obs := eviction.Observations{}
-		var errs []error
-		if mem, err := sys.Node(); err != nil {
-			errs = append(errs, err)
-		} else {
-			obs[eviction.SignalMemoryAvailable] = eviction.Observation{Available: mem.MemTotal - min(mem.WorkingSet(), mem.MemTotal), Capacity: mem.MemTotal}
+// pressureSignals are the node's signals from host/nodestats' last
+// reading: memory.available is MemTotal less the working set (as the
+// stats summary counts it), nodefs the filesystem of the root directory,
+// imagefs the runtime's image filesystem when the runtime names one.
+func pressureSignals(reading func() (nodestats.Sample, error)) func(*runtimev1.ListStatsResponse) (eviction.Observations, error) {
+	return func(*runtimev1.ListStatsResponse) (eviction.Observations, error) {
+		s, err := reading()
+		if err != nil {
+			return nil, err
 		}
-		fs := func(path, avail, inodes string) {
-			st, err := sys.Statfs(path)
-			if err != nil {
-				errs = append(errs, err)
-				return
-			}
+		obs := eviction.Observations{}
+		if n := s.Node; n.MemTotal > 0 {
+			obs[eviction.SignalMemoryAvailable] = eviction.Observation{Available: n.MemTotal - min(n.WorkingSet(), n.MemTotal), Capacity: n.MemTotal}
+		}
+		fs := func(st nodestats.FsNumbers, avail, inodes string) {
 			if st.Capacity > 0 {
 				obs[avail] = eviction.Observation{Available: st.Available, Capacity: st.Capacity}
 			}
@@ -86,11 +81,9 @@ func pressureSignals(sys nodestats.System, root string) func(*runtimev1.ListStat
 				obs[inodes] = eviction.Observation{Available: st.InodesFree, Capacity: st.Inodes}
 			}
 		}
-		fs(root, eviction.SignalNodeFsAvailable, eviction.SignalNodeFsInodesFree)
-		if fss := rt.GetImageFilesystems(); len(fss) > 0 && fss[0].GetMountpoint() != "" {
-			fs(fss[0].GetMountpoint(), eviction.SignalImageFsAvailable, eviction.SignalImageFsInodesFree)
-		}
-		return obs, errors.Join(errs...)
+		fs(s.Node.RootFs, eviction.SignalNodeFsAvailable, eviction.SignalNodeFsInodesFree)
+		fs(s.ImageFs, eviction.SignalImageFsAvailable, eviction.SignalImageFsInodesFree)
+		return obs, nil
 	}
 }
 

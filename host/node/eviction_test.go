@@ -1,14 +1,12 @@
 package node
 
 import (
-	"errors"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/podhost/podhost/host/eviction"
 	"github.com/podhost/podhost/host/nodestats"
-	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
 )
 
 func TestEvictionThresholds(t *testing.T) {
@@ -34,29 +32,16 @@ func TestEvictionThresholds(t *testing.T) {
 	}
 }
 
-type fakeMachine struct {
-	node nodestats.NodeNumbers
-	fs   map[string]nodestats.FsNumbers
-}
-
-func (f fakeMachine) Node() (nodestats.NodeNumbers, error) { return f.node, nil }
-func (f fakeMachine) Statfs(p string) (nodestats.FsNumbers, error) {
-	if n, ok := f.fs[p]; ok {
-		return n, nil
-	}
-	return nodestats.FsNumbers{}, errors.New("no " + p)
-}
-
 // TestPressureSignals: memory.available is MemTotal less the working set
-// (in use less inactive file), nodefs the root's statfs, imagefs the
-// runtime's image filesystem when it names one.
+// (in use less inactive file), nodefs the root's filesystem, imagefs the
+// runtime's image filesystem when it is known, all from nodestats' last
+// reading.
 func TestPressureSignals(t *testing.T) {
-	sys := fakeMachine{
-		node: nodestats.NodeNumbers{MemTotal: 1000, MemFree: 100, InactiveFile: 300},
-		fs: map[string]nodestats.FsNumbers{"/root": {Capacity: 100, Available: 7, Inodes: 50, InodesFree: 2},
-			"/images": {Capacity: 200, Available: 20}},
+	s := nodestats.Sample{
+		Node: nodestats.NodeNumbers{MemTotal: 1000, MemFree: 100, InactiveFile: 300,
+			RootFs: nodestats.FsNumbers{Capacity: 100, Available: 7, Inodes: 50, InodesFree: 2}},
 	}
-	signals := pressureSignals(sys, "/root")
+	signals := pressureSignals(func() (nodestats.Sample, error) { return s, nil })
 	obs, err := signals(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -74,11 +59,11 @@ func TestPressureSignals(t *testing.T) {
 			t.Errorf("%s: %+v, want %+v", k, obs[k], v)
 		}
 	}
-	obs, err = signals(&runtimev1.ListStatsResponse{ImageFilesystems: []*runtimev1.FilesystemUsage{{Mountpoint: "/images"}}})
-	if err != nil || obs[eviction.SignalImageFsAvailable] != (eviction.Observation{Available: 20, Capacity: 200}) {
+	s.ImageFs = nodestats.FsNumbers{Capacity: 200, Available: 20}
+	if obs, err = signals(nil); err != nil || obs[eviction.SignalImageFsAvailable] != (eviction.Observation{Available: 20, Capacity: 200}) {
 		t.Errorf("imagefs: %v %v", obs, err)
 	}
-	if _, err := signals(&runtimev1.ListStatsResponse{ImageFilesystems: []*runtimev1.FilesystemUsage{{Mountpoint: "/gone"}}}); err == nil {
-		t.Error("no error for an imagefs statfs cannot read")
+	if _, err := pressureSignals(func() (nodestats.Sample, error) { return nodestats.Sample{}, nodestats.ErrNotGathered })(nil); err == nil {
+		t.Error("no error before the first reading")
 	}
 }

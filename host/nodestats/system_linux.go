@@ -15,10 +15,6 @@ import (
 // procSystem reads /proc and statfs.
 type procSystem struct{}
 
-// Machine is the System that reads this machine's /proc and statfs, the
-// one a Provider uses by default.
-func Machine() System { return procSystem{} }
-
 // userHZ is the unit of /proc/stat's times on Linux (USER_HZ, 100 on
 // every architecture Linux exports it for).
 const userHZ = 100
