@@ -147,6 +147,9 @@ func runHost(ctx context.Context, cfg *config.HostConfig, logger hclog.Logger) e
 		PluginRegistrationDir: cfg.PluginRegistrationDir,
 		ClusterDNS:            cfg.ClusterDNS,
 		ClusterDomain:         cfg.ClusterDomain,
+
+		EvictionHard:                     cfg.EvictionHard,
+		EvictionPressureTransitionPeriod: cfg.EvictionPressureTransitionPeriod,
 	})
 	if err != nil {
 		shutdown()

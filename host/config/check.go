@@ -129,6 +129,10 @@ func (c *HostConfig) checkSupervision(p *problems) {
 			p.add("clusterDomain", line("clusterDomain"), nil, "want a DNS domain, got %q: %s", d, strings.Join(msgs, "; "))
 		}
 	}
+	checkEvictionHard(p, c.EvictionHard, line)
+	if c.EvictionPressureTransitionPeriod < 0 {
+		p.add("evictionPressureTransitionPeriod", line("evictionPressureTransitionPeriod"), nil, "want a duration of 0s or more, got %s", c.EvictionPressureTransitionPeriod)
+	}
 	if c.ShutdownGracePeriod < 0 {
 		p.add("shutdownGracePeriod", line("shutdownGracePeriod"), nil, "want a duration of 0s or more, got %s", c.ShutdownGracePeriod)
 	}

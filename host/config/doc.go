@@ -29,6 +29,9 @@
 //     against kubernetes.allowInsecureSkipTLSVerify.
 //   - logFormat is "text" or "json". containerLogMaxSize is a positive
 //     quantity ("10Mi"); containerLogMaxFiles is an integer of at least 2.
+//   - evictionHard names signals of [EvictionSignals], each a quantity of
+//     0 or more or a percentage from 0% to 100%;
+//     evictionPressureTransitionPeriod is 0s or more.
 //
 // The `config` of a plugin entry is free-form YAML, handed to the plugin as
 // JSON ([Plugin.Config]).

@@ -94,6 +94,17 @@ type HostConfig struct {
 	// search path of ClusterFirst pods and the FQDN of pods with a
 	// subdomain in their /etc/hosts.
 	ClusterDomain string `yaml:"clusterDomain"`
+	// EvictionHard are the hard eviction thresholds of node-pressure
+	// eviction by signal, as the kubelet's evictionHard: a quantity
+	// ("memory.available": "500Mi") or a percentage of the capacity
+	// ("nodefs.available": "15%"). The signals are EvictionSignals; a
+	// signal left out keeps the kubelet's default (memory.available 100Mi,
+	// nodefs.available 10%, nodefs.inodesFree 5%, imagefs.available 15%),
+	// "0%" turns it off.
+	EvictionHard map[string]string `yaml:"evictionHard"`
+	// EvictionPressureTransitionPeriod is how long a pressure condition
+	// stays after its signal recovered; empty: 5m.
+	EvictionPressureTransitionPeriod time.Duration `yaml:"evictionPressureTransitionPeriod"`
 
 	meta *meta // where each field came from, for errors found after decoding
 }

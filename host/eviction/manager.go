@@ -2,6 +2,7 @@ package eviction
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -34,6 +35,22 @@ type Config struct {
 	// Period between measurements; zero: DefaultPeriod.
 	Period time.Duration
 	Logger hclog.Logger
+
+	// Signals measures the node's pressure signals (see Observations);
+	// rt is the runtime's stats of this check, nil when they could not be
+	// read. Nil: no node-pressure eviction.
+	Signals func(rt *runtimev1.ListStatsResponse) (Observations, error)
+	// Thresholds are the hard eviction thresholds; nil: DefaultThresholds
+	// (an empty list: none).
+	Thresholds []Threshold
+	// TransitionPeriod is how long a pressure condition stays after its
+	// signal recovered; zero: DefaultPressureTransitionPeriod.
+	TransitionPeriod time.Duration
+	// NodeEvent records an event on the node (the kubelet's
+	// EvictionThresholdMet); nil: none.
+	NodeEvent func(eventType, reason, message string)
+	// Now is the clock of the transition period; nil: time.Now.
+	Now func() time.Time
 }
 
 // Manager measures the pods' local storage every period and evicts those
@@ -45,6 +62,11 @@ type Manager struct {
 	evicted, refused map[types.UID]bool
 	// lastErr is the last measuring error, logged once while it repeats.
 	lastErr string
+	// lastObserved is when each pressure condition was last met.
+	lastObserved map[v1.NodeConditionType]time.Time
+
+	mu         sync.Mutex
+	conditions []v1.NodeConditionType
 }
 
 // New returns a manager; Run starts it.
@@ -55,7 +77,17 @@ func New(cfg Config) *Manager {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	return &Manager{cfg: cfg, evicted: map[types.UID]bool{}, refused: map[types.UID]bool{}}
+	if cfg.Thresholds == nil {
+		cfg.Thresholds = DefaultThresholds()
+	}
+	if cfg.TransitionPeriod <= 0 {
+		cfg.TransitionPeriod = DefaultPressureTransitionPeriod
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Manager{cfg: cfg, evicted: map[types.UID]bool{}, refused: map[types.UID]bool{},
+		lastObserved: map[v1.NodeConditionType]time.Time{}}
 }
 
 // Run measures every period until ctx ends.
@@ -72,14 +104,21 @@ func (m *Manager) Run(ctx context.Context) {
 	}
 }
 
-// Check measures the pods with a local storage limit once and evicts
-// those over it. Calls must not overlap (Run makes them one after another).
+// Check measures once: it evicts the pods over their local storage
+// limits; if none was, it measures the node's pressure signals and evicts
+// at most one pod for the first threshold met, as the kubelet's eviction
+// manager in one monitoring interval. Calls must not overlap (Run makes
+// them one after another).
 func (m *Manager) Check(ctx context.Context) {
-	var limited []*v1.Pod
+	var limited, active []*v1.Pod
 	live := map[types.UID]bool{}
 	for _, pod := range m.cfg.Pods() {
 		live[pod.UID] = true
-		if hasLimit(pod) && !m.evicted[pod.UID] {
+		if m.evicted[pod.UID] {
+			continue
+		}
+		active = append(active, pod)
+		if hasLimit(pod) {
 			limited = append(limited, pod)
 		}
 	}
@@ -93,7 +132,7 @@ func (m *Manager) Check(ctx context.Context) {
 			delete(m.refused, uid)
 		}
 	}
-	if len(limited) == 0 {
+	if len(limited) == 0 && m.cfg.Signals == nil {
 		return
 	}
 	// Without the runtime's stats the writable layers are unknown; the
@@ -101,9 +140,22 @@ func (m *Manager) Check(ctx context.Context) {
 	rt, err := m.cfg.Stats(ctx)
 	if err != nil {
 		m.logErr("reading the runtime's stats; writable layers not counted", err)
+		rt = nil
 	}
 	layers := writableLayers(rt)
 	dedicated := m.dedicatedImageFs(rt)
+	if m.checkLimits(ctx, limited, layers, dedicated) {
+		return
+	}
+	if m.cfg.Signals != nil {
+		m.checkPressure(ctx, rt, active, layers, dedicated)
+	}
+}
+
+// checkLimits evicts the pods over their local storage limits; true when
+// it evicted one.
+func (m *Manager) checkLimits(ctx context.Context, limited []*v1.Pod, layers map[types.UID]map[string]uint64, dedicated bool) bool {
+	evicted := false
 	for _, pod := range limited {
 		u, err := measurePod(ctx, m.cfg.RootDir, pod, layers[pod.UID])
 		if err != nil {
@@ -123,9 +175,11 @@ func (m *Manager) Check(ctx context.Context) {
 			continue
 		}
 		m.evicted[pod.UID] = true
+		evicted = true
 		m.cfg.Logger.Info("evicting pod", "pod", pod.Namespace+"/"+pod.Name, "uid", pod.UID, "signal", e.Signal, "message", e.Message)
 		m.cfg.Evict(pod, e)
 	}
+	return evicted
 }
 
 func (m *Manager) logErr(msg string, err error, kv ...any) {

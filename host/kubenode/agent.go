@@ -21,7 +21,8 @@ type Agent struct {
 	rand       func() float64
 	registered chan struct{}
 	running    atomic.Bool
-	// podEvents is the recorder of pod events once Run set it up.
+	// podEvents is the recorder of pod events, and of the node's events
+	// from other goroutines (NodeEvent), once Run set it up.
 	podEvents atomic.Pointer[record.EventRecorder]
 
 	mu   sync.Mutex
@@ -160,6 +161,9 @@ func (a *Agent) machineHealth(ctx context.Context) Health {
 	h, err := a.m.pressure(a.o.RootDir, a.o.Thresholds)
 	if err != nil {
 		a.o.Logger.Debug("measuring the node's pressure", "err", err)
+	}
+	if a.o.Pressure != nil {
+		h.MemoryPressure, h.DiskPressure = a.o.Pressure()
 	}
 	if err := a.o.RuntimeReady(ctx); err != nil {
 		h.NotReady = append(h.NotReady, "container runtime not ready: "+err.Error())

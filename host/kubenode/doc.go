@@ -39,7 +39,10 @@
 // with podhost's own messages. lastHeartbeatTime moves on every post,
 // lastTransitionTime only when the status changes. Ready is False with the
 // reasons of [Health.NotReady] joined, or when cpu, memory, pods or
-// ephemeral-storage is missing from the capacity.
+// ephemeral-storage is missing from the capacity. MemoryPressure and
+// DiskPressure are Options.Pressure's when it is set (host/node wires the
+// eviction manager's, which keeps them for its transition period), else
+// the machine measured against Options.Thresholds.
 //
 // Events on the Node are the kubelet's, through a client-go event recorder
 // with the node's credentials (Options.Recorder in tests): Starting

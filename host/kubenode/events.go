@@ -108,3 +108,12 @@ func (a *Agent) recordToAPIServer() (stop func()) {
 	a.o.Recorder = b.NewRecorder(scheme.Scheme, v1.EventSource{Component: EventSourceComponent, Host: a.o.NodeName})
 	return b.Shutdown
 }
+
+// NodeEvent records an event on the Node from another goroutine than
+// Run's (the eviction manager's EvictionThresholdMet); none before Run set
+// up the recorder.
+func (a *Agent) NodeEvent(eventType, reason, message string) {
+	if r := a.podEvents.Load(); r != nil && *r != nil {
+		(*r).Event(a.nodeRef(), eventType, reason, message)
+	}
+}

@@ -161,3 +161,19 @@ func TestMachineAllocatable(t *testing.T) {
 		}
 	}
 }
+
+// TestPressureOption: the eviction manager's conditions replace the
+// machine's memory and disk pressure; PID pressure is still measured.
+func TestPressureOption(t *testing.T) {
+	a, _, _ := fakeAgent(t)
+	a.m = fixtureMachine("2000000", 50, 990)
+	memory, disk := true, false
+	a.o.Pressure = func() (bool, bool) { return memory, disk }
+	if h := a.machineHealth(t.Context()); !h.MemoryPressure || h.DiskPressure || !h.PIDPressure {
+		t.Errorf("health %+v; want memory and PID pressure", h)
+	}
+	memory, disk = false, true
+	if h := a.machineHealth(t.Context()); h.MemoryPressure || !h.DiskPressure {
+		t.Errorf("health %+v; want disk pressure only", h)
+	}
+}

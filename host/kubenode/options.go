@@ -80,6 +80,11 @@ type Options struct {
 	// machine's memory, disk (RootDir) and PID pressure measured against
 	// Thresholds.
 	Health func(ctx context.Context) Health
+	// Pressure, when set, says the memory and disk pressure of the default
+	// health instead of the machine measured against Thresholds: the
+	// eviction manager's conditions (host/eviction), which it keeps for
+	// its transition period.
+	Pressure func() (memory, disk bool)
 	// Thresholds say when the machine is under pressure; zero fields take
 	// the defaults.
 	Thresholds Thresholds

@@ -71,7 +71,8 @@ func (n *Node) buildKubeAgent() (*kubeAgent, error) {
 		RootDir: n.cfg.RootDir, KubeletVersion: kubeletVersion(n.cfg.HostVersion),
 		RuntimeVersion: n.runtimeVersion, RuntimeReady: n.runtimeReady, Labels: k.Labels,
 		VolumesInUse: n.volumesInUse, VolumesReported: n.volumesReported,
-		Logger: n.log.Named("kubenode"), Registry: n.cfg.Registry,
+		Pressure: n.eviction.Pressure,
+		Logger:   n.log.Named("kubenode"), Registry: n.cfg.Registry,
 	})
 	if err != nil {
 		if a.server != nil {

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/host/events"
+	"github.com/podhost/podhost/host/eviction"
 	"github.com/podhost/podhost/host/mirrorpods"
 	"github.com/podhost/podhost/host/nodestats"
 	"github.com/podhost/podhost/host/pluginregistration"
@@ -94,6 +95,14 @@ type Config struct {
 	// and the FQDN in their /etc/hosts (runtimemanager.Options).
 	ClusterDNS    []string
 	ClusterDomain string
+	// EvictionHard are the hard eviction thresholds by signal, as the
+	// kubelet's evictionHard ("memory.available": "100Mi",
+	// "nodefs.available": "10%"); a signal left out keeps its default
+	// (eviction.DefaultThresholds), "0%" turns it off.
+	EvictionHard map[string]string
+	// EvictionPressureTransitionPeriod is how long a pressure condition
+	// stays after its signal recovered; zero: 5m.
+	EvictionPressureTransitionPeriod time.Duration
 }
 
 // Node is the running agent: see the package doc.
@@ -102,17 +111,20 @@ type Node struct {
 	// finished its pod, which then leaves their list (api.go).
 	finishedPods broadcast
 
-	cfg     Config
-	log     hclog.Logger
-	clock   lifecycle.Clock
-	store   *state.Store
-	events  *events.Ring
-	desired *desiredSet
-	sources []Source
-	merger  *sources.Merger
-	api     *apisource.Source
-	kube    *kubeParts
-	started time.Time
+	cfg    Config
+	log    hclog.Logger
+	clock  lifecycle.Clock
+	store  *state.Store
+	events *events.Ring
+	// eviction enforces local storage limits and node pressure
+	// (eviction.go).
+	eviction *eviction.Manager
+	desired  *desiredSet
+	sources  []Source
+	merger   *sources.Merger
+	api      *apisource.Source
+	kube     *kubeParts
+	started  time.Time
 	// finished are the pods that had finished before this start.
 	finished *finishedPods
 	// leaving are the pods that left the desired set and still stop.
@@ -216,6 +228,10 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	n.merger = sources.NewMerger(names...)
 	if err := n.build(); err != nil {
+		store.Close()
+		return nil, err
+	}
+	if n.eviction, err = n.newEviction(); err != nil {
 		store.Close()
 		return nil, err
 	}
@@ -328,7 +344,7 @@ func (n *Node) Run(ctx context.Context) error {
 	run("plugin registration", n.runPluginRegistration)
 	run("runtime events", n.followRuntimeEvents)
 	run("gc", n.collectGarbage)
-	run("eviction", n.runEviction)
+	run("eviction", n.eviction.Run)
 	if n.kube != nil {
 		run("kubernetes node", func(ctx context.Context) { n.kube.agent.run(ctx, n.log) })
 	}

@@ -18,5 +18,8 @@
 // Only host/node imports it (and wires it); host/nodeserver and
 // host/localapi (`podhost top`) serve what it builds through small
 // interfaces, and host/eviction measures writable layers from its
-// reading (RuntimeStats): the runtime is asked once per period for all.
+// reading (RuntimeStats) and takes its node-pressure signals from the
+// node's numbers of it (LastReading: memory, the root's and the image
+// filesystem): the runtime, /proc and statfs are read once per period for
+// all.
 package nodestats

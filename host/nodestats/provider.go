@@ -157,6 +157,19 @@ func (p *Provider) RuntimeStats(context.Context) (*runtimev1.ListStatsResponse, 
 	return cur.Runtime, nil
 }
 
+// LastReading is the last reading itself, for the other users of the
+// node's numbers (host/eviction's signals), so that /proc and statfs are
+// read once per period for all of them; ErrNotGathered before the first.
+func (p *Provider) LastReading() (Sample, error) {
+	p.mu.Lock()
+	cur := p.cur
+	p.mu.Unlock()
+	if cur == nil {
+		return Sample{}, ErrNotGathered
+	}
+	return *cur, nil
+}
+
 func errString(err error) string {
 	if err == nil {
 		return ""

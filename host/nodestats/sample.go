@@ -29,6 +29,17 @@ type NodeNumbers struct {
 	RootFs                                        FsNumbers
 }
 
+// MemoryUsage is the memory in use: all but the free memory.
+func (n NodeNumbers) MemoryUsage() uint64 { return n.MemTotal - min(n.MemFree, n.MemTotal) }
+
+// WorkingSet is the node's memory working set as the kubelet counts it:
+// the memory in use less the inactive file cache, which the kernel can
+// reclaim.
+func (n NodeNumbers) WorkingSet() uint64 {
+	usage := n.MemoryUsage()
+	return usage - min(usage, n.InactiveFile)
+}
+
 // FsNumbers are one filesystem's capacity and use; Capacity 0 means
 // unknown.
 type FsNumbers struct {

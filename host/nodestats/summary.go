@@ -72,9 +72,7 @@ func nodeStats(name string, cur Sample, prev *Sample) statsapi.NodeStats {
 		ns.CPU = cpuStats(&runtimev1.CpuUsage{Timestamp: cur.Time.UnixNano(), UsageCoreNanoSeconds: n.CPUNanos}, before)
 	}
 	if n.MemTotal > 0 {
-		usage := n.MemTotal - n.MemFree
-		ws := usage - min(usage, n.InactiveFile)
-		ns.Memory = memoryStats(&runtimev1.MemoryUsage{Timestamp: cur.Time.UnixNano(), UsageBytes: usage, WorkingSetBytes: ws}, n.MemAvailable)
+		ns.Memory = memoryStats(&runtimev1.MemoryUsage{Timestamp: cur.Time.UnixNano(), UsageBytes: n.MemoryUsage(), WorkingSetBytes: n.WorkingSet()}, n.MemAvailable)
 	}
 	if n.RootFs.Capacity > 0 {
 		fs := fsStats(cur.Time, n.RootFs)

@@ -212,3 +212,20 @@ func TestRuntimeStatsIsTheLastReading(t *testing.T) {
 		t.Error("RuntimeStats after a failed runtime call: no error")
 	}
 }
+
+// TestLastReading: the node's numbers of the last reading, as Gather read
+// them, for host/eviction's signals.
+func TestLastReading(t *testing.T) {
+	p := New(Config{RootDir: t.TempDir(), System: fakeSystem{}, Runtime: func(context.Context) (*runtimev1.ListStatsResponse, error) {
+		return &runtimev1.ListStatsResponse{}, nil
+	}})
+	if _, err := p.LastReading(); !errors.Is(err, ErrNotGathered) {
+		t.Errorf("before a reading: %v; want ErrNotGathered", err)
+	}
+	p.Gather(t.Context())
+	s, err := p.LastReading()
+	want, _ := fakeSystem{}.Node()
+	if err != nil || s.Node.MemTotal != want.MemTotal || s.Node.WorkingSet() != want.WorkingSet() || s.Node.RootFs.Capacity != 1<<30 {
+		t.Errorf("LastReading: %+v %v; want the fake's numbers", s.Node, err)
+	}
+}
