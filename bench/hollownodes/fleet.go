@@ -79,6 +79,7 @@ rootDir: %s
 pluginDir: %s
 nodeName: %s
 logLevel: warn
+evictionHard: {nodefs.available: "0%%", nodefs.inodesFree: "0%%", imagefs.available: "0%%"}
 kubernetes:
   kubeconfig: %s
   nodeIP: 127.0.0.1

@@ -64,6 +64,7 @@ pluginDir: %s
 nodeName: %s
 logLevel: info
 clusterDomain: cluster.local
+evictionHard: {nodefs.available: "0%%", nodefs.inodesFree: "0%%", imagefs.available: "0%%"}
 kubernetes:
   kubeconfig: %s
   nodeIP: %s

@@ -132,6 +132,10 @@ rootDir: %s
 pluginDir: %s
 manifestDir: %s
 logLevel: debug
+# Disk-pressure eviction off, as kind's nodes have it: the tests share a
+# disk whose free share is not theirs to decide (TestNodeDiskPressureEviction
+# sets its own).
+evictionHard: {nodefs.available: "0%%", nodefs.inodesFree: "0%%", imagefs.available: "0%%"}
 supervision:
   restartBackoff: {initial: 200ms, max: 2s}
 plugins:

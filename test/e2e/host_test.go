@@ -51,6 +51,7 @@ kind: HostConfig
 rootDir: %[1]s
 pluginDir: %[2]s
 logLevel: debug
+evictionHard: {nodefs.available: "0%%", nodefs.inodesFree: "0%%", imagefs.available: "0%%"}
 supervision:
   restartBackoff: {initial: 100ms, max: 1s}
 plugins:

@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -48,6 +49,8 @@ func TestNodeDiskPressureEviction(t *testing.T) {
 		t.Fatal(err)
 	}
 	extra := fmt.Sprintf("evictionHard: {nodefs.available: \"%d\", imagefs.available: \"0%%\"}\n", threshold)
+	// The harness turns disk pressure off; this test sets its own.
+	cfg = regexp.MustCompile(`(?m)^evictionHard:.*\n`).ReplaceAll(cfg, nil)
 	if err := os.WriteFile(h.config, append(cfg, extra...), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -91,6 +91,7 @@ kind: HostConfig
 rootDir: %s
 pluginDir: %s
 logLevel: info
+evictionHard: {nodefs.available: "0%%", nodefs.inodesFree: "0%%", imagefs.available: "0%%"}
 plugins:
   - name: %s
     kind: runtime
