@@ -145,13 +145,37 @@ func (d *desiredSet) apply(next sources.Desired, now time.Time) (updates []lifec
 }
 
 // podChanged reports whether the worker must hear about new: its spec,
-// labels, annotations or deletion request differ from old's.
+// labels, annotations or deletion request differ from old's, or a
+// condition one of its readiness gates names (set in the API by someone
+// else, as a load balancer controller does), on which its Ready depends:
+// the kubelet syncs such a pod again likewise (its readiness reconcile).
+// Other status changes are the node's own writes coming back.
 func podChanged(old, new *v1.Pod) bool {
 	return !equality.Semantic.DeepEqual(old.Spec, new.Spec) ||
 		!equality.Semantic.DeepEqual(old.Labels, new.Labels) ||
 		!equality.Semantic.DeepEqual(old.Annotations, new.Annotations) ||
 		!equality.Semantic.DeepEqual(old.DeletionTimestamp, new.DeletionTimestamp) ||
-		!equality.Semantic.DeepEqual(old.DeletionGracePeriodSeconds, new.DeletionGracePeriodSeconds)
+		!equality.Semantic.DeepEqual(old.DeletionGracePeriodSeconds, new.DeletionGracePeriodSeconds) ||
+		readinessGatesChanged(old, new)
+}
+
+// readinessGatesChanged reports whether a condition named by new's
+// readiness gates differs in status between old and new.
+func readinessGatesChanged(old, new *v1.Pod) bool {
+	status := func(p *v1.Pod, t v1.PodConditionType) v1.ConditionStatus {
+		for _, c := range p.Status.Conditions {
+			if c.Type == t {
+				return c.Status
+			}
+		}
+		return ""
+	}
+	for _, g := range new.Spec.ReadinessGates {
+		if status(old, g.ConditionType) != status(new, g.ConditionType) {
+			return true
+		}
+	}
+	return false
 }
 
 // gone marks a pod that left the desired set as deleted, as the API server

@@ -26,6 +26,24 @@ func deleted(p *v1.Pod, grace int64) *v1.Pod {
 	return p
 }
 
+// gated gives p the readiness gate example.com/lb, its condition with
+// status st in the pod's status ("" for none).
+func gated(p *v1.Pod, st v1.ConditionStatus) *v1.Pod {
+	p = p.DeepCopy()
+	p.Spec.ReadinessGates = []v1.PodReadinessGate{{ConditionType: "example.com/lb"}}
+	if st != "" {
+		p.Status.Conditions = append(p.Status.Conditions, v1.PodCondition{Type: "example.com/lb", Status: st})
+	}
+	return p
+}
+
+// withReadyCondition adds the node's own Ready condition to p's status.
+func withReadyCondition(p *v1.Pod) *v1.Pod {
+	p = p.DeepCopy()
+	p.Status.Conditions = append(p.Status.Conditions, v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionTrue})
+	return p
+}
+
 func desired(synced bool, pods ...*v1.Pod) sources.Desired {
 	d := sources.Desired{Synced: synced}
 	for _, p := range pods {
@@ -62,6 +80,17 @@ func TestDesiredSetApply(t *testing.T) {
 		{"a pod that leaves the set is killed", []step{
 			{desired(true, pod("1", "a"), pod("2", "a")), []string{"create 1", "create 2"}},
 			{desired(true, pod("2", "a")), []string{"kill 1"}},
+		}},
+		// The upstream spec "Pods should support pod readiness gates": a
+		// gate's condition patched onto the API pod must reach the worker,
+		// or Ready never follows it; the node's own status writes (any
+		// other condition) must not.
+		{"a readiness gate's condition is an update, other status is not", []step{
+			{desired(true, gated(pod("1", "a"), "")), []string{"create 1"}},
+			{desired(true, gated(pod("1", "a"), v1.ConditionTrue)), []string{"update 1"}},
+			{desired(true, withReadyCondition(gated(pod("1", "a"), v1.ConditionTrue))), nil},
+			{desired(true, gated(pod("1", "a"), v1.ConditionFalse)), []string{"update 1"}},
+			{desired(true, withReadyCondition(pod("1", "a"))), []string{"update 1"}},
 		}},
 		{"an edited static pod is a new uid: create new, kill old", []step{
 			{desired(true, pod("1", "a")), []string{"create 1"}},
