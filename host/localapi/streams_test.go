@@ -89,7 +89,13 @@ func TestDroppedExecEndsInTheRuntime(t *testing.T) {
 				t.Error("a dropped exec returned no error")
 			}
 			want++
+			// The runtime ends the exec once it sees the stream gone; a
+			// deadline rather than a hang if it never does.
+			deadline := time.Now().Add(30 * time.Second)
 			for rt.Ended() < want {
+				if time.Now().After(deadline) {
+					t.Fatalf("the runtime ended %d execs of %d after the clients dropped them", rt.Ended(), want)
+				}
 				time.Sleep(10 * time.Millisecond)
 			}
 		})

@@ -1,7 +1,6 @@
 package runtimemanager
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -160,7 +159,7 @@ func TestRestartAllRunsProperty(t *testing.T) {
 			pod.Spec.InitContainers[0].RestartPolicy = ptr(v1.ContainerRestartPolicyNever)
 			pod.Spec.InitContainers[0].RestartPolicyRules = restartAllRules()
 		}
-		ctx := context.Background()
+		ctx := t.Context()
 		for range rapid.IntRange(1, 30).Draw(rt, "steps") {
 			switch rapid.SampledFrom([]string{"sync", "sync", "exit", "tick"}).Draw(rt, "action") {
 			case "sync":
