@@ -72,8 +72,12 @@ kube-binaries:
 
 # Builds what the upstream node conformance suite runs with besides the control
 # plane: e2e.test, ginkgo, agnhost and nonewprivs, from the module proxy into
-# the same cache. Cold this is over an hour on 2 busy cores.
+# the same cache, and upstream busybox for the suite's images from its source
+# (hack/busybox.sh, with gcc: install-deps.sh --busybox-build installs the
+# tools; make test and CI need none of this). Cold this is over an hour on 2
+# busy cores.
 e2e-binaries:
+	bash hack/install-deps.sh --busybox-build
 	sh hack/e2e-binaries.sh
 
 # The upstream Kubernetes node conformance suite against one podhost node

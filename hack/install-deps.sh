@@ -6,19 +6,29 @@
 # sets up the bridge of the tests' pod network), and systemd for
 # systemd-analyze, which checks the unit file in deploy/'s tests. It is idempotent and
 # non-interactive; CI calls it before the e2e tests. Run it as root.
+#
+# With --busybox-build it installs instead what hack/busybox.sh compiles
+# upstream busybox with for the conformance images (gcc, make, libc6-dev,
+# bzip2 and the archive keyring apt checks the source with); only `make
+# e2e-binaries` asks for them, make test and CI do not.
 set -eu
 
 export DEBIAN_FRONTEND=noninteractive
 
+packages="containerd runc busybox-static bash-static iproute2 systemd"
+if [ "${1:-}" = "--busybox-build" ]; then
+	packages="gcc make libc6-dev bzip2 debian-archive-keyring"
+fi
+
 missing=""
-for pkg in containerd runc busybox-static bash-static iproute2 systemd; do
+for pkg in $packages; do
 	if ! dpkg-query -W -f '${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
 		missing="$missing $pkg"
 	fi
 done
 
 if [ -z "$missing" ]; then
-	echo "install-deps: containerd, runc, busybox-static, bash-static, iproute2 and systemd (systemd-analyze) are already installed"
+	echo "install-deps: already installed: $packages"
 	exit 0
 fi
 
@@ -31,6 +41,7 @@ echo "install-deps: installing:$missing"
 apt-get update -q
 # shellcheck disable=SC2086 # word splitting of the package list is intended
 apt-get install -y -q --no-install-recommends $missing
+[ "${1:-}" = "--busybox-build" ] && exit 0
 
 # The Debian package starts the system containerd; podhost's tests and demos
 # run their own private instance and never use it.

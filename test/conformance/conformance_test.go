@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -182,6 +183,15 @@ func TestPlanBuildsTheSuitesImages(t *testing.T) {
 	}
 	if e := entry(BusyboxImage, "bin/wget"); e.Type != ociarchive.TypeSymlink || e.Target != "busybox" {
 		t.Errorf("busybox /bin/wget is %+v; want a link to busybox", e)
+	}
+	busybox, err := os.ReadFile(src.Busybox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, image := range []string{BusyboxImage, AgnhostImage, NonewprivsImage, NonrootImage} {
+		if e := entry(image, "bin/busybox"); !bytes.Equal(e.Data, busybox) {
+			t.Errorf("%s /bin/busybox is not Sources.Busybox", image)
+		}
 	}
 	if c := got[AgnhostImage].Config; !slices.Equal(c.Entrypoint, []string{"/agnhost"}) || !slices.Equal(c.Cmd, []string{"pause"}) {
 		t.Errorf("agnhost config %+v", c)

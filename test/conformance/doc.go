@@ -1,6 +1,7 @@
 // Package conformance holds what `make conformance` needs beyond starting
 // the parts: the images the upstream Kubernetes e2e suite names, built
-// without a registry (images.go); the specs that cannot apply on this kind
+// without a registry on upstream busybox (images.go; hack/busybox.sh
+// compiles it, CheckBusybox refuses one that would fail specs); the specs that cannot apply on this kind
 // of machine and why (notapplicable.go); reading ginkgo's JUnit report
 // (junit.go); and writing the run's figures into CONFORMANCE.md
 // (report.go).

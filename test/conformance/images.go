@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -25,9 +26,16 @@ const (
 	PauseImage      = "registry.k8s.io/pause:3.10.2"
 )
 
+// BusyboxVersion is the upstream busybox release hack/busybox.sh builds for
+// the images, the one the busybox image's tag names.
+const BusyboxVersion = "1.37.0"
+
 // Sources are the files the images are made of.
 type Sources struct {
-	// Busybox is a static busybox (Debian's busybox-static).
+	// Busybox is a static busybox, the base of every image but pause:
+	// upstream's, built from its source with its defconfig by
+	// hack/busybox.sh (SourcesIn). Debian's busybox-static differs where
+	// specs look (CheckBusybox).
 	Busybox string
 	// Pause is podhost's static pause binary (images/pause).
 	Pause string
@@ -134,7 +142,7 @@ func ParseImageList(out []byte) []string {
 // busyboxApplets asks the busybox binary for its applets.
 func busyboxApplets(busybox string) ([]string, error) {
 	if err := localimages.CheckStatic(busybox); err != nil {
-		return nil, fmt.Errorf("busybox images need Debian's busybox-static (run hack/install-deps.sh): %w", err)
+		return nil, fmt.Errorf("the images need a static busybox (hack/busybox.sh builds it): %w", err)
 	}
 	out, err := exec.Command(busybox, "--list").Output()
 	if err != nil {
@@ -314,15 +322,55 @@ func readStatic(path string) ([]byte, error) {
 }
 
 // SourcesIn returns the sources of the images in dir, the cache directory
-// hack/e2e-binaries.sh fills (kube-VERSION), with Debian's busybox. Pause
-// is left empty: WriteImages builds it.
+// hack/e2e-binaries.sh fills (kube-VERSION), with the busybox
+// hack/busybox.sh builds next to it in the same cache
+// (busybox-VERSION/busybox). Pause and Curl are left empty: WriteImages
+// builds them.
 func SourcesIn(dir string) Sources {
 	return Sources{
-		Busybox: localimages.BusyboxPath,
+		Busybox: filepath.Join(filepath.Dir(dir), "busybox-"+BusyboxVersion, "busybox"),
 		Agnhost: filepath.Join(dir, "agnhost"), Nonewprivs: filepath.Join(dir, "nonewprivs"),
 		AgnhostFiles: filepath.Join(dir, "agnhost-porter"),
 		Bash:         "/bin/bash-static",
 	}
+}
+
+// CheckBusybox runs busybox the two ways in which Debian's busybox-static
+// made specs fail that pass with the upstream images: its sh must keep
+// environment variables whose names are not identifiers (`sh -c env` with
+// data-1=value-1, the ConfigMap and Secrets "consumable via the
+// environment" specs; Debian reverts upstream ash there), and its nc must
+// have -u (the node-pod UDP spec runs `nc -w 1 -u` in the agnhost image).
+func CheckBusybox(ctx context.Context, busybox string) error {
+	var problems []error
+	env := exec.CommandContext(ctx, busybox, "sh", "-c", "env")
+	env.Env = []string{"data-1=value-1"}
+	out, err := env.Output()
+	if err != nil {
+		return fmt.Errorf("%s sh -c env: %w", busybox, err)
+	}
+	if !slices.Contains(strings.Split(string(out), "\n"), "data-1=value-1") {
+		problems = append(problems, errors.New("its sh drops the environment variable data-1 (a name that is not an identifier)"))
+	}
+	// nc --help prints the usage and exits 1.
+	help, _ := exec.CommandContext(ctx, busybox, "nc", "--help").CombinedOutput()
+	if !ncHasUDP(string(help)) {
+		problems = append(problems, errors.New("its nc has no -u (UDP)"))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%s is not upstream busybox as the images need it (hack/busybox.sh builds that): %w", busybox, errors.Join(problems...))
+	}
+	return nil
+}
+
+// ncHasUDP says whether busybox nc's usage lists the option -u.
+func ncHasUDP(usage string) bool {
+	for _, line := range strings.Split(usage, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == "-u" {
+			return true
+		}
+	}
+	return false
 }
 
 // ListImages runs `e2e.test --list-images`.
@@ -340,10 +388,14 @@ type Archive struct {
 }
 
 // WriteImages writes into dir an OCI archive of each image of names that
-// is built here (Plan), and returns the others with their reasons. Without
-// src.Pause or src.Curl it builds the pause or curl program into dir first
-// (it runs the go command, so it must run inside this module).
+// is built here (Plan), and returns the others with their reasons. It
+// refuses a busybox that fails CheckBusybox. Without src.Pause or src.Curl
+// it builds the pause or curl program into dir first (it runs the go
+// command, so it must run inside this module).
 func WriteImages(ctx context.Context, dir string, names []string, src Sources) ([]Archive, []Unavailable, error) {
+	if err := CheckBusybox(ctx, src.Busybox); err != nil {
+		return nil, nil, err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, err
 	}
