@@ -25,7 +25,7 @@
 # bookworm's kernel headers). It needs gcc, make, libc6-dev and bzip2:
 # `hack/install-deps.sh --busybox-build` installs them. Cold on 2 cores
 # (make -j2 under nice), the compile alone took 132 s at load 3; the whole
-# script, the source download included, 323 s and 842 s at load 25. A
+# script, the source download included, 278 s at load 10 and 842 s at load 25. A
 # binary already in the cache is kept. Prints the binary's path on its last
 # line. With --check it builds nothing and exits 0 only when the binary is
 # cached.
