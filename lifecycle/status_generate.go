@@ -10,7 +10,8 @@ import (
 )
 
 // GeneratePodStatus builds the API status of a pod from the runtime's view.
-// cached is the status manager's last status (zero if none). podIsTerminal
+// cached is the status manager's last status (zero if none); its
+// DisruptionTarget condition is carried over. podIsTerminal
 // is true once no container can run. A terminal phase never regresses: the
 // cached or API terminal phase wins over a generated one, and Failed never
 // becomes Succeeded. reasons may be nil.
@@ -48,6 +49,12 @@ func GeneratePodStatus(pod *v1.Pod, rs *PodStatus, cached v1.PodStatus, podIsTer
 		s.Reason, s.Message = old.Reason, old.Message
 	}
 	s.Conditions = podConditions(pod, &s, rs != nil && rs.SandboxReady)
+	// DisruptionTarget is set once, by an eviction's status function (node
+	// pressure, shutdown), not derived from the containers: it is carried
+	// from the previous status, as the kubelet's generateAPIPodStatus does.
+	if dt := findCondition(old.Conditions, v1.DisruptionTarget); dt != nil {
+		s.Conditions = append(s.Conditions, *dt.DeepCopy())
+	}
 	if CouldRestartAll(pod) {
 		keepInitialized(&old, &s)
 		s.Conditions = append(s.Conditions, allContainersRestartingCondition(s.Phase, restartAllPending(pod, rs)))

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podhost/podhost/lifecycle"
 	"github.com/podhost/podhost/lifecycle/lifecycletest"
@@ -168,6 +170,84 @@ func TestSyncerKeepsTheExitOfAVanishedContainer(t *testing.T) {
 					t.Errorf("final phase %s; want %s", st.Phase, want)
 				}
 			})
+		}
+	}
+}
+
+// TestSyncerKeepsDisruptionTargetToFinalStatus follows a pod evicted for
+// node pressure through its three syncs: the kill's status function sets
+// phase Failed, reason Evicted and the DisruptionTarget condition, as the
+// kubelet's eviction manager does. The condition must stay in every later
+// status the Syncer generates (the kubelet's generateAPIPodStatus copies
+// it from the cached status) and reach the sink with the terminal phase,
+// once no container can run, with its transition time the clock's.
+func TestSyncerKeepsDisruptionTargetToFinalStatus(t *testing.T) {
+	const msg = "The node was low on resource: memory. "
+	e := newStatusEnv()
+	pod := apiPod("1", "p")
+	pod.Spec.Containers = pod.Spec.Containers[:1]
+	e.sink.Store(pod)
+	rt := lifecycletest.NewFakeRuntime()
+	s := &lifecycle.Syncer{Runtime: rt, Status: e.m, Pods: e.state}
+	ctx := t.Context()
+	if _, err := s.SyncPod(ctx, lifecycle.UpdateCreate, pod, nil, &lifecycle.PodStatus{ID: pod.UID}); err != nil {
+		t.Fatal(err)
+	}
+	e.state.running[pod.UID] = true
+	e.m.SyncBatch(ctx, false)
+
+	e.clock.Step(time.Second)
+	evictedAt := e.clock.Now()
+	e.state.terminating[pod.UID] = true
+	evict := func(st *v1.PodStatus) {
+		st.Phase, st.Reason, st.Message = v1.PodFailed, "Evicted", msg
+		st.Conditions = append(st.Conditions, v1.PodCondition{Type: v1.DisruptionTarget, Status: v1.ConditionTrue,
+			Reason: v1.PodReasonTerminationByKubelet, Message: msg, LastTransitionTime: metav1.NewTime(evictedAt)})
+	}
+	status, err := rt.PodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grace := int64(1)
+	if err := s.SyncTerminatingPod(ctx, pod, status, &grace, evict); err != nil {
+		t.Fatal(err)
+	}
+	// Written while a container could still run: the API keeps the
+	// running phase and gets no DisruptionTarget yet.
+	e.m.SyncBatch(ctx, false)
+	if api, _ := e.sink.Pod(pod.Namespace, pod.Name); api.Status.Phase == v1.PodFailed {
+		t.Errorf("terminal phase written while a container could run")
+	}
+
+	e.clock.Step(time.Second)
+	e.state.running[pod.UID] = false
+	status, err = rt.PodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SyncTerminatedPod(ctx, pod, status); err != nil {
+		t.Fatal(err)
+	}
+	cached, _ := e.m.PodStatus(pod.UID)
+	e.m.SyncBatch(ctx, true)
+	api, _ := e.sink.Pod(pod.Namespace, pod.Name)
+	for name, st := range map[string]v1.PodStatus{"cached": cached, "sink": api.Status} {
+		if st.Phase != v1.PodFailed || st.Reason != "Evicted" || st.Message != msg {
+			t.Errorf("%s: phase %s reason %q message %q; want Failed, Evicted, %q", name, st.Phase, st.Reason, st.Message, msg)
+		}
+		var dt *v1.PodCondition
+		for i := range st.Conditions {
+			if st.Conditions[i].Type == v1.DisruptionTarget {
+				dt = &st.Conditions[i]
+			}
+		}
+		switch {
+		case dt == nil:
+			t.Errorf("%s: no DisruptionTarget condition in the final status %v", name, st.Conditions)
+		case dt.Status != v1.ConditionTrue || dt.Reason != v1.PodReasonTerminationByKubelet || dt.Message != msg:
+			t.Errorf("%s: DisruptionTarget %+v; want True, %s, %q", name, *dt, v1.PodReasonTerminationByKubelet, msg)
+		case !dt.LastTransitionTime.Time.Equal(evictedAt):
+			t.Errorf("%s: DisruptionTarget last transition %v; want %v (the eviction)", name, dt.LastTransitionTime, evictedAt)
 		}
 	}
 }

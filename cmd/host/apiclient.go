@@ -52,6 +52,27 @@ func (f *apiFlags) client() (*localapi.Client, error) {
 	return localapi.NewClient(sock), nil
 }
 
+// clientFor is the prelude of the commands that name one object: it
+// splits arg, NAMESPACE/NAME (splitPodName), then opens the client.
+func (f *apiFlags) clientFor(arg string) (c *localapi.Client, ns, name string, err error) {
+	if ns, name, err = splitPodName(arg); err != nil {
+		return nil, "", "", err
+	}
+	c, err = f.client()
+	return c, ns, name, err
+}
+
+// clientWithManifest is the prelude of the apply commands: it reads the
+// manifest file (readManifest), then opens the client.
+func (f *apiFlags) clientWithManifest(cmd *cobra.Command, file string) (*localapi.Client, []byte, error) {
+	body, err := readManifest(cmd, file)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := f.client()
+	return c, body, err
+}
+
 // apiSocket finds the local API socket.
 func (f *apiFlags) apiSocket() (string, error) {
 	if f.socket != "" {

@@ -52,11 +52,7 @@ func newObjectApplyCommand(kind string) *cobra.Command {
 			"with every field at fault (keys, never values).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			body, err := readManifest(cmd, file)
-			if err != nil {
-				return err
-			}
-			c, err := api.client()
+			c, body, err := api.clientWithManifest(cmd, file)
 			if err != nil {
 				return err
 			}
@@ -82,11 +78,7 @@ func newObjectDeleteCommand(kind string) *cobra.Command {
 		Short: "Delete a " + kind + " of the local API",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ns, name, err := splitPodName(args[0])
-			if err != nil {
-				return err
-			}
-			c, err := api.client()
+			c, ns, name, err := api.clientFor(args[0])
 			if err != nil {
 				return err
 			}

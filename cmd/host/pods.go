@@ -67,11 +67,7 @@ func newPodsGetCommand() *cobra.Command {
 		Short: "Print one pod, with its status (YAML unless -o says otherwise)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ns, name, err := splitPodName(args[0])
-			if err != nil {
-				return err
-			}
-			c, err := api.client()
+			c, ns, name, err := api.clientFor(args[0])
 			if err != nil {
 				return err
 			}

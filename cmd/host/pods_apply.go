@@ -25,11 +25,7 @@ func newPodsApplyCommand() *cobra.Command {
 			"fails, is rejected or deleted, or --timeout passes.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			body, err := readManifest(cmd, file)
-			if err != nil {
-				return err
-			}
-			c, err := api.client()
+			c, body, err := api.clientWithManifest(cmd, file)
 			if err != nil {
 				return err
 			}

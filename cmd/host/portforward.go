@@ -19,11 +19,7 @@ func newPortForwardCommand() *cobra.Command {
 			"80, :80 on a free port (printed). --address chooses where to listen (default localhost).",
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ns, name, err := splitPodName(args[0])
-			if err != nil {
-				return err
-			}
-			c, err := api.client()
+			c, ns, name, err := api.clientFor(args[0])
 			if err != nil {
 				return err
 			}

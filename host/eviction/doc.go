@@ -40,9 +40,13 @@
 // at most one pod ([DecidePressure]: the pods ranked as the kubelet ranks
 // them, over their request first, then by priority, then by use above the
 // request; critical pods never) with the kubelet's message and the
-// DisruptionTarget condition ([SetStatus]). Soft thresholds, minimum
-// reclaim and reclaiming images or dead containers before evicting are not
-// done.
+// DisruptionTarget condition ([SetStatus]). As the kubelet, it then waits
+// for the evicted pod's cleanup (Config.Cleaned, which host/node answers
+// with the pod worker's finished state) and for a reading taken after it,
+// at most [PodCleanupTimeout], before it evicts another pod for pressure:
+// a reading from before the cleanup still counts the evicted pod's memory
+// or disk. Soft thresholds, minimum reclaim and reclaiming images or dead
+// containers before evicting are not done.
 //
 // The Manager does not kill: it hands each eviction to its Evict function,
 // which host/node wires to the pod workers (an UpdateKill marked Evict

@@ -51,6 +51,14 @@ type Config struct {
 	NodeEvent func(eventType, reason, message string)
 	// Now is the clock of the transition period; nil: time.Now.
 	Now func() time.Time
+	// Cleaned reports whether a pod evicted for node pressure has given
+	// back what it used (its containers stopped, its volumes torn down),
+	// the kubelet's podCleanedUpFunc. After a node-pressure eviction the
+	// manager evicts no other pod for pressure until the evicted one is
+	// cleaned up and a reading of the signal taken after that still meets
+	// the threshold, or PodCleanupTimeout passed, as the kubelet waits for
+	// the evicted pod's cleanup. Nil: no wait.
+	Cleaned func(uid types.UID) bool
 }
 
 // Manager measures the pods' local storage every period and evicts those
@@ -64,6 +72,9 @@ type Manager struct {
 	lastErr string
 	// lastObserved is when each pressure condition was last met.
 	lastObserved map[v1.NodeConditionType]time.Time
+	// reclaiming is the last node-pressure eviction while the manager
+	// waits for its cleanup (see Config.Cleaned); nil: none.
+	reclaiming *reclaim
 
 	mu         sync.Mutex
 	conditions []v1.NodeConditionType

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -39,6 +40,9 @@ func (m *Manager) checkPressure(ctx context.Context, rt *runtimev1.ListStatsResp
 	if m.cfg.NodeEvent != nil {
 		m.cfg.NodeEvent(v1.EventTypeWarning, EventThresholdMet, fmt.Sprintf("Attempting to reclaim %s", res))
 	}
+	if m.waitingForCleanup(o) {
+		return
+	}
 	var usage UsageFunc
 	if res == v1.ResourceMemory {
 		usage = memoryUsage(rt)
@@ -53,8 +57,52 @@ func (m *Manager) checkPressure(ctx context.Context, rt *runtimev1.ListStatsResp
 		return
 	}
 	m.evicted[pod.UID] = true
+	if m.cfg.Cleaned != nil {
+		m.reclaiming = &reclaim{uid: pod.UID, evictedAt: m.cfg.Now()}
+	}
 	m.cfg.Logger.Info("evicting pod", "pod", pod.Namespace+"/"+pod.Name, "uid", pod.UID, "signal", e.Signal, "message", e.Message)
 	m.cfg.Evict(pod, e)
+}
+
+// PodCleanupTimeout bounds the wait for an evicted pod's cleanup, the
+// kubelet's.
+const PodCleanupTimeout = 30 * time.Second
+
+// reclaim is a node-pressure eviction whose cleanup the manager waits
+// for: cleanedAt is when the manager first saw the pod cleaned up.
+type reclaim struct {
+	uid                  types.UID
+	evictedAt, cleanedAt time.Time
+}
+
+// waitingForCleanup reports whether the last node-pressure eviction has
+// yet to show in o, the observation of the threshold met: the evicted pod
+// is not cleaned up, or o was measured before it was (a reading taken
+// while its memory or disk was still in use). It stops waiting after
+// PodCleanupTimeout.
+func (m *Manager) waitingForCleanup(o Observation) bool {
+	r := m.reclaiming
+	if r == nil {
+		return false
+	}
+	now := m.cfg.Now()
+	if now.Sub(r.evictedAt) >= PodCleanupTimeout {
+		m.reclaiming = nil
+		return false
+	}
+	if r.cleanedAt.IsZero() {
+		if !m.cfg.Cleaned(r.uid) {
+			m.cfg.Logger.Debug("waiting for the evicted pod's cleanup", "uid", r.uid)
+			return true
+		}
+		r.cleanedAt = now
+	}
+	if !o.At.IsZero() && o.At.Before(r.cleanedAt) {
+		m.cfg.Logger.Debug("waiting for a reading taken after the evicted pod's cleanup", "uid", r.uid)
+		return true
+	}
+	m.reclaiming = nil
+	return false
 }
 
 // Pressure says whether the node has memory and disk pressure, as the last

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/host/volumemanager"
 	"github.com/podhost/podhost/host/volumemanager/hostvolumes"
@@ -113,4 +114,69 @@ func TestManagerDiskPressure(t *testing.T) {
 	if mem, disk := m.Pressure(); mem || !disk {
 		t.Errorf("pressure memory %v disk %v, want disk only", mem, disk)
 	}
+}
+
+// TestManagerWaitsForEvictedPodCleanup: after a node-pressure eviction the
+// manager evicts no second pod while the first is not cleaned up, nor on
+// a reading taken before its cleanup (its memory still counted), as the
+// kubelet waits for the evicted pod's cleanup; a reading after the
+// cleanup that still meets the threshold evicts the next pod, and so does
+// the end of PodCleanupTimeout.
+func TestManagerWaitsForEvictedPodCleanup(t *testing.T) {
+	hog := apiPod("hog", v1.PodSpec{Containers: []v1.Container{{Name: "c"}}})
+	other := apiPod("other", v1.PodSpec{Containers: []v1.Container{{Name: "c"}}})
+	stats := &runtimev1.ListStatsResponse{}
+	for p, ws := range map[*v1.Pod]uint64{hog: gi, other: 10 * mi} {
+		sb := "sb-" + string(p.UID)
+		stats.Sandboxes = append(stats.Sandboxes, &runtimev1.SandboxStats{SandboxId: sb, Metadata: &runtimev1.SandboxMetadata{Uid: string(p.UID)},
+			Memory: &runtimev1.MemoryUsage{WorkingSetBytes: ws}})
+	}
+	now := time.Unix(1000, 0)
+	readAt := now
+	cleaned := false
+	var evicted []string
+	m := New(Config{
+		RootDir: t.TempDir(),
+		Pods:    func() []*v1.Pod { return []*v1.Pod{hog, other} },
+		Stats:   func(context.Context) (*runtimev1.ListStatsResponse, error) { return stats, nil },
+		Evict:   func(pod *v1.Pod, _ Eviction) { evicted = append(evicted, pod.Name) },
+		Signals: func(*runtimev1.ListStatsResponse) (Observations, error) {
+			return Observations{SignalMemoryAvailable: {Available: 50 * mi, Capacity: 4 * gi, At: readAt}}, nil
+		},
+		Now:     func() time.Time { return now },
+		Cleaned: func(uid types.UID) bool { return uid == hog.UID && cleaned },
+	})
+	check := func(step string, want ...string) {
+		t.Helper()
+		m.Check(t.Context())
+		if !slices.Equal(evicted, want) {
+			t.Fatalf("%s: evicted %q, want %q", step, evicted, want)
+		}
+		if mem, _ := m.Pressure(); !mem {
+			t.Fatalf("%s: no MemoryPressure while the threshold is met", step)
+		}
+	}
+	check("first check", "hog")
+	now = now.Add(10 * time.Second)
+	readAt = now
+	check("hog not cleaned up", "hog")
+	now = now.Add(10 * time.Second)
+	cleaned = true
+	check("reading from before the cleanup was seen", "hog")
+	now = now.Add(5 * time.Second)
+	readAt = now
+	check("reading after the cleanup", "hog", "other")
+
+	// The wait ends after PodCleanupTimeout even without a cleanup.
+	evicted, cleaned = nil, false
+	hog2 := apiPod("hog2", v1.PodSpec{Containers: []v1.Container{{Name: "c"}}})
+	m.cfg.Pods = func() []*v1.Pod { return []*v1.Pod{hog2, other} }
+	m.evicted = map[types.UID]bool{}
+	m.reclaiming = nil
+	check("second round", "hog2")
+	now = now.Add(PodCleanupTimeout - time.Second)
+	readAt = now
+	check("within the timeout", "hog2")
+	now = now.Add(time.Second)
+	check("after the timeout", "hog2", "other")
 }

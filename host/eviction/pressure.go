@@ -108,8 +108,11 @@ func Signals() []string {
 }
 
 // Observation is one signal's reading: what is available of the capacity
-// (bytes, or inodes).
-type Observation struct{ Available, Capacity uint64 }
+// (bytes, or inodes), measured at At (zero: now).
+type Observation struct {
+	Available, Capacity uint64
+	At                  time.Time
+}
 
 // Observations are the node's signals by name; a signal not measured is
 // absent and meets no threshold.

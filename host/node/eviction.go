@@ -6,6 +6,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/host/eviction"
 	"github.com/podhost/podhost/host/nodestats"
@@ -30,6 +31,7 @@ func (n *Node) newEviction() (*eviction.Manager, error) {
 		Thresholds:       thresholds,
 		TransitionPeriod: n.cfg.EvictionPressureTransitionPeriod,
 		NodeEvent:        n.nodeEvent,
+		Cleaned:          func(uid types.UID) bool { return n.core.ShouldPodBeFinished(uid) }, // n.core is made after
 	}), nil
 }
 
@@ -62,7 +64,8 @@ func evictionThresholds(hard map[string]string) ([]eviction.Threshold, error) {
 // pressureSignals are the node's signals from host/nodestats' last
 // reading: memory.available is MemTotal less the working set (as the
 // stats summary counts it), nodefs the filesystem of the root directory,
-// imagefs the runtime's image filesystem when the runtime names one.
+// imagefs the runtime's image filesystem when the runtime names one; each
+// observation is dated by the reading.
 func pressureSignals(reading func() (nodestats.Sample, error)) func(*runtimev1.ListStatsResponse) (eviction.Observations, error) {
 	return func(*runtimev1.ListStatsResponse) (eviction.Observations, error) {
 		s, err := reading()
@@ -71,14 +74,14 @@ func pressureSignals(reading func() (nodestats.Sample, error)) func(*runtimev1.L
 		}
 		obs := eviction.Observations{}
 		if n := s.Node; n.MemTotal > 0 {
-			obs[eviction.SignalMemoryAvailable] = eviction.Observation{Available: n.MemTotal - min(n.WorkingSet(), n.MemTotal), Capacity: n.MemTotal}
+			obs[eviction.SignalMemoryAvailable] = eviction.Observation{Available: n.MemTotal - min(n.WorkingSet(), n.MemTotal), Capacity: n.MemTotal, At: s.Time}
 		}
 		fs := func(st nodestats.FsNumbers, avail, inodes string) {
 			if st.Capacity > 0 {
-				obs[avail] = eviction.Observation{Available: st.Available, Capacity: st.Capacity}
+				obs[avail] = eviction.Observation{Available: st.Available, Capacity: st.Capacity, At: s.Time}
 			}
 			if st.Inodes > 0 {
-				obs[inodes] = eviction.Observation{Available: st.InodesFree, Capacity: st.Inodes}
+				obs[inodes] = eviction.Observation{Available: st.InodesFree, Capacity: st.Inodes, At: s.Time}
 			}
 		}
 		fs(s.Node.RootFs, eviction.SignalNodeFsAvailable, eviction.SignalNodeFsInodesFree)

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/podhost/podhost/host/eviction"
 	"github.com/podhost/podhost/host/nodestats"
@@ -37,7 +38,8 @@ func TestEvictionThresholds(t *testing.T) {
 // runtime's image filesystem when it is known, all from nodestats' last
 // reading.
 func TestPressureSignals(t *testing.T) {
-	s := nodestats.Sample{
+	at := time.Unix(5000, 0)
+	s := nodestats.Sample{Time: at,
 		Node: nodestats.NodeNumbers{MemTotal: 1000, MemFree: 100, InactiveFile: 300,
 			RootFs: nodestats.FsNumbers{Capacity: 100, Available: 7, Inodes: 50, InodesFree: 2}},
 	}
@@ -47,9 +49,9 @@ func TestPressureSignals(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := eviction.Observations{
-		eviction.SignalMemoryAvailable:  {Available: 400, Capacity: 1000},
-		eviction.SignalNodeFsAvailable:  {Available: 7, Capacity: 100},
-		eviction.SignalNodeFsInodesFree: {Available: 2, Capacity: 50},
+		eviction.SignalMemoryAvailable:  {Available: 400, Capacity: 1000, At: at},
+		eviction.SignalNodeFsAvailable:  {Available: 7, Capacity: 100, At: at},
+		eviction.SignalNodeFsInodesFree: {Available: 2, Capacity: 50, At: at},
 	}
 	if len(obs) != len(want) {
 		t.Errorf("observations %v, want %v", obs, want)
@@ -60,7 +62,7 @@ func TestPressureSignals(t *testing.T) {
 		}
 	}
 	s.ImageFs = nodestats.FsNumbers{Capacity: 200, Available: 20}
-	if obs, err = signals(nil); err != nil || obs[eviction.SignalImageFsAvailable] != (eviction.Observation{Available: 20, Capacity: 200}) {
+	if obs, err = signals(nil); err != nil || obs[eviction.SignalImageFsAvailable] != (eviction.Observation{Available: 20, Capacity: 200, At: at}) {
 		t.Errorf("imagefs: %v %v", obs, err)
 	}
 	if _, err := pressureSignals(func() (nodestats.Sample, error) { return nodestats.Sample{}, nodestats.ErrNotGathered })(nil); err == nil {

@@ -105,27 +105,24 @@ func (f *File) decodeDocument(n int, doc []byte, nodeName string, seen time.Time
 			f.addPod(n, &pod, nodeName, seen)
 		}
 	case "PersistentVolume":
-		var pv v1.PersistentVolume
-		if f.strict(n, head.Kind, j, &pv) {
-			f.addVolume(n, &pv, nodeName)
-		}
+		decodeObject(f, n, head.Kind, j, nodeName, f.addVolume)
 	case "PersistentVolumeClaim":
-		var pvc v1.PersistentVolumeClaim
-		if f.strict(n, head.Kind, j, &pvc) {
-			f.addClaim(n, &pvc, nodeName)
-		}
+		decodeObject(f, n, head.Kind, j, nodeName, f.addClaim)
 	case "ConfigMap":
-		var cm v1.ConfigMap
-		if f.strict(n, head.Kind, j, &cm) {
-			f.addConfigMap(n, &cm, nodeName)
-		}
+		decodeObject(f, n, head.Kind, j, nodeName, f.addConfigMap)
 	case "Secret":
-		var s v1.Secret
-		if f.strict(n, head.Kind, j, &s) {
-			f.addSecret(n, &s, nodeName)
-		}
+		decodeObject(f, n, head.Kind, j, nodeName, f.addSecret)
 	default:
 		fail(field.NotSupported(field.NewPath("kind"), head.Kind, kinds))
+	}
+}
+
+// decodeObject decodes document n, j, strictly as a T of kind and hands
+// it to add.
+func decodeObject[T any](f *File, n int, kind string, j []byte, nodeName string, add func(n int, obj *T, nodeName string)) {
+	var obj T
+	if f.strict(n, kind, j, &obj) {
+		add(n, &obj, nodeName)
 	}
 }
 

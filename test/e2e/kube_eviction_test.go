@@ -32,6 +32,13 @@ func TestKubeLocalStorageEviction(t *testing.T) {
 	if p.Status.Reason != "Evicted" || p.Status.Message != message {
 		t.Errorf("reason %q message %q; want Evicted %q", p.Status.Reason, p.Status.Message, message)
 	}
+	// The kubelet adds DisruptionTarget for node pressure only
+	// (TestKubeNodeMemoryPressureEviction), not for a pod over its limits.
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.DisruptionTarget {
+			t.Errorf("a limit's eviction has the condition %+v; the kubelet sets none", c)
+		}
+	}
 	for _, c := range p.Status.ContainerStatuses {
 		if c.RestartCount != 0 {
 			t.Errorf("container %s restarted %d times", c.Name, c.RestartCount)

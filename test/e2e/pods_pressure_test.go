@@ -19,7 +19,8 @@ import (
 // to fill the disk), the host is under disk pressure and evicts one pod
 // per period, the one with the most local storage first, as the kubelet
 // ranks them: Failed, reason Evicted, the kubelet's message, and a
-// Warning EvictionThresholdMet event on the node.
+// Warning EvictionThresholdMet event on the node. The final status keeps
+// the DisruptionTarget condition the eviction set.
 func TestNodeDiskPressureEviction(t *testing.T) {
 	h := startPodHost(t)
 	const write = `dd if=/dev/zero of=/data/f bs=1M count=%d && sync && touch /done; trap "exit 0" TERM; while true; do sleep 1; done`
@@ -64,6 +65,14 @@ func TestNodeDiskPressureEviction(t *testing.T) {
 		if p.Status.Reason != "Evicted" || !strings.HasPrefix(p.Status.Message, prefix) {
 			t.Errorf("%s: reason %q message %q; want Evicted %q…", name, p.Status.Reason, p.Status.Message, prefix)
 		}
+		// Its emptyDir is torn down after the terminated pod's status was
+		// generated: what the pod shows from then on is its final status.
+		dir := h.emptyDirPath(string(p.UID), "scratch")
+		poll(t, 60*time.Second, func() bool { _, err := os.Stat(dir); return os.IsNotExist(err) },
+			func() string { return name + ": emptyDir " + dir + " still there" })
+		if p, _ = h.get(name); p != nil {
+			wantDisruptionTarget(t, p)
+		}
 		for _, e := range h.events(name) {
 			if e.Reason == "Evicted" && strings.HasPrefix(e.Message, prefix) {
 				seqs[name] = e.Seq
@@ -83,4 +92,22 @@ func TestNodeDiskPressureEviction(t *testing.T) {
 	if !hasEvent(nodeEvents, "EvictionThresholdMet", "Attempting to reclaim ephemeral-storage") {
 		t.Errorf("no EvictionThresholdMet event on the node:\n%s", eventsString(nodeEvents))
 	}
+}
+
+// wantDisruptionTarget checks that the final status of a pod evicted for
+// node pressure carries the kubelet's DisruptionTarget condition: True,
+// reason TerminationByKubelet, the eviction's message.
+func wantDisruptionTarget(t *testing.T, p *v1.Pod) {
+	t.Helper()
+	for _, c := range p.Status.Conditions {
+		if c.Type != v1.DisruptionTarget {
+			continue
+		}
+		if c.Status != v1.ConditionTrue || c.Reason != v1.PodReasonTerminationByKubelet || c.Message != p.Status.Message {
+			t.Errorf("%s: DisruptionTarget %s, reason %q, message %q; want True, %s, %q",
+				p.Name, c.Status, c.Reason, c.Message, v1.PodReasonTerminationByKubelet, p.Status.Message)
+		}
+		return
+	}
+	t.Errorf("%s: no DisruptionTarget condition in the final status: %v", p.Name, p.Status.Conditions)
 }
