@@ -122,10 +122,10 @@ func openSubPath(volPath, sub string) (int, error) {
 	if err != nil {
 		return -1, fmt.Errorf("resolving %q: %w", sub, withoutPath(err))
 	}
-	if real != realRoot && !strings.HasPrefix(real, realRoot+string(filepath.Separator)) {
+	inside, ok := within(realRoot, real)
+	if !ok {
 		return -1, fmt.Errorf("%q leaves the volume", sub)
 	}
-	inside, _ := filepath.Rel(realRoot, real)
 	missing, _ := filepath.Rel(existing, path)
 	var names []string
 	for _, p := range []string{inside, missing} {
@@ -198,6 +198,16 @@ func mkdirAt(dirfd int, name string, mode uint32) (int, error) {
 		}
 	}
 	return fd, nil
+}
+
+// within is p relative to base, both clean absolute paths, when p is
+// base or under it (base "/" included).
+func within(base, p string) (string, bool) {
+	rel, err := filepath.Rel(base, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return rel, true
 }
 
 // withoutPath is err without the host path a *fs.PathError names, for an

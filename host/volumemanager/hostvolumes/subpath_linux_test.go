@@ -282,3 +282,25 @@ func TestCleanSubPathsAfterRestart(t *testing.T) {
 		t.Errorf("nothing left to clean: %v", err)
 	}
 }
+
+// TestWithin: a path is within the volume root when it is the root or
+// under it, the root "/" (a hostPath of /) included.
+func TestWithin(t *testing.T) {
+	for _, tc := range []struct {
+		base, p, rel string
+		ok           bool
+	}{
+		{"/v", "/v", ".", true},
+		{"/v", "/v/a/b", "a/b", true},
+		{"/v", "/v/..data/key", "..data/key", true},
+		{"/v", "/vx", "", false},
+		{"/v", "/", "", false},
+		{"/v", "/etc", "", false},
+		{"/", "/etc", "etc", true},
+		{"/", "/", ".", true},
+	} {
+		if rel, ok := within(tc.base, tc.p); rel != tc.rel || ok != tc.ok {
+			t.Errorf("within(%q, %q) = %q, %v; want %q, %v", tc.base, tc.p, rel, ok, tc.rel, tc.ok)
+		}
+	}
+}
