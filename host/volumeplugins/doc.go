@@ -26,6 +26,10 @@
 //     published, a writable filesystem volume of a pod with an fsGroup is
 //     given to the group (ownership.go), as those plugins do.
 //
+// Unpublish of every kind first removes the volume's subPath bind mounts
+// of the pod's containers (hostvolumes.CleanSubPaths), as the kubelet's
+// unmount does; a failure there fails the unpublish, which is retried.
+//
 // Every plugin call's error is classified once, here at the gRPC edge, by
 // the contract's rule (pluginapi/volumeerr): a call the supervisor did not
 // send is transient. Reconstruct rebuilds the pod volume directories a

@@ -15,6 +15,7 @@ import (
 type mountPoints map[string]bool
 
 func (m mountPoints) MountTmpfs(string, int64) error         { return nil }
+func (m mountPoints) BindFD(int, string) error               { return nil }
 func (m mountPoints) Unmount(string) error                   { return nil }
 func (m mountPoints) IsMountPoint(path string) (bool, error) { return m[path], nil }
 

@@ -173,7 +173,13 @@ func (p *Plugins) Publish(ctx context.Context, pv volumemanager.PodVolume) error
 	return ops.Publish(ctx, pv)
 }
 
+// Unpublish unmounts and removes the volume's subPath mounts of the
+// pod's containers (hostvolumes.CleanSubPaths), whatever its kind, as the
+// kubelet does before it tears a volume down, then unpublishes it.
 func (p *Plugins) Unpublish(ctx context.Context, pv volumemanager.PodVolume) error {
+	if err := p.host.CleanSubPaths(pv.Pod, pv.Name); err != nil {
+		return err
+	}
 	if apivolumes.Serves(pv.Volume.Plugin) {
 		return p.api.Unpublish(ctx, pv)
 	}

@@ -195,7 +195,7 @@ var Rules = map[string]Rule{
 	"VolumeMount.readOnly":                honoured("a read-only bind mount"),
 	"VolumeMount.recursiveReadOnly":       refusedUnless("recursive read-only mounts are not supported", string(v1.RecursiveReadOnlyDisabled)),
 	"VolumeMount.mountPath":               honoured(""),
-	"VolumeMount.subPath":                 honoured("created when missing; relative without '..'; may not leave the volume, symbolic links included"),
+	"VolumeMount.subPath":                 honoured("created when missing; relative without '..'; may not leave the volume, symbolic links included; bind-mounted from a descriptor opened without following links under the pod's volume-subpaths directory, as the kubelet's protection against a link swapped in (CVE-2017-1002101), and given to the runtime from there; a refused one is CreateContainerConfigError"),
 	"VolumeMount.mountPropagation":        honoured("None (private), HostToContainer (rslave: the host's later mounts under the volume show in the container) or Bidirectional (rshared, privileged containers only); the host makes its root dir a shared mount at start, as the kubelet its own (docs/operations.md)"),
 	"VolumeMount.subPathExpr":             honoured("$(VAR) expanded from the container's env (downward API included) when the container is created, a variable undefined or empty failing it (CreateContainerConfigError) until it has a value; then as subPath. Not with subPath; relative without '..', before and after expansion"),
 	"VolumeMount.bindMountOptions":        refused("bind mount options are not supported"),

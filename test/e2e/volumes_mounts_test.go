@@ -1,14 +1,18 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/images/localimages"
 )
 
 // fieldEnv is an env variable from the downward API.
@@ -156,4 +160,135 @@ func TestVolumeMountPropagation(t *testing.T) {
 	}
 	h.delete("propagation", &zero)
 	h.waitGone("propagation", 60*time.Second)
+}
+
+// subPathMounts are the mount points under the host's volume-subpaths
+// directories in /proc/self/mountinfo (the host shares the test's mount
+// namespace).
+func (h *podHost) subPathMounts() []string {
+	h.t.Helper()
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var out []string
+	for line := range strings.Lines(string(b)) {
+		if f := strings.Fields(line); len(f) > 4 && strings.HasPrefix(f[4], filepath.Join(h.root, "pods")+"/") && strings.Contains(f[4], "/volume-subpaths/") {
+			out = append(out, f[4])
+		}
+	}
+	return out
+}
+
+// TestVolumeMountSubPathShared: a container mounting a subPath of an
+// emptyDir that another container of the pod writes sees what it writes,
+// through the bind mount the host made under the pod's volume-subpaths
+// directory; a subPath through a symbolic link to / that an init
+// container planted in the volume keeps the container from being created
+// (CreateContainerConfigError with the kubelet's message); and after the
+// pods are deleted no volume-subpaths mount is left.
+func TestVolumeMountSubPathShared(t *testing.T) {
+	h := startPodHost(t)
+	zero := int64(0)
+	shared := []v1.Volume{volume("shared", v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}})}
+
+	t.Run("shared", func(t *testing.T) {
+		p := busyPod("subpath-shared", v1.RestartPolicyAlways,
+			sh("writer", `mkdir -p /shared/dir && echo from-writer > /shared/dir/file.tmp && mv /shared/dir/file.tmp /shared/dir/file; exec sleep 3600`),
+			sh("reader", `while [ ! -f /sub/file ]; do sleep 0.2; done; echo "reader sees: $(cat /sub/file)"; exec sleep 3600`))
+		p.Spec.Volumes = shared
+		p.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{{Name: "shared", MountPath: "/shared"}}
+		p.Spec.Containers[1].VolumeMounts = []v1.VolumeMount{{Name: "shared", MountPath: "/sub", SubPath: "dir"}}
+		p.Spec.TerminationGracePeriodSeconds = &zero
+		h.apply(p)
+		got := h.waitPod("subpath-shared", 90*time.Second, "running", running)
+		h.waitLog("subpath-shared", "reader", "reader sees: from-writer")
+		target := filepath.Join(h.root, "pods", string(got.UID), "volume-subpaths", "shared", "reader", "0")
+		if m := h.subPathMounts(); !slices.Contains(m, target) {
+			t.Errorf("volume-subpaths mounts %q; want %s", m, target)
+		}
+		h.delete("subpath-shared", &zero)
+		h.waitGone("subpath-shared", 60*time.Second)
+	})
+
+	t.Run("escape through a planted link", func(t *testing.T) {
+		p := busyPod("subpath-escape", v1.RestartPolicyAlways, sh("main", `ls /escaped; exec sleep 3600`))
+		p.Spec.InitContainers = []v1.Container{sh("plant", `ln -s / /shared/escape`)}
+		p.Spec.InitContainers[0].Image, p.Spec.InitContainers[0].ImagePullPolicy = p.Spec.Containers[0].Image, v1.PullNever
+		p.Spec.Volumes = shared
+		p.Spec.InitContainers[0].VolumeMounts = []v1.VolumeMount{{Name: "shared", MountPath: "/shared"}}
+		p.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{{Name: "shared", MountPath: "/escaped", SubPath: "escape/etc"}}
+		p.Spec.TerminationGracePeriodSeconds = &zero
+		h.apply(p)
+		got := h.waitPod("subpath-escape", 60*time.Second, "waiting with CreateContainerConfigError", func(p *v1.Pod) bool {
+			cs := containerStatus(p, "main")
+			return cs != nil && cs.State.Waiting != nil && cs.State.Waiting.Reason == "CreateContainerConfigError"
+		})
+		wantLines(t, "subpath-escape", containerStatus(got, "main").State.Waiting.Message,
+			`failed to prepare subPath for volumeMount "shared" of container "main": "escape/etc" leaves the volume`)
+		for _, c := range h.criContainers(string(got.UID)) {
+			if c.GetMetadata().GetName() == "main" {
+				t.Errorf("containerd has container main of pod subpath-escape; want it never created")
+			}
+		}
+		h.delete("subpath-escape", &zero)
+		h.waitGone("subpath-escape", 60*time.Second)
+	})
+
+	var left []string
+	poll(t, 60*time.Second, func() bool {
+		left = h.subPathMounts()
+		return len(left) == 0
+	}, func() string {
+		return fmt.Sprintf("volume-subpaths mounts left after the pods were deleted: %q\n%s", left, h.logTail())
+	})
+	if dirs, _ := filepath.Glob(filepath.Join(h.root, "pods", "*", "volume-subpaths")); len(dirs) > 0 {
+		t.Errorf("volume-subpaths directories left: %q", dirs)
+	}
+}
+
+// TestVolumeMountSubPathHostRestart: the host is killed while a static
+// pod with a subPath mount runs, the pod's manifest is removed while it
+// is down, and the host started again finds the subPath mount the killed
+// one made (on disk and in the mount table, nothing in memory) and
+// unmounts and removes it with the pod's volume: none is leaked.
+func TestVolumeMountSubPathHostRestart(t *testing.T) {
+	h := startPodHost(t)
+	name := staticName(t, "subpath-restart")
+	path := h.writeManifest("subpath-restart.yaml", `apiVersion: v1
+kind: Pod
+metadata: {name: subpath-restart}
+spec:
+  hostNetwork: true
+  terminationGracePeriodSeconds: 0
+  volumes:
+  - {name: shared, emptyDir: {}}
+  containers:
+  - name: app
+    image: `+localimages.BusyboxName+`
+    imagePullPolicy: Never
+    command: [sh, -c, "echo in-the-subpath > /sub/file; exec sleep 3600"]
+    volumeMounts:
+    - {name: shared, mountPath: /sub, subPath: dir}
+`)
+	p := h.waitPod(name, 60*time.Second, "running", running)
+	target := filepath.Join(h.root, "pods", string(p.UID), "volume-subpaths", "shared", "app", "0")
+	if m := h.subPathMounts(); !slices.Contains(m, target) {
+		t.Fatalf("volume-subpaths mounts %q; want %s", m, target)
+	}
+
+	h.kill()
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	h.start()
+
+	var left []string
+	poll(t, 90*time.Second, func() bool {
+		left = h.subPathMounts()
+		_, err := os.Lstat(filepath.Join(h.root, "pods", string(p.UID)))
+		return len(left) == 0 && os.IsNotExist(err)
+	}, func() string {
+		return fmt.Sprintf("after the restart, volume-subpaths mounts %q, or the pod's directory, left\n%s", left, h.logTail())
+	})
 }

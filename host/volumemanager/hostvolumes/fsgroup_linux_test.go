@@ -68,10 +68,12 @@ func TestEmptyDirFSGroup(t *testing.T) {
 		if err := os.Chmod(dir, rootMode|fs.ModeSetgid); err != nil {
 			t.Fatal(err)
 		}
-		sub, err := subPath(dir, "sub"+rootMode.String()+"/deeper")
+		sub := filepath.Join(dir, "sub"+rootMode.String(), "deeper")
+		fd, err := openSubPath(dir, "sub"+rootMode.String()+"/deeper")
 		if err != nil {
 			t.Fatal(err)
 		}
+		syscall.Close(fd)
 		for _, p := range []string{sub, filepath.Dir(sub)} {
 			fi, err := os.Stat(p)
 			if err != nil {

@@ -24,6 +24,10 @@ type Mounter interface {
 	// MountTmpfs mounts a tmpfs of size bytes (0: the kernel's default) on
 	// target.
 	MountTmpfs(target string, size int64) error
+	// BindFD bind-mounts the file or directory open at fd (an O_PATH
+	// descriptor) onto target, an existing directory or file of the same
+	// kind, and checks that target then shows it.
+	BindFD(fd int, target string) error
 	// Unmount unmounts target.
 	Unmount(target string) error
 	// IsMountPoint reports whether path is a mount point; a missing path

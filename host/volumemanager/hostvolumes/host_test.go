@@ -3,6 +3,7 @@ package hostvolumes
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 // fakeMounter keeps a mount table in memory and records each call.
 type fakeMounter struct {
 	points map[string]bool
+	binds  map[string]string // target: the source's path, of BindFD
 	calls  []string
 	fail   error
 }
@@ -35,9 +37,27 @@ func (f *fakeMounter) MountTmpfs(target string, size int64) error {
 	return nil
 }
 
+// BindFD records the path of the file open at fd as target's source.
+func (f *fakeMounter) BindFD(fd int, target string) error {
+	src, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+	if err != nil {
+		return err
+	}
+	f.calls = append(f.calls, "bind "+filepath.Base(target))
+	if f.fail != nil {
+		return f.fail
+	}
+	if f.binds == nil {
+		f.binds = map[string]string{}
+	}
+	f.points[target], f.binds[target] = true, src
+	return nil
+}
+
 func (f *fakeMounter) Unmount(target string) error {
 	f.calls = append(f.calls, "unmount "+filepath.Base(target))
 	delete(f.points, target)
+	delete(f.binds, target)
 	return nil
 }
 

@@ -27,6 +27,30 @@ func (SystemMounter) MountTmpfs(target string, size int64) error {
 	return nil
 }
 
+// BindFD bind-mounts the file open at fd onto target, through the
+// descriptor's /proc/self/fd link (which the kernel resolves to the open
+// file, not to a path that may have changed since), then checks that
+// target shows that file; a target that shows another is unmounted and
+// an error.
+func (SystemMounter) BindFD(fd int, target string) error {
+	if err := unix.Mount(fmt.Sprintf("/proc/self/fd/%d", fd), target, "", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("bind mount on %s: %w", target, err)
+	}
+	var want, got unix.Stat_t
+	err := unix.Fstat(fd, &want)
+	if err == nil {
+		err = unix.Lstat(target, &got)
+	}
+	if err == nil && (want.Dev != got.Dev || want.Ino != got.Ino) {
+		err = errors.New("it shows another file than the one opened")
+	}
+	if err != nil {
+		_ = unix.Unmount(target, unix.MNT_DETACH)
+		return fmt.Errorf("checking the bind mount on %s: %w", target, err)
+	}
+	return nil
+}
+
 // Unmount unmounts target; a target that is no mount point is success.
 func (SystemMounter) Unmount(target string) error {
 	if err := unix.Unmount(target, 0); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {

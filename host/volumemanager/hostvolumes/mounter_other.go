@@ -14,6 +14,9 @@ type SystemMounter struct{}
 // MountTmpfs fails: no tmpfs off Linux.
 func (SystemMounter) MountTmpfs(string, int64) error { return errNoMounts }
 
+// BindFD fails: no bind mounts off Linux.
+func (SystemMounter) BindFD(int, string) error { return errNoMounts }
+
 // Unmount has nothing to undo.
 func (SystemMounter) Unmount(string) error { return nil }
 

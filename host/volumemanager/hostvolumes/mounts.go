@@ -3,8 +3,6 @@ package hostvolumes
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -34,9 +32,11 @@ func (h *Host) TargetPath(pv volumemanager.PodVolume) string {
 // ContainerMounts are the runtime mounts of container c of pod: one per
 // volumeMount, at its mountPath, from the target path of the volume that
 // desired returns for its name (the volume manager's desired state),
-// joined with subPath, or with subPathExpr expanded from env (the
-// container's resolved env, as host/expansion.SubPath expands it), which
-// is created when missing and must stay inside the volume. A mount naming
+// or, with a subPath or a subPathExpr expanded from env (the container's
+// resolved env, as host/expansion.SubPath expands it), the bind mount of
+// that path inside the volume at its SubPathTarget (bindSubPath: opened
+// without following links, created when missing, never outside the
+// volume; CleanSubPaths removes it with the volume). A mount naming
 // no volume of the pod, or one not desired, a block volume, a subPathExpr
 // with a variable missing from env or beside a subPath, a sub path
 // leaving the volume, or Bidirectional mountPropagation in a container
@@ -72,10 +72,14 @@ func (h *Host) ContainerMounts(pod *v1.Pod, c *v1.Container, env map[string]stri
 		}
 		path := h.TargetPath(pv)
 		if sub != "" {
-			var err error
-			if path, err = subPath(path, sub); err != nil {
+			if err := checkSubPath(sub); err != nil {
 				return nil, &volumemanager.FieldError{Field: subField, Detail: err.Error()}
 			}
+			target := SubPathTarget(h.root, pv.Pod, vm.Name, c.Name, i)
+			if err := h.bindSubPath(path, sub, target); err != nil {
+				return nil, &volumemanager.FieldError{Field: subField, Detail: fmt.Sprintf("failed to prepare subPath for volumeMount %q of container %q: %v", vm.Name, c.Name, err)}
+			}
+			path = target
 		}
 		ro := vm.ReadOnly || pv.Volume.ReadOnly
 		propagation, err := mountPropagation(c, vm.MountPropagation)
@@ -109,59 +113,11 @@ func mountPropagation(c *v1.Container, mode *v1.MountPropagationMode) (runtimev1
 	return 0, fmt.Errorf("unsupported value %q", *mode)
 }
 
-// subPath is sub inside the volume at root, created as a directory when
-// missing. sub must be relative, without "..", and must not leave root
-// through a symbolic link; the part that exists is checked before
-// anything is created.
-func subPath(root, sub string) (string, error) {
+// checkSubPath refuses an absolute sub path or one with a ".."
+// component, before anything is opened.
+func checkSubPath(sub string) error {
 	if filepath.IsAbs(sub) || slices.Contains(strings.Split(filepath.ToSlash(sub), "/"), "..") {
-		return "", fmt.Errorf("%q must be a relative path without \"..\"", sub)
+		return fmt.Errorf("%q must be a relative path without \"..\"", sub)
 	}
-	realRoot, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return "", fmt.Errorf("resolving the volume: %w", err)
-	}
-	inside := func(p string) bool {
-		return p == realRoot || strings.HasPrefix(p, realRoot+string(filepath.Separator))
-	}
-	path := filepath.Join(root, sub)
-	existing := path
-	for {
-		if _, err := os.Lstat(existing); err == nil {
-			break
-		}
-		existing = filepath.Dir(existing)
-	}
-	real, err := filepath.EvalSymlinks(existing)
-	if err != nil {
-		return "", fmt.Errorf("resolving %q: %w", sub, err)
-	}
-	if !inside(real) {
-		return "", fmt.Errorf("%q leaves the volume", sub)
-	}
-	if existing == path {
-		return real, nil // a file or a directory: mounted as it is
-	}
-	// The directories created get the volume root's mode, as the
-	// kubelet makes them: an emptyDir's 0777, with the setgid bit (and
-	// fsGroup, inherited) of a pod with an fsGroup, and a tmpfs's sticky
-	// bit.
-	fi, err := os.Stat(realRoot)
-	if err != nil {
-		return "", fmt.Errorf("reading the volume: %w", err)
-	}
-	mode := fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
-	rest, _ := filepath.Rel(existing, path)
-	for _, name := range strings.Split(rest, string(filepath.Separator)) {
-		real = filepath.Join(real, name)
-		if err := os.Mkdir(real, 0o700); errors.Is(err, fs.ErrExist) {
-			continue // made meanwhile by another container's mount
-		} else if err != nil {
-			return "", fmt.Errorf("creating %q: %w", sub, err)
-		}
-		if err := os.Chmod(real, mode); err != nil { // past the umask
-			return "", fmt.Errorf("creating %q: %w", sub, err)
-		}
-	}
-	return real, nil
+	return nil
 }

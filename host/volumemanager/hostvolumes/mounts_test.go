@@ -89,7 +89,8 @@ func TestContainerDevices(t *testing.T) {
 // mounts it cannot serve, naming the field.
 func TestContainerMounts(t *testing.T) {
 	root := t.TempDir()
-	h := New(root, newFakeMounter())
+	m := newFakeMounter()
+	h := New(root, m)
 	pod := mountsPod()
 	cache := volumemanager.PodVolume{Pod: pod.UID, Name: "cache", Volume: volumemanager.Volume{Plugin: volumemanager.PluginEmptyDir}}
 	if err := h.Publish(context.Background(), cache); err != nil {
@@ -115,6 +116,10 @@ func TestContainerMounts(t *testing.T) {
 	if err := os.Symlink("/", filepath.Join(cacheDir, "escape")); err != nil {
 		t.Fatal(err)
 	}
+	// bound is the host path of a sub path: its target, bound from src.
+	bound := func(src string) string {
+		return SubPathTarget(root, pod.UID, "cache", "c", 0) + "<-" + filepath.Join(cacheDir, src)
+	}
 	// env is the container's, for subPathExpr.
 	env := map[string]string{"POD_NAME": "p", "DOTS": "..", "UP": "a/../../x", "ABS": "/etc", "LINK": "escape", "EMPTY": ""}
 	tests := []struct {
@@ -125,7 +130,7 @@ func TestContainerMounts(t *testing.T) {
 	}{
 		{"emptyDir and hostPath", []v1.VolumeMount{{Name: "cache", MountPath: "/cache"}, {Name: "etc", MountPath: "/host-etc", ReadOnly: true}},
 			nil, fmt.Sprintf("/cache=%s /host-etc=/etc:ro", cacheDir)},
-		{"subPath is created", []v1.VolumeMount{{Name: "cache", MountPath: "/logs", SubPath: "a/b"}}, nil, fmt.Sprintf("/logs=%s/a/b", cacheDir)},
+		{"subPath is created", []v1.VolumeMount{{Name: "cache", MountPath: "/logs", SubPath: "a/b"}}, nil, "/logs=" + bound("a/b")},
 		{"csi target", []v1.VolumeMount{{Name: "data", MountPath: "/data"}}, nil, "/data=" + root + "/pods/uid-1/volumes/kubernetes.io~csi/data/mount"},
 		{"unknown volume", []v1.VolumeMount{{Name: "nope", MountPath: "/x"}}, nil, `container "c" volumeMounts[0].name: no volume "nope" in spec.volumes`},
 		{"not desired", []v1.VolumeMount{{Name: "undesired", MountPath: "/x"}}, nil, `volumeMounts[0].name: volume "undesired" is not mounted`},
@@ -133,16 +138,16 @@ func TestContainerMounts(t *testing.T) {
 		{"no mountPath", []v1.VolumeMount{{Name: "cache"}}, nil, "volumeMounts[0].mountPath: required"},
 		{"subPath with ..", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPath: "../x"}}, nil, `volumeMounts[0].subPath: "../x" must be a relative path`},
 		{"absolute subPath", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPath: "/etc"}}, nil, "must be a relative path"},
-		{"subPath through a link out", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPath: "escape/etc"}}, nil, `"escape/etc" leaves the volume`},
+		{"subPath through a link out", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPath: "escape/etc"}}, nil, `volumeMounts[0].subPath: failed to prepare subPath for volumeMount "cache" of container "c": "escape/etc" leaves the volume`},
 		{"subPath through a link to create outside", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPath: "escape/podhost-must-not-exist"}}, nil, "leaves the volume"},
 		{"block volume", []v1.VolumeMount{{Name: "disk", MountPath: "/x"}}, nil, `volumeMounts[0].name: volume "disk" is a block volume`},
-		{"subPathExpr from the pod's name", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(POD_NAME)"}}, nil, fmt.Sprintf("/x=%s/p", cacheDir)},
-		{"subPathExpr nested", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "logs/$(POD_NAME)/$$"}}, nil, fmt.Sprintf("/x=%s/logs/p/$", cacheDir)},
+		{"subPathExpr from the pod's name", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(POD_NAME)"}}, nil, "/x=" + bound("p")},
+		{"subPathExpr nested", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "logs/$(POD_NAME)/$$"}}, nil, "/x=" + bound("logs/p/$")},
 		{"subPathExpr to ..", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(DOTS)"}}, nil, `volumeMounts[0].subPathExpr: ".." must be a relative path without ".."`},
 		{"subPathExpr to a path through ..", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(UP)"}}, nil, `volumeMounts[0].subPathExpr: "a/../../x" must be a relative path`},
 		{"subPathExpr to an absolute path", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(ABS)"}}, nil, `volumeMounts[0].subPathExpr: "/etc" must be a relative path`},
-		{"subPathExpr through a link out", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(LINK)/etc"}}, nil, `volumeMounts[0].subPathExpr: "escape/etc" leaves the volume`},
-		{"subPathExpr through a link to create outside", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(LINK)/podhost-must-not-exist"}}, nil, `subPathExpr: "escape/podhost-must-not-exist" leaves the volume`},
+		{"subPathExpr through a link out", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(LINK)/etc"}}, nil, `volumeMounts[0].subPathExpr: failed to prepare subPath for volumeMount "cache" of container "c": "escape/etc" leaves the volume`},
+		{"subPathExpr through a link to create outside", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(LINK)/podhost-must-not-exist"}}, nil, `subPathExpr: failed to prepare subPath for volumeMount "cache" of container "c": "escape/podhost-must-not-exist" leaves the volume`},
 		{"subPathExpr with an undefined variable", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(NOPE)/$(POD_NAME)"}}, nil, `volumeMounts[0].subPathExpr: "$(NOPE)/$(POD_NAME)": missing value for NOPE`},
 		{"subPathExpr with an empty variable", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPathExpr: "$(EMPTY)"}}, nil, "missing value for EMPTY"},
 		{"subPathExpr beside subPath", []v1.VolumeMount{{Name: "cache", MountPath: "/x", SubPath: "a", SubPathExpr: "$(POD_NAME)"}}, nil, "volumeMounts[0].subPathExpr: subPathExpr and subPath are mutually exclusive"},
@@ -159,9 +164,12 @@ func TestContainerMounts(t *testing.T) {
 				return
 			}
 			var parts []string
-			for _, m := range got {
-				s := m.GetContainerPath() + "=" + m.GetHostPath()
-				if m.GetReadonly() {
+			for _, mt := range got {
+				s := mt.GetContainerPath() + "=" + mt.GetHostPath()
+				if src, ok := m.binds[mt.GetHostPath()]; ok {
+					s += "<-" + src
+				}
+				if mt.GetReadonly() {
 					s += ":ro"
 				}
 				parts = append(parts, s)
