@@ -25,7 +25,10 @@ var errNoSecrets = errors.New("no source of secrets")
 // registry key matches image, in the order to try them (registryauth),
 // and the names of the Secrets that could not be read, which, as the
 // kubelet's, do not fail the pull. A Secret whose docker config is
-// unreadable does: the error names it and its key.
+// unreadable does: the error names it and its key. An image already
+// present under IfNotPresent is used without checking that these
+// credentials could pull it (the kubelet's KubeletEnsureSecretPulledImages
+// is not done).
 func (m *Manager) pullAuth(ctx context.Context, pod *v1.Pod, image string) ([]*runtimev1.RegistryAuth, []string, error) {
 	if len(pod.Spec.ImagePullSecrets) == 0 {
 		return nil, nil, nil
