@@ -7,6 +7,7 @@ require (
 	github.com/containerd/containerd/api v1.12.0
 	github.com/containerd/typeurl/v2 v2.3.0
 	github.com/fsnotify/fsnotify v1.10.1
+	github.com/google/go-containerregistry v0.22.1
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.8.0
 	github.com/kubernetes-csi/csi-test/v5 v5.6.0

@@ -15,7 +15,10 @@
 // spec (command, args, env, working dir, resources, host namespaces, DNS,
 // the pod's and the container's securityContext merged as the kubelet
 // merges them, security.go) onto the contract, verifies runAsNonRoot
-// against the image's user before it creates a container, writes the pod's
+// against the image's user before it creates a container, pulls images
+// with the credentials of the pod's imagePullSecrets that match the
+// image's registry (read where its env's Secrets are, matched by
+// host/registryauth; pullsecrets.go), writes the pod's
 // /etc/hosts as the kubelet manages it (hostname or hostnameOverride, FQDN, hostAliases,
 // etchosts.go), stops containers with the pod's grace period, and
 // removes what a finished pod left behind. A pod's teardown yields to the

@@ -199,15 +199,22 @@ func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, sandboxID str
 	id := s.existingID
 	if id == "" {
 		policy := pullPolicy(s.spec)
-		img, err := m.rt.EnsureImage(ctx, &runtimev1.EnsureImageRequest{Image: s.spec.Image, PullPolicy: policy})
+		var img *runtimev1.EnsureImageResponse
+		auth, missingSecrets, err := m.pullAuth(ctx, pod, s.spec.Image)
+		if err == nil {
+			img, err = m.rt.EnsureImage(ctx, &runtimev1.EnsureImageRequest{Image: s.spec.Image, PullPolicy: policy, Auth: auth})
+			if err != nil {
+				err = callError("ensuring image "+s.spec.Image, err)
+			}
+		}
 		if err != nil {
-			err = callError("ensuring image "+s.spec.Image, err)
 			reason := ReasonErrImagePull
 			if policy == runtimev1.PullPolicy_PULL_POLICY_NEVER {
 				reason = ReasonErrImageNeverPull
 			}
 			m.setReason(pod, name, reason, err.Error())
 			m.event(pod, lifecycle.EventWarning, EventFailed, "Failed to pull image %q: %v", s.spec.Image, err)
+			m.missingPullSecretsEvent(pod, missingSecrets)
 			return fmt.Errorf("container %q: %w: %w", name, ErrImagePull, err)
 		}
 		m.imageEvent(pod, s.spec.Image, img)

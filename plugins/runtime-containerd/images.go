@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	criapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -18,8 +19,11 @@ var pullPolicyNames = map[string]PullPolicy{
 // the config's) and returns its ID, which CreateContainer accepts, and
 // whether it was pulled. An absent image under Never is NOT_FOUND; a failed
 // pull is classified like any CRI error (containerd reports a registry's
-// "not found" as NOT_FOUND, an unreachable registry as UNKNOWN).
-func (r *criRuntime) EnsureImage(ctx context.Context, image string, policy PullPolicy) (string, bool, error) {
+// "not found" as NOT_FOUND, an unreachable registry as UNKNOWN). A pull
+// tries auths in order, as the kubelet does, and anonymously when there
+// are none; when all fail, the error is the last one's class with every
+// attempt's message.
+func (r *criRuntime) EnsureImage(ctx context.Context, image string, policy PullPolicy, auths []RegistryAuth) (string, bool, error) {
 	if image == "" {
 		return "", false, fmt.Errorf("%w: image is required", errInvalid)
 	}
@@ -43,12 +47,38 @@ func (r *criRuntime) EnsureImage(ctx context.Context, image string, policy PullP
 			return "", false, fmt.Errorf("%w: image %s is not present and the pull policy is Never", errNotFound, image)
 		}
 	}
-	resp, err := b.img.PullImage(ctx, &criapi.PullImageRequest{Image: &criapi.ImageSpec{Image: image}})
-	if err != nil {
-		return "", false, criError("pull image "+image, err)
+	if len(auths) == 0 {
+		resp, err := b.img.PullImage(ctx, &criapi.PullImageRequest{Image: &criapi.ImageSpec{Image: image}})
+		if err != nil {
+			return "", false, criError("pull image "+image, err)
+		}
+		return resp.GetImageRef(), true, nil
 	}
-	return resp.GetImageRef(), true, nil
+	var failed pullErrors
+	for i, a := range auths {
+		resp, err := b.img.PullImage(ctx, &criapi.PullImageRequest{Image: &criapi.ImageSpec{Image: image}, Auth: &criapi.AuthConfig{
+			Username: a.Username, Password: a.Password, IdentityToken: a.IdentityToken, RegistryToken: a.RegistryToken, ServerAddress: a.ServerAddress}})
+		if err == nil {
+			return resp.GetImageRef(), true, nil
+		}
+		failed = append(failed, criError(fmt.Sprintf("pull image %s with credentials %d of %d", image, i+1, len(auths)), err))
+	}
+	return "", false, failed
 }
+
+// pullErrors are the failures of one pull with each set of credentials:
+// every message, the class of the last.
+type pullErrors []error
+
+func (e pullErrors) Error() string {
+	msgs := make([]string, len(e))
+	for i, err := range e {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func (e pullErrors) Unwrap() error { return e[len(e)-1] }
 
 // ImageStatus reports an image; present is false when it is absent.
 func (r *criRuntime) ImageStatus(ctx context.Context, image string) (Image, bool, error) {

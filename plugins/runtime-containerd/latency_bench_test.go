@@ -29,7 +29,7 @@ func BenchmarkExitLatency(b *testing.B) {
 	if errs := r.Configure(b.Context(), fmt.Appendf(nil, `{"endpoint":%q}`, c.Endpoint())); len(errs) > 0 {
 		b.Fatalf("Configure: %v", errs)
 	}
-	img, _, err := r.EnsureImage(b.Context(), localimages.BusyboxName, PullNever)
+	img, _, err := r.EnsureImage(b.Context(), localimages.BusyboxName, PullNever, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

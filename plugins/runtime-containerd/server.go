@@ -152,7 +152,12 @@ func (s *server) EnsureImage(ctx context.Context, req *runtimev1.EnsureImageRequ
 	if !ok {
 		return nil, status.Errorf(codes.InvalidArgument, "unknown pull policy %v", req.GetPullPolicy())
 	}
-	ref, pulled, err := s.rt.EnsureImage(ctx, req.GetImage(), policy)
+	var auths []RegistryAuth
+	for _, a := range req.GetAuth() {
+		auths = append(auths, RegistryAuth{Username: a.GetUsername(), Password: a.GetPassword(),
+			IdentityToken: a.GetIdentityToken(), RegistryToken: a.GetRegistryToken(), ServerAddress: a.GetServerAddress()})
+	}
+	ref, pulled, err := s.rt.EnsureImage(ctx, req.GetImage(), policy, auths)
 	return reply(&runtimev1.EnsureImageResponse{ImageRef: ref, Pulled: pulled}, err)
 }
 

@@ -152,6 +152,14 @@ const (
 	PullNever
 )
 
+// RegistryAuth is one set of credentials for an image's registry, as CRI's
+// AuthConfig takes them.
+type RegistryAuth struct {
+	Username, Password           string
+	IdentityToken, RegistryToken string
+	ServerAddress                string
+}
+
 // Image is one image present in the runtime.
 type Image struct {
 	ID                    string

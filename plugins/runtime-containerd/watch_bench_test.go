@@ -187,7 +187,7 @@ func statCPU(stat []byte) (time.Duration, error) {
 // makeContainers runs n host-network sandboxes of perSandbox running
 // `sleep` containers each, and returns the sandboxes it ran.
 func makeContainers(ctx context.Context, r *criRuntime, n, perSandbox int, logs string) ([]string, error) {
-	img, _, err := r.EnsureImage(ctx, localimages.BusyboxName, PullNever)
+	img, _, err := r.EnsureImage(ctx, localimages.BusyboxName, PullNever, nil)
 	if err != nil {
 		return nil, err
 	}

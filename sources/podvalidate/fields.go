@@ -102,7 +102,7 @@ var Rules = map[string]Rule{
 	"PodSpec.hostIPC":                       honoured("the sandbox and every container use the node's IPC namespace"),
 	"PodSpec.shareProcessNamespace":         honoured("the containers share the sandbox's PID namespace; without it each has its own"),
 	"PodSpec.securityContext":               honoured("see PodSecurityContext"),
-	"PodSpec.imagePullSecrets":              refused("pull credentials are not passed to the runtime"),
+	"PodSpec.imagePullSecrets":              honoured("dockerconfigjson and dockercfg Secrets; the credentials whose registry key matches the image are passed to the runtime's pull, tried in order; a missing Secret is a FailedToRetrieveImagePullSecret event after a failed pull; an image already present is not re-verified against the pod's credentials (the kubelet's KubeletEnsureSecretPulledImages is not done): use imagePullPolicy Always for private images"),
 	"PodSpec.hostname":                      honoured("the sandbox's hostname"),
 	"PodSpec.subdomain":                     honoured("the pod's FQDN in its /etc/hosts where the host has a cluster domain, as the kubelet"),
 	"PodSpec.affinity":                      opaque("required node affinity checked at admission; the rest is the scheduler's"),

@@ -154,7 +154,6 @@ func TestRefusedFieldsAreNamed(t *testing.T) {
 		mutate func(p *v1.Pod)
 		want   string
 	}{
-		{"imagePullSecrets", func(p *v1.Pod) { p.Spec.ImagePullSecrets = []v1.LocalObjectReference{{Name: "x"}} }, "spec.imagePullSecrets"},
 		{"hostUsers false", func(p *v1.Pod) { p.Spec.HostUsers = ptr.To(false) }, "spec.hostUsers"},
 		{"stopSignal", func(p *v1.Pod) { p.Spec.Containers[0].Lifecycle = &v1.Lifecycle{StopSignal: ptr.To(v1.SIGUSR1)} }, "spec.containers[0].lifecycle.stopSignal"},
 		{"downwardAPI item user", func(p *v1.Pod) {

@@ -26,6 +26,16 @@ type Layout struct {
 	Bridge   string // the Linux bridge of the pod network
 	Opt      string // the opt plugin's directory
 	RuncRoot string // runc's state for containers of this instance
+	// RegistryHosts is CRI's registry config_path: a registry host's
+	// hosts.toml goes in RegistryHosts/<host:port>/ (RegistryHostsFile).
+	RegistryHosts string
+}
+
+// RegistryHostsFile is where the hosts.toml of registry host (host:port)
+// goes; containerd reads it at each pull, so it may be written after the
+// start.
+func (l Layout) RegistryHostsFile(host string) string {
+	return filepath.Join(l.RegistryHosts, host, "hosts.toml")
 }
 
 // maxSocketPath is the longest unix socket path Linux accepts (sun_path less
@@ -53,6 +63,8 @@ func NewLayout(dir string) (Layout, error) {
 		Bridge:   bridgeName(dir),
 		Opt:      filepath.Join(dir, "opt"),
 		RuncRoot: filepath.Join(dir, "runc"),
+
+		RegistryHosts: filepath.Join(dir, "certs.d"),
 	}
 	// containerd also listens on Socket+".ttrpc".
 	if n := len(l.Socket + ".ttrpc"); n > maxSocketPath {
@@ -68,6 +80,7 @@ func (l Layout) Endpoint() string { return "unix://" + l.Socket }
 const (
 	criSection  = `plugins."io.containerd.grpc.v1.cri"`
 	cniSection  = criSection + `.cni`
+	regSection  = criSection + `.registry`
 	runcSection = criSection + `.containerd.runtimes.runc.options`
 	optSection  = `plugins."io.containerd.internal.v1.opt"`
 )
@@ -81,7 +94,10 @@ const (
 //     negative oom_score_adj and every RunPodSandbox fails without it;
 //   - sandbox_image is sandboxImage, an image imported locally;
 //   - the streaming server takes a free port (0);
-//   - network namespaces are mounted under the state dir.
+//   - network namespaces are mounted under the state dir;
+//   - registry hosts are configured by the hosts.toml files under
+//     l.RegistryHosts (none: every registry as containerd's default), so
+//     that a test can name its own registry on loopback.
 //
 // Each key must be found exactly once where expected, so a containerd whose
 // default config moved a key fails here rather than silently using a system
@@ -99,6 +115,7 @@ func Config(defaults []byte, l Layout, sandboxImage string) ([]byte, error) {
 		{cniSection, "conf_dir"}:                     strconv.Quote(l.CNIConf),
 		{optSection, "path"}:                         strconv.Quote(l.Opt),
 		{runcSection, "Root"}:                        strconv.Quote(l.RuncRoot),
+		{regSection, "config_path"}:                  strconv.Quote(l.RegistryHosts),
 	}
 	applied := map[[2]string]int{}
 	var out bytes.Buffer

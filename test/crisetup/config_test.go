@@ -35,6 +35,9 @@ version = 2
     [plugins."io.containerd.grpc.v1.cri".containerd]
       snapshotter = "overlayfs"
 
+    [plugins."io.containerd.grpc.v1.cri".registry]
+      config_path = ""
+
         [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
           BinaryName = ""
           Root = ""
@@ -64,6 +67,7 @@ func TestConfig(t *testing.T) {
 		`      conf_dir = "/tmp/x/cni/net.d"`,
 		`          Root = "/tmp/x/runc"`,
 		`    path = "/tmp/x/opt"`,
+		`      config_path = "/tmp/x/certs.d"`,
 	} {
 		if !strings.Contains(got, want+"\n") {
 			t.Errorf("config lacks %q", want)

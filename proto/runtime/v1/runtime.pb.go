@@ -3462,9 +3462,17 @@ func (x *Image) GetUsername() string {
 }
 
 type EnsureImageRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Image         string                 `protobuf:"bytes,1,opt,name=image,proto3" json:"image,omitempty"`
-	PullPolicy    PullPolicy             `protobuf:"varint,2,opt,name=pull_policy,json=pullPolicy,proto3,enum=podhost.runtime.v1.PullPolicy" json:"pull_policy,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Image      string                 `protobuf:"bytes,1,opt,name=image,proto3" json:"image,omitempty"`
+	PullPolicy PullPolicy             `protobuf:"varint,2,opt,name=pull_policy,json=pullPolicy,proto3,enum=podhost.runtime.v1.PullPolicy" json:"pull_policy,omitempty"`
+	// Credentials for the image's registry, in the order to try them: the
+	// host has already chosen those whose registry key matches the image
+	// (the pod's imagePullSecrets, as the kubelet matches them). Empty: pull
+	// anonymously. Otherwise pull with the first; when that pull fails, with
+	// the next; when all fail, answer with the last failure's code and every
+	// failure's message. A present image under IF_NOT_PRESENT or NEVER is
+	// answered without using them. Never log them.
+	Auth          []*RegistryAuth `protobuf:"bytes,3,rep,name=auth,proto3" json:"auth,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3513,6 +3521,94 @@ func (x *EnsureImageRequest) GetPullPolicy() PullPolicy {
 	return PullPolicy_PULL_POLICY_UNSPECIFIED
 }
 
+func (x *EnsureImageRequest) GetAuth() []*RegistryAuth {
+	if x != nil {
+		return x.Auth
+	}
+	return nil
+}
+
+// RegistryAuth is one set of credentials for a registry, the fields of
+// CRI's AuthConfig. The host fills username and password (it decodes a
+// docker config's "auth" field itself); identity_token and registry_token
+// are for credentials that come as tokens. server_address, when set, is the
+// registry host the credentials are for.
+type RegistryAuth struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Username      string                 `protobuf:"bytes,1,opt,name=username,proto3" json:"username,omitempty"`
+	Password      string                 `protobuf:"bytes,2,opt,name=password,proto3" json:"password,omitempty"`
+	IdentityToken string                 `protobuf:"bytes,3,opt,name=identity_token,json=identityToken,proto3" json:"identity_token,omitempty"`
+	RegistryToken string                 `protobuf:"bytes,4,opt,name=registry_token,json=registryToken,proto3" json:"registry_token,omitempty"`
+	ServerAddress string                 `protobuf:"bytes,5,opt,name=server_address,json=serverAddress,proto3" json:"server_address,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RegistryAuth) Reset() {
+	*x = RegistryAuth{}
+	mi := &file_runtime_v1_runtime_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RegistryAuth) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RegistryAuth) ProtoMessage() {}
+
+func (x *RegistryAuth) ProtoReflect() protoreflect.Message {
+	mi := &file_runtime_v1_runtime_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RegistryAuth.ProtoReflect.Descriptor instead.
+func (*RegistryAuth) Descriptor() ([]byte, []int) {
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *RegistryAuth) GetUsername() string {
+	if x != nil {
+		return x.Username
+	}
+	return ""
+}
+
+func (x *RegistryAuth) GetPassword() string {
+	if x != nil {
+		return x.Password
+	}
+	return ""
+}
+
+func (x *RegistryAuth) GetIdentityToken() string {
+	if x != nil {
+		return x.IdentityToken
+	}
+	return ""
+}
+
+func (x *RegistryAuth) GetRegistryToken() string {
+	if x != nil {
+		return x.RegistryToken
+	}
+	return ""
+}
+
+func (x *RegistryAuth) GetServerAddress() string {
+	if x != nil {
+		return x.ServerAddress
+	}
+	return ""
+}
+
 type EnsureImageResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Resolved reference to pass to CreateContainer.
@@ -3525,7 +3621,7 @@ type EnsureImageResponse struct {
 
 func (x *EnsureImageResponse) Reset() {
 	*x = EnsureImageResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[53]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3537,7 +3633,7 @@ func (x *EnsureImageResponse) String() string {
 func (*EnsureImageResponse) ProtoMessage() {}
 
 func (x *EnsureImageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[53]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3550,7 +3646,7 @@ func (x *EnsureImageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnsureImageResponse.ProtoReflect.Descriptor instead.
 func (*EnsureImageResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{53}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *EnsureImageResponse) GetImageRef() string {
@@ -3576,7 +3672,7 @@ type ImageStatusRequest struct {
 
 func (x *ImageStatusRequest) Reset() {
 	*x = ImageStatusRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[54]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3588,7 +3684,7 @@ func (x *ImageStatusRequest) String() string {
 func (*ImageStatusRequest) ProtoMessage() {}
 
 func (x *ImageStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[54]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3601,7 +3697,7 @@ func (x *ImageStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImageStatusRequest.ProtoReflect.Descriptor instead.
 func (*ImageStatusRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{54}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ImageStatusRequest) GetImage() string {
@@ -3621,7 +3717,7 @@ type ImageStatusResponse struct {
 
 func (x *ImageStatusResponse) Reset() {
 	*x = ImageStatusResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[55]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3633,7 +3729,7 @@ func (x *ImageStatusResponse) String() string {
 func (*ImageStatusResponse) ProtoMessage() {}
 
 func (x *ImageStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[55]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3646,7 +3742,7 @@ func (x *ImageStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImageStatusResponse.ProtoReflect.Descriptor instead.
 func (*ImageStatusResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{55}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ImageStatusResponse) GetPresent() bool {
@@ -3671,7 +3767,7 @@ type ListImagesRequest struct {
 
 func (x *ListImagesRequest) Reset() {
 	*x = ListImagesRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[56]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3683,7 +3779,7 @@ func (x *ListImagesRequest) String() string {
 func (*ListImagesRequest) ProtoMessage() {}
 
 func (x *ListImagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[56]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3696,7 +3792,7 @@ func (x *ListImagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListImagesRequest.ProtoReflect.Descriptor instead.
 func (*ListImagesRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{56}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{57}
 }
 
 type ListImagesResponse struct {
@@ -3708,7 +3804,7 @@ type ListImagesResponse struct {
 
 func (x *ListImagesResponse) Reset() {
 	*x = ListImagesResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[57]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3720,7 +3816,7 @@ func (x *ListImagesResponse) String() string {
 func (*ListImagesResponse) ProtoMessage() {}
 
 func (x *ListImagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[57]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3733,7 +3829,7 @@ func (x *ListImagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListImagesResponse.ProtoReflect.Descriptor instead.
 func (*ListImagesResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{57}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ListImagesResponse) GetImages() []*Image {
@@ -3752,7 +3848,7 @@ type RemoveImageRequest struct {
 
 func (x *RemoveImageRequest) Reset() {
 	*x = RemoveImageRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[58]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3764,7 +3860,7 @@ func (x *RemoveImageRequest) String() string {
 func (*RemoveImageRequest) ProtoMessage() {}
 
 func (x *RemoveImageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[58]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3777,7 +3873,7 @@ func (x *RemoveImageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveImageRequest.ProtoReflect.Descriptor instead.
 func (*RemoveImageRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{58}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *RemoveImageRequest) GetImage() string {
@@ -3795,7 +3891,7 @@ type RemoveImageResponse struct {
 
 func (x *RemoveImageResponse) Reset() {
 	*x = RemoveImageResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[59]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3807,7 +3903,7 @@ func (x *RemoveImageResponse) String() string {
 func (*RemoveImageResponse) ProtoMessage() {}
 
 func (x *RemoveImageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[59]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3820,7 +3916,7 @@ func (x *RemoveImageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveImageResponse.ProtoReflect.Descriptor instead.
 func (*RemoveImageResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{59}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{60}
 }
 
 type EventsRequest struct {
@@ -3831,7 +3927,7 @@ type EventsRequest struct {
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[60]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3843,7 +3939,7 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[60]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3856,7 +3952,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{60}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{61}
 }
 
 type Event struct {
@@ -3875,7 +3971,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[61]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3887,7 +3983,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[61]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3900,7 +3996,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{61}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *Event) GetType() EventType {
@@ -3955,7 +4051,7 @@ type ExecRequest struct {
 
 func (x *ExecRequest) Reset() {
 	*x = ExecRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[62]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3967,7 +4063,7 @@ func (x *ExecRequest) String() string {
 func (*ExecRequest) ProtoMessage() {}
 
 func (x *ExecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[62]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3980,7 +4076,7 @@ func (x *ExecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
 func (*ExecRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{62}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ExecRequest) GetContainerId() string {
@@ -4035,7 +4131,7 @@ type ExecResponse struct {
 
 func (x *ExecResponse) Reset() {
 	*x = ExecResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[63]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4047,7 +4143,7 @@ func (x *ExecResponse) String() string {
 func (*ExecResponse) ProtoMessage() {}
 
 func (x *ExecResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[63]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4060,7 +4156,7 @@ func (x *ExecResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecResponse.ProtoReflect.Descriptor instead.
 func (*ExecResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{63}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ExecResponse) GetUrl() string {
@@ -4085,7 +4181,7 @@ type AttachRequest struct {
 
 func (x *AttachRequest) Reset() {
 	*x = AttachRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[64]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4097,7 +4193,7 @@ func (x *AttachRequest) String() string {
 func (*AttachRequest) ProtoMessage() {}
 
 func (x *AttachRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[64]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4110,7 +4206,7 @@ func (x *AttachRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachRequest.ProtoReflect.Descriptor instead.
 func (*AttachRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{64}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *AttachRequest) GetContainerId() string {
@@ -4157,7 +4253,7 @@ type AttachResponse struct {
 
 func (x *AttachResponse) Reset() {
 	*x = AttachResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[65]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4169,7 +4265,7 @@ func (x *AttachResponse) String() string {
 func (*AttachResponse) ProtoMessage() {}
 
 func (x *AttachResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[65]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4182,7 +4278,7 @@ func (x *AttachResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachResponse.ProtoReflect.Descriptor instead.
 func (*AttachResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{65}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *AttachResponse) GetUrl() string {
@@ -4203,7 +4299,7 @@ type PortForwardRequest struct {
 
 func (x *PortForwardRequest) Reset() {
 	*x = PortForwardRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[66]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4215,7 +4311,7 @@ func (x *PortForwardRequest) String() string {
 func (*PortForwardRequest) ProtoMessage() {}
 
 func (x *PortForwardRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[66]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4228,7 +4324,7 @@ func (x *PortForwardRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortForwardRequest.ProtoReflect.Descriptor instead.
 func (*PortForwardRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{66}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *PortForwardRequest) GetSandboxId() string {
@@ -4254,7 +4350,7 @@ type PortForwardResponse struct {
 
 func (x *PortForwardResponse) Reset() {
 	*x = PortForwardResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[67]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4266,7 +4362,7 @@ func (x *PortForwardResponse) String() string {
 func (*PortForwardResponse) ProtoMessage() {}
 
 func (x *PortForwardResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[67]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4279,7 +4375,7 @@ func (x *PortForwardResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortForwardResponse.ProtoReflect.Descriptor instead.
 func (*PortForwardResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{67}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *PortForwardResponse) GetUrl() string {
@@ -4297,7 +4393,7 @@ type ListStatsRequest struct {
 
 func (x *ListStatsRequest) Reset() {
 	*x = ListStatsRequest{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[68]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4309,7 +4405,7 @@ func (x *ListStatsRequest) String() string {
 func (*ListStatsRequest) ProtoMessage() {}
 
 func (x *ListStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[68]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4322,7 +4418,7 @@ func (x *ListStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatsRequest.ProtoReflect.Descriptor instead.
 func (*ListStatsRequest) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{68}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{69}
 }
 
 type ListStatsResponse struct {
@@ -4337,7 +4433,7 @@ type ListStatsResponse struct {
 
 func (x *ListStatsResponse) Reset() {
 	*x = ListStatsResponse{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[69]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4349,7 +4445,7 @@ func (x *ListStatsResponse) String() string {
 func (*ListStatsResponse) ProtoMessage() {}
 
 func (x *ListStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[69]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4362,7 +4458,7 @@ func (x *ListStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatsResponse.ProtoReflect.Descriptor instead.
 func (*ListStatsResponse) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{69}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *ListStatsResponse) GetSandboxes() []*SandboxStats {
@@ -4399,7 +4495,7 @@ type CpuUsage struct {
 
 func (x *CpuUsage) Reset() {
 	*x = CpuUsage{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[70]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4411,7 +4507,7 @@ func (x *CpuUsage) String() string {
 func (*CpuUsage) ProtoMessage() {}
 
 func (x *CpuUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[70]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4424,7 +4520,7 @@ func (x *CpuUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CpuUsage.ProtoReflect.Descriptor instead.
 func (*CpuUsage) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{70}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *CpuUsage) GetTimestamp() int64 {
@@ -4457,7 +4553,7 @@ type MemoryUsage struct {
 
 func (x *MemoryUsage) Reset() {
 	*x = MemoryUsage{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[71]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4469,7 +4565,7 @@ func (x *MemoryUsage) String() string {
 func (*MemoryUsage) ProtoMessage() {}
 
 func (x *MemoryUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[71]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4482,7 +4578,7 @@ func (x *MemoryUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemoryUsage.ProtoReflect.Descriptor instead.
 func (*MemoryUsage) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{71}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *MemoryUsage) GetTimestamp() int64 {
@@ -4542,7 +4638,7 @@ type FilesystemUsage struct {
 
 func (x *FilesystemUsage) Reset() {
 	*x = FilesystemUsage{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[72]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4554,7 +4650,7 @@ func (x *FilesystemUsage) String() string {
 func (*FilesystemUsage) ProtoMessage() {}
 
 func (x *FilesystemUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[72]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4567,7 +4663,7 @@ func (x *FilesystemUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilesystemUsage.ProtoReflect.Descriptor instead.
 func (*FilesystemUsage) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{72}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *FilesystemUsage) GetTimestamp() int64 {
@@ -4612,7 +4708,7 @@ type InterfaceUsage struct {
 
 func (x *InterfaceUsage) Reset() {
 	*x = InterfaceUsage{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[73]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4624,7 +4720,7 @@ func (x *InterfaceUsage) String() string {
 func (*InterfaceUsage) ProtoMessage() {}
 
 func (x *InterfaceUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[73]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4637,7 +4733,7 @@ func (x *InterfaceUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InterfaceUsage.ProtoReflect.Descriptor instead.
 func (*InterfaceUsage) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{73}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *InterfaceUsage) GetName() string {
@@ -4688,7 +4784,7 @@ type NetworkUsage struct {
 
 func (x *NetworkUsage) Reset() {
 	*x = NetworkUsage{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[74]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4700,7 +4796,7 @@ func (x *NetworkUsage) String() string {
 func (*NetworkUsage) ProtoMessage() {}
 
 func (x *NetworkUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[74]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4713,7 +4809,7 @@ func (x *NetworkUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetworkUsage.ProtoReflect.Descriptor instead.
 func (*NetworkUsage) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{74}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *NetworkUsage) GetTimestamp() int64 {
@@ -4755,7 +4851,7 @@ type SandboxStats struct {
 
 func (x *SandboxStats) Reset() {
 	*x = SandboxStats{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[75]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4767,7 +4863,7 @@ func (x *SandboxStats) String() string {
 func (*SandboxStats) ProtoMessage() {}
 
 func (x *SandboxStats) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[75]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4780,7 +4876,7 @@ func (x *SandboxStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxStats.ProtoReflect.Descriptor instead.
 func (*SandboxStats) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{75}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *SandboxStats) GetSandboxId() string {
@@ -4849,7 +4945,7 @@ type ContainerStats struct {
 
 func (x *ContainerStats) Reset() {
 	*x = ContainerStats{}
-	mi := &file_runtime_v1_runtime_proto_msgTypes[76]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4861,7 +4957,7 @@ func (x *ContainerStats) String() string {
 func (*ContainerStats) ProtoMessage() {}
 
 func (x *ContainerStats) ProtoReflect() protoreflect.Message {
-	mi := &file_runtime_v1_runtime_proto_msgTypes[76]
+	mi := &file_runtime_v1_runtime_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4874,7 +4970,7 @@ func (x *ContainerStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerStats.ProtoReflect.Descriptor instead.
 func (*ContainerStats) Descriptor() ([]byte, []int) {
-	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{76}
+	return file_runtime_v1_runtime_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *ContainerStats) GetContainerId() string {
@@ -5201,11 +5297,18 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"size_bytes\x18\x04 \x01(\x04R\tsizeBytes\x12\x15\n" +
 	"\x03uid\x18\x05 \x01(\x03H\x00R\x03uid\x88\x01\x01\x12\x1a\n" +
 	"\busername\x18\x06 \x01(\tR\busernameB\x06\n" +
-	"\x04_uid\"k\n" +
+	"\x04_uid\"\xa1\x01\n" +
 	"\x12EnsureImageRequest\x12\x14\n" +
 	"\x05image\x18\x01 \x01(\tR\x05image\x12?\n" +
 	"\vpull_policy\x18\x02 \x01(\x0e2\x1e.podhost.runtime.v1.PullPolicyR\n" +
-	"pullPolicy\"J\n" +
+	"pullPolicy\x124\n" +
+	"\x04auth\x18\x03 \x03(\v2 .podhost.runtime.v1.RegistryAuthR\x04auth\"\xbb\x01\n" +
+	"\fRegistryAuth\x12\x1a\n" +
+	"\busername\x18\x01 \x01(\tR\busername\x12\x1a\n" +
+	"\bpassword\x18\x02 \x01(\tR\bpassword\x12%\n" +
+	"\x0eidentity_token\x18\x03 \x01(\tR\ridentityToken\x12%\n" +
+	"\x0eregistry_token\x18\x04 \x01(\tR\rregistryToken\x12%\n" +
+	"\x0eserver_address\x18\x05 \x01(\tR\rserverAddress\"J\n" +
 	"\x13EnsureImageResponse\x12\x1b\n" +
 	"\timage_ref\x18\x01 \x01(\tR\bimageRef\x12\x16\n" +
 	"\x06pulled\x18\x02 \x01(\bR\x06pulled\"*\n" +
@@ -5393,7 +5496,7 @@ func file_runtime_v1_runtime_proto_rawDescGZIP() []byte {
 }
 
 var file_runtime_v1_runtime_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_runtime_v1_runtime_proto_msgTypes = make([]protoimpl.MessageInfo, 91)
+var file_runtime_v1_runtime_proto_msgTypes = make([]protoimpl.MessageInfo, 92)
 var file_runtime_v1_runtime_proto_goTypes = []any{
 	(SandboxState)(0),                        // 0: podhost.runtime.v1.SandboxState
 	(MountPropagation)(0),                    // 1: podhost.runtime.v1.MountPropagation
@@ -5454,44 +5557,45 @@ var file_runtime_v1_runtime_proto_goTypes = []any{
 	(*ExecSyncResponse)(nil),                 // 56: podhost.runtime.v1.ExecSyncResponse
 	(*Image)(nil),                            // 57: podhost.runtime.v1.Image
 	(*EnsureImageRequest)(nil),               // 58: podhost.runtime.v1.EnsureImageRequest
-	(*EnsureImageResponse)(nil),              // 59: podhost.runtime.v1.EnsureImageResponse
-	(*ImageStatusRequest)(nil),               // 60: podhost.runtime.v1.ImageStatusRequest
-	(*ImageStatusResponse)(nil),              // 61: podhost.runtime.v1.ImageStatusResponse
-	(*ListImagesRequest)(nil),                // 62: podhost.runtime.v1.ListImagesRequest
-	(*ListImagesResponse)(nil),               // 63: podhost.runtime.v1.ListImagesResponse
-	(*RemoveImageRequest)(nil),               // 64: podhost.runtime.v1.RemoveImageRequest
-	(*RemoveImageResponse)(nil),              // 65: podhost.runtime.v1.RemoveImageResponse
-	(*EventsRequest)(nil),                    // 66: podhost.runtime.v1.EventsRequest
-	(*Event)(nil),                            // 67: podhost.runtime.v1.Event
-	(*ExecRequest)(nil),                      // 68: podhost.runtime.v1.ExecRequest
-	(*ExecResponse)(nil),                     // 69: podhost.runtime.v1.ExecResponse
-	(*AttachRequest)(nil),                    // 70: podhost.runtime.v1.AttachRequest
-	(*AttachResponse)(nil),                   // 71: podhost.runtime.v1.AttachResponse
-	(*PortForwardRequest)(nil),               // 72: podhost.runtime.v1.PortForwardRequest
-	(*PortForwardResponse)(nil),              // 73: podhost.runtime.v1.PortForwardResponse
-	(*ListStatsRequest)(nil),                 // 74: podhost.runtime.v1.ListStatsRequest
-	(*ListStatsResponse)(nil),                // 75: podhost.runtime.v1.ListStatsResponse
-	(*CpuUsage)(nil),                         // 76: podhost.runtime.v1.CpuUsage
-	(*MemoryUsage)(nil),                      // 77: podhost.runtime.v1.MemoryUsage
-	(*FilesystemUsage)(nil),                  // 78: podhost.runtime.v1.FilesystemUsage
-	(*InterfaceUsage)(nil),                   // 79: podhost.runtime.v1.InterfaceUsage
-	(*NetworkUsage)(nil),                     // 80: podhost.runtime.v1.NetworkUsage
-	(*SandboxStats)(nil),                     // 81: podhost.runtime.v1.SandboxStats
-	(*ContainerStats)(nil),                   // 82: podhost.runtime.v1.ContainerStats
-	nil,                                      // 83: podhost.runtime.v1.SandboxConfig.LabelsEntry
-	nil,                                      // 84: podhost.runtime.v1.SandboxConfig.AnnotationsEntry
-	nil,                                      // 85: podhost.runtime.v1.SandboxConfig.SysctlsEntry
-	nil,                                      // 86: podhost.runtime.v1.Sandbox.LabelsEntry
-	nil,                                      // 87: podhost.runtime.v1.Sandbox.AnnotationsEntry
-	nil,                                      // 88: podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
-	nil,                                      // 89: podhost.runtime.v1.ContainerConfig.LabelsEntry
-	nil,                                      // 90: podhost.runtime.v1.ContainerConfig.AnnotationsEntry
-	nil,                                      // 91: podhost.runtime.v1.Container.LabelsEntry
-	nil,                                      // 92: podhost.runtime.v1.Container.AnnotationsEntry
-	nil,                                      // 93: podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
-	nil,                                      // 94: podhost.runtime.v1.Event.LabelsEntry
-	nil,                                      // 95: podhost.runtime.v1.SandboxStats.LabelsEntry
-	nil,                                      // 96: podhost.runtime.v1.ContainerStats.LabelsEntry
+	(*RegistryAuth)(nil),                     // 59: podhost.runtime.v1.RegistryAuth
+	(*EnsureImageResponse)(nil),              // 60: podhost.runtime.v1.EnsureImageResponse
+	(*ImageStatusRequest)(nil),               // 61: podhost.runtime.v1.ImageStatusRequest
+	(*ImageStatusResponse)(nil),              // 62: podhost.runtime.v1.ImageStatusResponse
+	(*ListImagesRequest)(nil),                // 63: podhost.runtime.v1.ListImagesRequest
+	(*ListImagesResponse)(nil),               // 64: podhost.runtime.v1.ListImagesResponse
+	(*RemoveImageRequest)(nil),               // 65: podhost.runtime.v1.RemoveImageRequest
+	(*RemoveImageResponse)(nil),              // 66: podhost.runtime.v1.RemoveImageResponse
+	(*EventsRequest)(nil),                    // 67: podhost.runtime.v1.EventsRequest
+	(*Event)(nil),                            // 68: podhost.runtime.v1.Event
+	(*ExecRequest)(nil),                      // 69: podhost.runtime.v1.ExecRequest
+	(*ExecResponse)(nil),                     // 70: podhost.runtime.v1.ExecResponse
+	(*AttachRequest)(nil),                    // 71: podhost.runtime.v1.AttachRequest
+	(*AttachResponse)(nil),                   // 72: podhost.runtime.v1.AttachResponse
+	(*PortForwardRequest)(nil),               // 73: podhost.runtime.v1.PortForwardRequest
+	(*PortForwardResponse)(nil),              // 74: podhost.runtime.v1.PortForwardResponse
+	(*ListStatsRequest)(nil),                 // 75: podhost.runtime.v1.ListStatsRequest
+	(*ListStatsResponse)(nil),                // 76: podhost.runtime.v1.ListStatsResponse
+	(*CpuUsage)(nil),                         // 77: podhost.runtime.v1.CpuUsage
+	(*MemoryUsage)(nil),                      // 78: podhost.runtime.v1.MemoryUsage
+	(*FilesystemUsage)(nil),                  // 79: podhost.runtime.v1.FilesystemUsage
+	(*InterfaceUsage)(nil),                   // 80: podhost.runtime.v1.InterfaceUsage
+	(*NetworkUsage)(nil),                     // 81: podhost.runtime.v1.NetworkUsage
+	(*SandboxStats)(nil),                     // 82: podhost.runtime.v1.SandboxStats
+	(*ContainerStats)(nil),                   // 83: podhost.runtime.v1.ContainerStats
+	nil,                                      // 84: podhost.runtime.v1.SandboxConfig.LabelsEntry
+	nil,                                      // 85: podhost.runtime.v1.SandboxConfig.AnnotationsEntry
+	nil,                                      // 86: podhost.runtime.v1.SandboxConfig.SysctlsEntry
+	nil,                                      // 87: podhost.runtime.v1.Sandbox.LabelsEntry
+	nil,                                      // 88: podhost.runtime.v1.Sandbox.AnnotationsEntry
+	nil,                                      // 89: podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
+	nil,                                      // 90: podhost.runtime.v1.ContainerConfig.LabelsEntry
+	nil,                                      // 91: podhost.runtime.v1.ContainerConfig.AnnotationsEntry
+	nil,                                      // 92: podhost.runtime.v1.Container.LabelsEntry
+	nil,                                      // 93: podhost.runtime.v1.Container.AnnotationsEntry
+	nil,                                      // 94: podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
+	nil,                                      // 95: podhost.runtime.v1.Event.LabelsEntry
+	nil,                                      // 96: podhost.runtime.v1.SandboxStats.LabelsEntry
+	nil,                                      // 97: podhost.runtime.v1.ContainerStats.LabelsEntry
 }
 var file_runtime_v1_runtime_proto_depIdxs = []int32{
 	37, // 0: podhost.runtime.v1.UpdateContainerResourcesRequest.resources:type_name -> podhost.runtime.v1.Resources
@@ -5499,30 +5603,30 @@ var file_runtime_v1_runtime_proto_depIdxs = []int32{
 	37, // 2: podhost.runtime.v1.PodCgroup.resources:type_name -> podhost.runtime.v1.Resources
 	15, // 3: podhost.runtime.v1.StatusResponse.conditions:type_name -> podhost.runtime.v1.Condition
 	16, // 4: podhost.runtime.v1.SandboxConfig.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
-	83, // 5: podhost.runtime.v1.SandboxConfig.labels:type_name -> podhost.runtime.v1.SandboxConfig.LabelsEntry
-	84, // 6: podhost.runtime.v1.SandboxConfig.annotations:type_name -> podhost.runtime.v1.SandboxConfig.AnnotationsEntry
+	84, // 5: podhost.runtime.v1.SandboxConfig.labels:type_name -> podhost.runtime.v1.SandboxConfig.LabelsEntry
+	85, // 6: podhost.runtime.v1.SandboxConfig.annotations:type_name -> podhost.runtime.v1.SandboxConfig.AnnotationsEntry
 	20, // 7: podhost.runtime.v1.SandboxConfig.dns:type_name -> podhost.runtime.v1.DNSConfig
-	85, // 8: podhost.runtime.v1.SandboxConfig.sysctls:type_name -> podhost.runtime.v1.SandboxConfig.SysctlsEntry
+	86, // 8: podhost.runtime.v1.SandboxConfig.sysctls:type_name -> podhost.runtime.v1.SandboxConfig.SysctlsEntry
 	18, // 9: podhost.runtime.v1.SandboxConfig.security:type_name -> podhost.runtime.v1.SecurityContext
 	10, // 10: podhost.runtime.v1.SandboxConfig.pod_cgroup:type_name -> podhost.runtime.v1.PodCgroup
 	19, // 11: podhost.runtime.v1.SecurityContext.seccomp:type_name -> podhost.runtime.v1.SecurityProfile
 	5,  // 12: podhost.runtime.v1.SecurityProfile.profile_type:type_name -> podhost.runtime.v1.SecurityProfile.ProfileType
 	16, // 13: podhost.runtime.v1.Sandbox.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
 	0,  // 14: podhost.runtime.v1.Sandbox.state:type_name -> podhost.runtime.v1.SandboxState
-	86, // 15: podhost.runtime.v1.Sandbox.labels:type_name -> podhost.runtime.v1.Sandbox.LabelsEntry
-	87, // 16: podhost.runtime.v1.Sandbox.annotations:type_name -> podhost.runtime.v1.Sandbox.AnnotationsEntry
+	87, // 15: podhost.runtime.v1.Sandbox.labels:type_name -> podhost.runtime.v1.Sandbox.LabelsEntry
+	88, // 16: podhost.runtime.v1.Sandbox.annotations:type_name -> podhost.runtime.v1.Sandbox.AnnotationsEntry
 	17, // 17: podhost.runtime.v1.RunSandboxRequest.config:type_name -> podhost.runtime.v1.SandboxConfig
 	21, // 18: podhost.runtime.v1.SandboxStatusResponse.sandbox:type_name -> podhost.runtime.v1.Sandbox
 	0,  // 19: podhost.runtime.v1.SandboxFilter.state:type_name -> podhost.runtime.v1.SandboxState
-	88, // 20: podhost.runtime.v1.SandboxFilter.label_selector:type_name -> podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
+	89, // 20: podhost.runtime.v1.SandboxFilter.label_selector:type_name -> podhost.runtime.v1.SandboxFilter.LabelSelectorEntry
 	30, // 21: podhost.runtime.v1.ListSandboxesRequest.filter:type_name -> podhost.runtime.v1.SandboxFilter
 	21, // 22: podhost.runtime.v1.ListSandboxesResponse.sandboxes:type_name -> podhost.runtime.v1.Sandbox
 	1,  // 23: podhost.runtime.v1.Mount.propagation:type_name -> podhost.runtime.v1.MountPropagation
 	33, // 24: podhost.runtime.v1.ContainerConfig.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
 	34, // 25: podhost.runtime.v1.ContainerConfig.envs:type_name -> podhost.runtime.v1.KeyValue
 	35, // 26: podhost.runtime.v1.ContainerConfig.mounts:type_name -> podhost.runtime.v1.Mount
-	89, // 27: podhost.runtime.v1.ContainerConfig.labels:type_name -> podhost.runtime.v1.ContainerConfig.LabelsEntry
-	90, // 28: podhost.runtime.v1.ContainerConfig.annotations:type_name -> podhost.runtime.v1.ContainerConfig.AnnotationsEntry
+	90, // 27: podhost.runtime.v1.ContainerConfig.labels:type_name -> podhost.runtime.v1.ContainerConfig.LabelsEntry
+	91, // 28: podhost.runtime.v1.ContainerConfig.annotations:type_name -> podhost.runtime.v1.ContainerConfig.AnnotationsEntry
 	37, // 29: podhost.runtime.v1.ContainerConfig.resources:type_name -> podhost.runtime.v1.Resources
 	36, // 30: podhost.runtime.v1.ContainerConfig.devices:type_name -> podhost.runtime.v1.Device
 	18, // 31: podhost.runtime.v1.ContainerConfig.security:type_name -> podhost.runtime.v1.SecurityContext
@@ -5530,90 +5634,91 @@ var file_runtime_v1_runtime_proto_depIdxs = []int32{
 	17, // 33: podhost.runtime.v1.CreateContainerRequest.sandbox_config:type_name -> podhost.runtime.v1.SandboxConfig
 	33, // 34: podhost.runtime.v1.Container.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
 	2,  // 35: podhost.runtime.v1.Container.state:type_name -> podhost.runtime.v1.ContainerState
-	91, // 36: podhost.runtime.v1.Container.labels:type_name -> podhost.runtime.v1.Container.LabelsEntry
-	92, // 37: podhost.runtime.v1.Container.annotations:type_name -> podhost.runtime.v1.Container.AnnotationsEntry
+	92, // 36: podhost.runtime.v1.Container.labels:type_name -> podhost.runtime.v1.Container.LabelsEntry
+	93, // 37: podhost.runtime.v1.Container.annotations:type_name -> podhost.runtime.v1.Container.AnnotationsEntry
 	47, // 38: podhost.runtime.v1.ContainerStatusResponse.container:type_name -> podhost.runtime.v1.Container
 	2,  // 39: podhost.runtime.v1.ContainerFilter.state:type_name -> podhost.runtime.v1.ContainerState
-	93, // 40: podhost.runtime.v1.ContainerFilter.label_selector:type_name -> podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
+	94, // 40: podhost.runtime.v1.ContainerFilter.label_selector:type_name -> podhost.runtime.v1.ContainerFilter.LabelSelectorEntry
 	50, // 41: podhost.runtime.v1.ListContainersRequest.filter:type_name -> podhost.runtime.v1.ContainerFilter
 	47, // 42: podhost.runtime.v1.ListContainersResponse.containers:type_name -> podhost.runtime.v1.Container
 	3,  // 43: podhost.runtime.v1.EnsureImageRequest.pull_policy:type_name -> podhost.runtime.v1.PullPolicy
-	57, // 44: podhost.runtime.v1.ImageStatusResponse.image:type_name -> podhost.runtime.v1.Image
-	57, // 45: podhost.runtime.v1.ListImagesResponse.images:type_name -> podhost.runtime.v1.Image
-	4,  // 46: podhost.runtime.v1.Event.type:type_name -> podhost.runtime.v1.EventType
-	94, // 47: podhost.runtime.v1.Event.labels:type_name -> podhost.runtime.v1.Event.LabelsEntry
-	81, // 48: podhost.runtime.v1.ListStatsResponse.sandboxes:type_name -> podhost.runtime.v1.SandboxStats
-	82, // 49: podhost.runtime.v1.ListStatsResponse.containers:type_name -> podhost.runtime.v1.ContainerStats
-	78, // 50: podhost.runtime.v1.ListStatsResponse.image_filesystems:type_name -> podhost.runtime.v1.FilesystemUsage
-	79, // 51: podhost.runtime.v1.NetworkUsage.default_interface:type_name -> podhost.runtime.v1.InterfaceUsage
-	79, // 52: podhost.runtime.v1.NetworkUsage.interfaces:type_name -> podhost.runtime.v1.InterfaceUsage
-	16, // 53: podhost.runtime.v1.SandboxStats.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
-	95, // 54: podhost.runtime.v1.SandboxStats.labels:type_name -> podhost.runtime.v1.SandboxStats.LabelsEntry
-	76, // 55: podhost.runtime.v1.SandboxStats.cpu:type_name -> podhost.runtime.v1.CpuUsage
-	77, // 56: podhost.runtime.v1.SandboxStats.memory:type_name -> podhost.runtime.v1.MemoryUsage
-	80, // 57: podhost.runtime.v1.SandboxStats.network:type_name -> podhost.runtime.v1.NetworkUsage
-	33, // 58: podhost.runtime.v1.ContainerStats.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
-	96, // 59: podhost.runtime.v1.ContainerStats.labels:type_name -> podhost.runtime.v1.ContainerStats.LabelsEntry
-	76, // 60: podhost.runtime.v1.ContainerStats.cpu:type_name -> podhost.runtime.v1.CpuUsage
-	77, // 61: podhost.runtime.v1.ContainerStats.memory:type_name -> podhost.runtime.v1.MemoryUsage
-	78, // 62: podhost.runtime.v1.ContainerStats.writable_layer:type_name -> podhost.runtime.v1.FilesystemUsage
-	11, // 63: podhost.runtime.v1.Runtime.Version:input_type -> podhost.runtime.v1.VersionRequest
-	13, // 64: podhost.runtime.v1.Runtime.Status:input_type -> podhost.runtime.v1.StatusRequest
-	22, // 65: podhost.runtime.v1.Runtime.RunSandbox:input_type -> podhost.runtime.v1.RunSandboxRequest
-	24, // 66: podhost.runtime.v1.Runtime.StopSandbox:input_type -> podhost.runtime.v1.StopSandboxRequest
-	26, // 67: podhost.runtime.v1.Runtime.RemoveSandbox:input_type -> podhost.runtime.v1.RemoveSandboxRequest
-	28, // 68: podhost.runtime.v1.Runtime.SandboxStatus:input_type -> podhost.runtime.v1.SandboxStatusRequest
-	31, // 69: podhost.runtime.v1.Runtime.ListSandboxes:input_type -> podhost.runtime.v1.ListSandboxesRequest
-	39, // 70: podhost.runtime.v1.Runtime.CreateContainer:input_type -> podhost.runtime.v1.CreateContainerRequest
-	41, // 71: podhost.runtime.v1.Runtime.StartContainer:input_type -> podhost.runtime.v1.StartContainerRequest
-	43, // 72: podhost.runtime.v1.Runtime.StopContainer:input_type -> podhost.runtime.v1.StopContainerRequest
-	45, // 73: podhost.runtime.v1.Runtime.RemoveContainer:input_type -> podhost.runtime.v1.RemoveContainerRequest
-	48, // 74: podhost.runtime.v1.Runtime.ContainerStatus:input_type -> podhost.runtime.v1.ContainerStatusRequest
-	51, // 75: podhost.runtime.v1.Runtime.ListContainers:input_type -> podhost.runtime.v1.ListContainersRequest
-	53, // 76: podhost.runtime.v1.Runtime.ReopenContainerLog:input_type -> podhost.runtime.v1.ReopenContainerLogRequest
-	55, // 77: podhost.runtime.v1.Runtime.ExecSync:input_type -> podhost.runtime.v1.ExecSyncRequest
-	58, // 78: podhost.runtime.v1.Runtime.EnsureImage:input_type -> podhost.runtime.v1.EnsureImageRequest
-	60, // 79: podhost.runtime.v1.Runtime.ImageStatus:input_type -> podhost.runtime.v1.ImageStatusRequest
-	62, // 80: podhost.runtime.v1.Runtime.ListImages:input_type -> podhost.runtime.v1.ListImagesRequest
-	64, // 81: podhost.runtime.v1.Runtime.RemoveImage:input_type -> podhost.runtime.v1.RemoveImageRequest
-	66, // 82: podhost.runtime.v1.Runtime.Events:input_type -> podhost.runtime.v1.EventsRequest
-	68, // 83: podhost.runtime.v1.Runtime.Exec:input_type -> podhost.runtime.v1.ExecRequest
-	70, // 84: podhost.runtime.v1.Runtime.Attach:input_type -> podhost.runtime.v1.AttachRequest
-	72, // 85: podhost.runtime.v1.Runtime.PortForward:input_type -> podhost.runtime.v1.PortForwardRequest
-	74, // 86: podhost.runtime.v1.Runtime.ListStats:input_type -> podhost.runtime.v1.ListStatsRequest
-	6,  // 87: podhost.runtime.v1.Runtime.UpdateContainerResources:input_type -> podhost.runtime.v1.UpdateContainerResourcesRequest
-	8,  // 88: podhost.runtime.v1.Runtime.UpdateSandboxResources:input_type -> podhost.runtime.v1.UpdateSandboxResourcesRequest
-	12, // 89: podhost.runtime.v1.Runtime.Version:output_type -> podhost.runtime.v1.VersionResponse
-	14, // 90: podhost.runtime.v1.Runtime.Status:output_type -> podhost.runtime.v1.StatusResponse
-	23, // 91: podhost.runtime.v1.Runtime.RunSandbox:output_type -> podhost.runtime.v1.RunSandboxResponse
-	25, // 92: podhost.runtime.v1.Runtime.StopSandbox:output_type -> podhost.runtime.v1.StopSandboxResponse
-	27, // 93: podhost.runtime.v1.Runtime.RemoveSandbox:output_type -> podhost.runtime.v1.RemoveSandboxResponse
-	29, // 94: podhost.runtime.v1.Runtime.SandboxStatus:output_type -> podhost.runtime.v1.SandboxStatusResponse
-	32, // 95: podhost.runtime.v1.Runtime.ListSandboxes:output_type -> podhost.runtime.v1.ListSandboxesResponse
-	40, // 96: podhost.runtime.v1.Runtime.CreateContainer:output_type -> podhost.runtime.v1.CreateContainerResponse
-	42, // 97: podhost.runtime.v1.Runtime.StartContainer:output_type -> podhost.runtime.v1.StartContainerResponse
-	44, // 98: podhost.runtime.v1.Runtime.StopContainer:output_type -> podhost.runtime.v1.StopContainerResponse
-	46, // 99: podhost.runtime.v1.Runtime.RemoveContainer:output_type -> podhost.runtime.v1.RemoveContainerResponse
-	49, // 100: podhost.runtime.v1.Runtime.ContainerStatus:output_type -> podhost.runtime.v1.ContainerStatusResponse
-	52, // 101: podhost.runtime.v1.Runtime.ListContainers:output_type -> podhost.runtime.v1.ListContainersResponse
-	54, // 102: podhost.runtime.v1.Runtime.ReopenContainerLog:output_type -> podhost.runtime.v1.ReopenContainerLogResponse
-	56, // 103: podhost.runtime.v1.Runtime.ExecSync:output_type -> podhost.runtime.v1.ExecSyncResponse
-	59, // 104: podhost.runtime.v1.Runtime.EnsureImage:output_type -> podhost.runtime.v1.EnsureImageResponse
-	61, // 105: podhost.runtime.v1.Runtime.ImageStatus:output_type -> podhost.runtime.v1.ImageStatusResponse
-	63, // 106: podhost.runtime.v1.Runtime.ListImages:output_type -> podhost.runtime.v1.ListImagesResponse
-	65, // 107: podhost.runtime.v1.Runtime.RemoveImage:output_type -> podhost.runtime.v1.RemoveImageResponse
-	67, // 108: podhost.runtime.v1.Runtime.Events:output_type -> podhost.runtime.v1.Event
-	69, // 109: podhost.runtime.v1.Runtime.Exec:output_type -> podhost.runtime.v1.ExecResponse
-	71, // 110: podhost.runtime.v1.Runtime.Attach:output_type -> podhost.runtime.v1.AttachResponse
-	73, // 111: podhost.runtime.v1.Runtime.PortForward:output_type -> podhost.runtime.v1.PortForwardResponse
-	75, // 112: podhost.runtime.v1.Runtime.ListStats:output_type -> podhost.runtime.v1.ListStatsResponse
-	7,  // 113: podhost.runtime.v1.Runtime.UpdateContainerResources:output_type -> podhost.runtime.v1.UpdateContainerResourcesResponse
-	9,  // 114: podhost.runtime.v1.Runtime.UpdateSandboxResources:output_type -> podhost.runtime.v1.UpdateSandboxResourcesResponse
-	89, // [89:115] is the sub-list for method output_type
-	63, // [63:89] is the sub-list for method input_type
-	63, // [63:63] is the sub-list for extension type_name
-	63, // [63:63] is the sub-list for extension extendee
-	0,  // [0:63] is the sub-list for field type_name
+	59, // 44: podhost.runtime.v1.EnsureImageRequest.auth:type_name -> podhost.runtime.v1.RegistryAuth
+	57, // 45: podhost.runtime.v1.ImageStatusResponse.image:type_name -> podhost.runtime.v1.Image
+	57, // 46: podhost.runtime.v1.ListImagesResponse.images:type_name -> podhost.runtime.v1.Image
+	4,  // 47: podhost.runtime.v1.Event.type:type_name -> podhost.runtime.v1.EventType
+	95, // 48: podhost.runtime.v1.Event.labels:type_name -> podhost.runtime.v1.Event.LabelsEntry
+	82, // 49: podhost.runtime.v1.ListStatsResponse.sandboxes:type_name -> podhost.runtime.v1.SandboxStats
+	83, // 50: podhost.runtime.v1.ListStatsResponse.containers:type_name -> podhost.runtime.v1.ContainerStats
+	79, // 51: podhost.runtime.v1.ListStatsResponse.image_filesystems:type_name -> podhost.runtime.v1.FilesystemUsage
+	80, // 52: podhost.runtime.v1.NetworkUsage.default_interface:type_name -> podhost.runtime.v1.InterfaceUsage
+	80, // 53: podhost.runtime.v1.NetworkUsage.interfaces:type_name -> podhost.runtime.v1.InterfaceUsage
+	16, // 54: podhost.runtime.v1.SandboxStats.metadata:type_name -> podhost.runtime.v1.SandboxMetadata
+	96, // 55: podhost.runtime.v1.SandboxStats.labels:type_name -> podhost.runtime.v1.SandboxStats.LabelsEntry
+	77, // 56: podhost.runtime.v1.SandboxStats.cpu:type_name -> podhost.runtime.v1.CpuUsage
+	78, // 57: podhost.runtime.v1.SandboxStats.memory:type_name -> podhost.runtime.v1.MemoryUsage
+	81, // 58: podhost.runtime.v1.SandboxStats.network:type_name -> podhost.runtime.v1.NetworkUsage
+	33, // 59: podhost.runtime.v1.ContainerStats.metadata:type_name -> podhost.runtime.v1.ContainerMetadata
+	97, // 60: podhost.runtime.v1.ContainerStats.labels:type_name -> podhost.runtime.v1.ContainerStats.LabelsEntry
+	77, // 61: podhost.runtime.v1.ContainerStats.cpu:type_name -> podhost.runtime.v1.CpuUsage
+	78, // 62: podhost.runtime.v1.ContainerStats.memory:type_name -> podhost.runtime.v1.MemoryUsage
+	79, // 63: podhost.runtime.v1.ContainerStats.writable_layer:type_name -> podhost.runtime.v1.FilesystemUsage
+	11, // 64: podhost.runtime.v1.Runtime.Version:input_type -> podhost.runtime.v1.VersionRequest
+	13, // 65: podhost.runtime.v1.Runtime.Status:input_type -> podhost.runtime.v1.StatusRequest
+	22, // 66: podhost.runtime.v1.Runtime.RunSandbox:input_type -> podhost.runtime.v1.RunSandboxRequest
+	24, // 67: podhost.runtime.v1.Runtime.StopSandbox:input_type -> podhost.runtime.v1.StopSandboxRequest
+	26, // 68: podhost.runtime.v1.Runtime.RemoveSandbox:input_type -> podhost.runtime.v1.RemoveSandboxRequest
+	28, // 69: podhost.runtime.v1.Runtime.SandboxStatus:input_type -> podhost.runtime.v1.SandboxStatusRequest
+	31, // 70: podhost.runtime.v1.Runtime.ListSandboxes:input_type -> podhost.runtime.v1.ListSandboxesRequest
+	39, // 71: podhost.runtime.v1.Runtime.CreateContainer:input_type -> podhost.runtime.v1.CreateContainerRequest
+	41, // 72: podhost.runtime.v1.Runtime.StartContainer:input_type -> podhost.runtime.v1.StartContainerRequest
+	43, // 73: podhost.runtime.v1.Runtime.StopContainer:input_type -> podhost.runtime.v1.StopContainerRequest
+	45, // 74: podhost.runtime.v1.Runtime.RemoveContainer:input_type -> podhost.runtime.v1.RemoveContainerRequest
+	48, // 75: podhost.runtime.v1.Runtime.ContainerStatus:input_type -> podhost.runtime.v1.ContainerStatusRequest
+	51, // 76: podhost.runtime.v1.Runtime.ListContainers:input_type -> podhost.runtime.v1.ListContainersRequest
+	53, // 77: podhost.runtime.v1.Runtime.ReopenContainerLog:input_type -> podhost.runtime.v1.ReopenContainerLogRequest
+	55, // 78: podhost.runtime.v1.Runtime.ExecSync:input_type -> podhost.runtime.v1.ExecSyncRequest
+	58, // 79: podhost.runtime.v1.Runtime.EnsureImage:input_type -> podhost.runtime.v1.EnsureImageRequest
+	61, // 80: podhost.runtime.v1.Runtime.ImageStatus:input_type -> podhost.runtime.v1.ImageStatusRequest
+	63, // 81: podhost.runtime.v1.Runtime.ListImages:input_type -> podhost.runtime.v1.ListImagesRequest
+	65, // 82: podhost.runtime.v1.Runtime.RemoveImage:input_type -> podhost.runtime.v1.RemoveImageRequest
+	67, // 83: podhost.runtime.v1.Runtime.Events:input_type -> podhost.runtime.v1.EventsRequest
+	69, // 84: podhost.runtime.v1.Runtime.Exec:input_type -> podhost.runtime.v1.ExecRequest
+	71, // 85: podhost.runtime.v1.Runtime.Attach:input_type -> podhost.runtime.v1.AttachRequest
+	73, // 86: podhost.runtime.v1.Runtime.PortForward:input_type -> podhost.runtime.v1.PortForwardRequest
+	75, // 87: podhost.runtime.v1.Runtime.ListStats:input_type -> podhost.runtime.v1.ListStatsRequest
+	6,  // 88: podhost.runtime.v1.Runtime.UpdateContainerResources:input_type -> podhost.runtime.v1.UpdateContainerResourcesRequest
+	8,  // 89: podhost.runtime.v1.Runtime.UpdateSandboxResources:input_type -> podhost.runtime.v1.UpdateSandboxResourcesRequest
+	12, // 90: podhost.runtime.v1.Runtime.Version:output_type -> podhost.runtime.v1.VersionResponse
+	14, // 91: podhost.runtime.v1.Runtime.Status:output_type -> podhost.runtime.v1.StatusResponse
+	23, // 92: podhost.runtime.v1.Runtime.RunSandbox:output_type -> podhost.runtime.v1.RunSandboxResponse
+	25, // 93: podhost.runtime.v1.Runtime.StopSandbox:output_type -> podhost.runtime.v1.StopSandboxResponse
+	27, // 94: podhost.runtime.v1.Runtime.RemoveSandbox:output_type -> podhost.runtime.v1.RemoveSandboxResponse
+	29, // 95: podhost.runtime.v1.Runtime.SandboxStatus:output_type -> podhost.runtime.v1.SandboxStatusResponse
+	32, // 96: podhost.runtime.v1.Runtime.ListSandboxes:output_type -> podhost.runtime.v1.ListSandboxesResponse
+	40, // 97: podhost.runtime.v1.Runtime.CreateContainer:output_type -> podhost.runtime.v1.CreateContainerResponse
+	42, // 98: podhost.runtime.v1.Runtime.StartContainer:output_type -> podhost.runtime.v1.StartContainerResponse
+	44, // 99: podhost.runtime.v1.Runtime.StopContainer:output_type -> podhost.runtime.v1.StopContainerResponse
+	46, // 100: podhost.runtime.v1.Runtime.RemoveContainer:output_type -> podhost.runtime.v1.RemoveContainerResponse
+	49, // 101: podhost.runtime.v1.Runtime.ContainerStatus:output_type -> podhost.runtime.v1.ContainerStatusResponse
+	52, // 102: podhost.runtime.v1.Runtime.ListContainers:output_type -> podhost.runtime.v1.ListContainersResponse
+	54, // 103: podhost.runtime.v1.Runtime.ReopenContainerLog:output_type -> podhost.runtime.v1.ReopenContainerLogResponse
+	56, // 104: podhost.runtime.v1.Runtime.ExecSync:output_type -> podhost.runtime.v1.ExecSyncResponse
+	60, // 105: podhost.runtime.v1.Runtime.EnsureImage:output_type -> podhost.runtime.v1.EnsureImageResponse
+	62, // 106: podhost.runtime.v1.Runtime.ImageStatus:output_type -> podhost.runtime.v1.ImageStatusResponse
+	64, // 107: podhost.runtime.v1.Runtime.ListImages:output_type -> podhost.runtime.v1.ListImagesResponse
+	66, // 108: podhost.runtime.v1.Runtime.RemoveImage:output_type -> podhost.runtime.v1.RemoveImageResponse
+	68, // 109: podhost.runtime.v1.Runtime.Events:output_type -> podhost.runtime.v1.Event
+	70, // 110: podhost.runtime.v1.Runtime.Exec:output_type -> podhost.runtime.v1.ExecResponse
+	72, // 111: podhost.runtime.v1.Runtime.Attach:output_type -> podhost.runtime.v1.AttachResponse
+	74, // 112: podhost.runtime.v1.Runtime.PortForward:output_type -> podhost.runtime.v1.PortForwardResponse
+	76, // 113: podhost.runtime.v1.Runtime.ListStats:output_type -> podhost.runtime.v1.ListStatsResponse
+	7,  // 114: podhost.runtime.v1.Runtime.UpdateContainerResources:output_type -> podhost.runtime.v1.UpdateContainerResourcesResponse
+	9,  // 115: podhost.runtime.v1.Runtime.UpdateSandboxResources:output_type -> podhost.runtime.v1.UpdateSandboxResourcesResponse
+	90, // [90:116] is the sub-list for method output_type
+	64, // [64:90] is the sub-list for method input_type
+	64, // [64:64] is the sub-list for extension type_name
+	64, // [64:64] is the sub-list for extension extendee
+	0,  // [0:64] is the sub-list for field type_name
 }
 
 func init() { file_runtime_v1_runtime_proto_init() }
@@ -5629,7 +5734,7 @@ func file_runtime_v1_runtime_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_runtime_v1_runtime_proto_rawDesc), len(file_runtime_v1_runtime_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   91,
+			NumMessages:   92,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -142,7 +142,9 @@ type RuntimeClient interface {
 	ExecSync(ctx context.Context, in *ExecSyncRequest, opts ...grpc.CallOption) (*ExecSyncResponse, error)
 	// EnsureImage makes an image present according to the pull policy and
 	// returns its resolved reference. Idempotent. NOT_FOUND when the image is
-	// absent and the policy (or the backend) forbids pulling it.
+	// absent and the policy (or the backend) forbids pulling it. When it
+	// pulls, it tries the request's credentials in order (see
+	// EnsureImageRequest.auth).
 	EnsureImage(ctx context.Context, in *EnsureImageRequest, opts ...grpc.CallOption) (*EnsureImageResponse, error)
 	// ImageStatus reports one image; present=false when it is absent (not an
 	// error). Read-only.
@@ -556,7 +558,9 @@ type RuntimeServer interface {
 	ExecSync(context.Context, *ExecSyncRequest) (*ExecSyncResponse, error)
 	// EnsureImage makes an image present according to the pull policy and
 	// returns its resolved reference. Idempotent. NOT_FOUND when the image is
-	// absent and the policy (or the backend) forbids pulling it.
+	// absent and the policy (or the backend) forbids pulling it. When it
+	// pulls, it tries the request's credentials in order (see
+	// EnsureImageRequest.auth).
 	EnsureImage(context.Context, *EnsureImageRequest) (*EnsureImageResponse, error)
 	// ImageStatus reports one image; present=false when it is absent (not an
 	// error). Read-only.
