@@ -41,7 +41,8 @@
 //
 // The call log gets one JSON line per finished call: start, end, rpc,
 // volume_id (for CreateVolume the ID its name makes), staging_target_path, target_path, volume_path,
-// publish_context, volume_context, code (the
+// publish_context, volume_context, secret_keys (the keys of the
+// request's secrets, sorted; never a value), code (the
 // gRPC code name, "OK"), message, and fault (the action of an injected
 // fault). Tests read it to see what a CO called.
 //

@@ -301,7 +301,7 @@ var Rules = map[string]Rule{
 	"CSIVolumeSource.readOnly":                    honoured(""),
 	"CSIVolumeSource.fsType":                      honoured(""),
 	"CSIVolumeSource.volumeAttributes":            honoured(""),
-	"CSIVolumeSource.nodePublishSecretRef":        refused("publish secrets of inline CSI volumes are not read"),
+	"CSIVolumeSource.nodePublishSecretRef":        honoured("the Secret of that name in the pod's namespace, read at each publish (a pod of the API server's from it with the node's credentials, any other pod's from the Secrets of the manifest directory and the local API), its keys and values the secrets of NodePublishVolume; a missing Secret fails the mount (FailedMount naming it) and the mount is retried, as the kubelet"),
 	"ProjectedVolumeSource.sources":               honoured(""),
 	"ProjectedVolumeSource.defaultMode":           honoured(""),
 	"ProjectedVolumeSource.defaultUser":           refused("file ownership is not set"),
