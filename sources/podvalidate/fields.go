@@ -119,7 +119,7 @@ var Rules = map[string]Rule{
 	"PodSpec.preemptionPolicy":          opaque("the scheduler's"),
 	"PodSpec.overhead":                  refused("no pod cgroup is sized with it"),
 	"PodSpec.topologySpreadConstraints": opaque("the scheduler's"),
-	"PodSpec.setHostnameAsFQDN":         refusedUnless("the hostname is not made a FQDN", "false"),
+	"PodSpec.setHostnameAsFQDN":         honoured("true makes the sandbox's hostname the pod's FQDN, <hostname>.<subdomain>.<namespace>.svc.<cluster domain>, where the pod has a subdomain, the host a cluster domain and the pod no hostnameOverride, as the kubelet; a FQDN over 64 characters fails the sandbox's creation"),
 	"PodSpec.os":                        opaque("checked at admission against the node's OS"),
 	"PodSpec.hostUsers":                 refusedUnless("user namespaces are not supported", "true"),
 	"PodSpec.schedulingGates":           opaque("the scheduler's"),
