@@ -61,7 +61,8 @@ func TestEphemeralInline(t *testing.T) {
 }
 
 // TestCallLogSecretKeys: the call log names the keys of a publish's
-// secrets, sorted, and never holds a value.
+// secrets, sorted, and never holds a value; a publish whose context asks
+// for a secret key it was not given is denied.
 func TestCallLogSecretKeys(t *testing.T) {
 	td := startTestDriver(t, nil)
 	c := dial(t, td.endpoint)
@@ -79,6 +80,11 @@ func TestCallLogSecretKeys(t *testing.T) {
 	if !slices.Equal(keys, []string{"password", "user"}) {
 		t.Errorf("secret keys in the call log %q, want [password user]", keys)
 	}
+	_, err = c.NodePublishVolume(t.Context(), &csi.NodePublishVolumeRequest{
+		VolumeId: "no-such-volume", TargetPath: filepath.Join(td.dir, "t"), VolumeCapability: rwo,
+		VolumeContext: map[string]string{requiredSecretKey: "token"}, Secrets: map[string]string{"user": "value-of-user"},
+	})
+	wantCode(t, "publish without the required secret", err, codes.PermissionDenied)
 	b, err := os.ReadFile(td.callLog)
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,9 @@
 // csi.storage.k8s.io/ephemeral: "true" is an inline ephemeral volume, as
 // the hostpath driver serves one: never staged, made on the spot (of the
 // context's `size`, else defaultVolumeSize), mounted at the target and
-// deleted when it is unpublished (ephemeral.go).
+// deleted when it is unpublished (ephemeral.go). A NodePublishVolume
+// whose volume_context has requiredSecret: <key> fails PERMISSION_DENIED
+// unless its secrets have that key (the call log records the keys).
 //
 // It reads one config file (YAML or JSON) at start:
 //

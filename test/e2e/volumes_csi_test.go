@@ -424,14 +424,15 @@ spec:
 
 	// An inline volume's nodePublishSecretRef, as the kubelet reads it:
 	// the Secret of the pod's namespace, its data the secrets of
-	// NodePublishVolume. Missing, it keeps the pod in ContainerCreating
+	// NodePublishVolume (the driver denies a publish without its
+	// password). Missing, it keeps the pod in ContainerCreating
 	// with FailedMount naming it; once it is defined, the retried mount
 	// finds it and the pod starts. No value is in a log or an event.
 	t.Run("an inline volume with a publish secret", func(t *testing.T) {
 		seen := len(d.calls(t))
 		pod := busyPod("csi-secret", v1.RestartPolicyAlways, sh("main", `echo mounted; exec sleep 3600`))
 		pod.Spec.Volumes = []v1.Volume{volume("scratch", v1.VolumeSource{CSI: &v1.CSIVolumeSource{
-			Driver: loopDriver, VolumeAttributes: map[string]string{"size": "16Mi"}, NodePublishSecretRef: &v1.LocalObjectReference{Name: "csi-creds"},
+			Driver: loopDriver, VolumeAttributes: map[string]string{"size": "16Mi", "requiredSecret": "password"}, NodePublishSecretRef: &v1.LocalObjectReference{Name: "csi-creds"},
 		}})}
 		pod.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}
 		pod.Spec.TerminationGracePeriodSeconds = &zero
