@@ -22,6 +22,9 @@ type callRecord struct {
 	PublishContext map[string]string `json:"publish_context,omitempty"`
 	// VolumeContext is a NodeStage or NodePublish request's.
 	VolumeContext map[string]string `json:"volume_context,omitempty"`
+	// SecretKeys are the keys of a request's secrets, sorted: never the
+	// values, which the log must not hold.
+	SecretKeys []string `json:"secret_keys,omitempty"`
 	// Code is the gRPC code name of the answer ("OK" on success).
 	Code    string `json:"code"`
 	Message string `json:"message,omitempty"`

@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
@@ -56,4 +58,38 @@ func TestEphemeralInline(t *testing.T) {
 		}
 	}
 	wantCode(t, "unpublish again", c.unpublish(ctx, handle, target), codes.OK)
+}
+
+// TestCallLogSecretKeys: the call log names the keys of a publish's
+// secrets, sorted, and never holds a value; a publish whose context asks
+// for a secret key it was not given is denied.
+func TestCallLogSecretKeys(t *testing.T) {
+	td := startTestDriver(t, nil)
+	c := dial(t, td.endpoint)
+	_, err := c.NodePublishVolume(t.Context(), &csi.NodePublishVolumeRequest{
+		VolumeId: "no-such-volume", TargetPath: filepath.Join(td.dir, "t"), VolumeCapability: rwo,
+		Secrets: map[string]string{"user": "value-of-user", "password": "value-of-password"},
+	})
+	wantCode(t, "publish", err, codes.NotFound)
+	var keys []string
+	for _, r := range td.calls(t) {
+		if r.RPC == "NodePublishVolume" {
+			keys = r.SecretKeys
+		}
+	}
+	if !slices.Equal(keys, []string{"password", "user"}) {
+		t.Errorf("secret keys in the call log %q, want [password user]", keys)
+	}
+	_, err = c.NodePublishVolume(t.Context(), &csi.NodePublishVolumeRequest{
+		VolumeId: "no-such-volume", TargetPath: filepath.Join(td.dir, "t"), VolumeCapability: rwo,
+		VolumeContext: map[string]string{requiredSecretKey: "token"}, Secrets: map[string]string{"user": "value-of-user"},
+	})
+	wantCode(t, "publish without the required secret", err, codes.PermissionDenied)
+	b, err := os.ReadFile(td.callLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "value-of-") {
+		t.Errorf("the call log holds a secret's value:\n%s", b)
+	}
 }

@@ -9,7 +9,9 @@
 // csi.storage.k8s.io/ephemeral: "true" is an inline ephemeral volume, as
 // the hostpath driver serves one: never staged, made on the spot (of the
 // context's `size`, else defaultVolumeSize), mounted at the target and
-// deleted when it is unpublished (ephemeral.go).
+// deleted when it is unpublished (ephemeral.go). A NodePublishVolume
+// whose volume_context has requiredSecret: <key> fails PERMISSION_DENIED
+// unless its secrets have that key (the call log records the keys).
 //
 // It reads one config file (YAML or JSON) at start:
 //
@@ -41,7 +43,8 @@
 //
 // The call log gets one JSON line per finished call: start, end, rpc,
 // volume_id (for CreateVolume the ID its name makes), staging_target_path, target_path, volume_path,
-// publish_context, volume_context, code (the
+// publish_context, volume_context, secret_keys (the keys of the
+// request's secrets, sorted; never a value), code (the
 // gRPC code name, "OK"), message, and fault (the action of an injected
 // fault). Tests read it to see what a CO called.
 //

@@ -16,6 +16,11 @@ type nodeServer struct {
 	d *driver
 }
 
+// requiredSecretKey is the volume_context key naming a secret key that
+// NodePublishVolume must be given (PERMISSION_DENIED without it), as a
+// driver that authenticates its mounts asks for one.
+const requiredSecretKey = "requiredSecret"
+
 // required fails with errInvalid naming the first empty field.
 func required(fields ...string) error {
 	for i := 0; i+1 < len(fields); i += 2 {
@@ -63,6 +68,11 @@ func (s nodeServer) NodePublishVolume(ctx context.Context, req *csi.NodePublishV
 	c, err := parseCap("volume_capability", req.GetVolumeCapability())
 	if err != nil {
 		return nil, grpcError(err)
+	}
+	if key := req.GetVolumeContext()[requiredSecretKey]; key != "" {
+		if _, ok := req.GetSecrets()[key]; !ok {
+			return nil, status.Errorf(codes.PermissionDenied, "the volume context's %s asks for secret %q, which the request does not have", requiredSecretKey, key)
+		}
 	}
 	if req.GetVolumeContext()[ephemeralKey] == "true" {
 		err = s.d.publishEphemeral(ctx, req.GetVolumeId(), req.GetStagingTargetPath(), req.GetTargetPath(), c, req.GetReadonly(), req.GetVolumeContext())

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
@@ -157,6 +159,7 @@ type (
 	// NodeStage and NodePublish (ControllerPublish answers one).
 	withPublishContext interface{ GetPublishContext() map[string]string }
 	withVolumeContext  interface{ GetVolumeContext() map[string]string }
+	withSecrets        interface{ GetSecrets() map[string]string }
 )
 
 // intercept applies the configured faults to each call and appends it to
@@ -184,6 +187,9 @@ func (d *driver) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 	}
 	if r, ok := req.(withVolumePath); ok {
 		rec.VolumePath = r.GetVolumePath()
+	}
+	if r, ok := req.(withSecrets); ok && len(r.GetSecrets()) > 0 {
+		rec.SecretKeys = slices.Sorted(maps.Keys(r.GetSecrets()))
 	}
 	var unlock func()
 	fault, err := d.faults.apply(ctx, rec.RPC, rec.VolumeID, func(action string) error {

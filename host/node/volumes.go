@@ -107,7 +107,7 @@ func (n *Node) newVolumeManager() error {
 	plugins, err := volumeplugins.New(volumeplugins.Config{
 		Root: n.cfg.RootDir, Node: n.cfg.NodeName, Host: n.hostVolumes, API: n.apiVolumes, Specs: n.cfg.PluginSpecs,
 		Clients: volumeplugins.SupervisorClients(n.cfg.Plugins), Capabilities: volumeplugins.SupervisorCapabilities(n.cfg.Plugins),
-		FSGroupPolicy: n.csiFSGroupPolicy(), PodInfoOnMount: n.csiPodInfoOnMount(),
+		FSGroupPolicy: n.csiFSGroupPolicy(), PodInfoOnMount: n.csiPodInfoOnMount(), Secret: n.volumeSecrets(),
 	})
 	if err != nil {
 		return err

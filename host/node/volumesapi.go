@@ -2,13 +2,16 @@ package node
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/podhost/podhost/host/runtimemanager"
 	"github.com/podhost/podhost/host/volumemanager/apivolumes"
+	"github.com/podhost/podhost/host/volumeplugins"
 	"github.com/podhost/podhost/sources"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -45,6 +48,22 @@ func (n *Node) newAPIVolumes() *apivolumes.Volumes {
 	cfg := apivolumes.Config{Root: n.cfg.RootDir, Pod: n.desired.Pod, Allocatable: n.nodeAllocatable, Clock: n.clock, Log: n.log.Named("volumes")}
 	cfg.Client = n.podObjects().volumes
 	return apivolumes.New(cfg)
+}
+
+// volumeSecrets reads the Secrets CSI volumes name (nodeStageSecretRef,
+// nodePublishSecretRef) where the pod's other objects are read: from the
+// API server with the node's credentials for its pods (the Node
+// authorizer lets a node get the Secrets its pods and their
+// PersistentVolumes name), from the sources' Secrets for the others.
+func (n *Node) volumeSecrets() volumeplugins.SecretReader {
+	objects := n.podObjects()
+	return func(ctx context.Context, uid types.UID, namespace, name string) (*v1.Secret, error) {
+		pod, ok := n.desired.Pod(uid)
+		if !ok {
+			return nil, fmt.Errorf("pod %s is not desired: its Secrets are not read", uid)
+		}
+		return objects.volumes(pod).Secret(ctx, namespace, name)
+	}
 }
 
 // envObjects says where the ConfigMaps and Secrets of a pod's env are

@@ -20,7 +20,8 @@
 // image's registry (read where its env's Secrets are, matched by
 // host/registryauth; pullsecrets.go), writes the pod's
 // /etc/hosts as the kubelet manages it (hostname or hostnameOverride, FQDN, hostAliases,
-// etchosts.go), stops containers with the pod's grace period, and
+// etchosts.go) and gives the sandbox the hostname the kubelet gives it
+// (the FQDN with setHostnameAsFQDN, sandbox.go), stops containers with the pod's grace period, and
 // removes what a finished pod left behind. A pod's teardown yields to the
 // container stops other pods have in flight (stopsfirst.go).
 //

@@ -132,3 +132,41 @@ func TestPodHostname(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelHostname: setHostnameAsFQDN true makes the sandbox's
+// hostname <hostname>.<subdomain>.<namespace>.svc.<cluster domain>, as
+// the kubelet's; without a subdomain, a cluster domain, or with a
+// hostnameOverride, or false, it is the plain hostname; over 64
+// characters it is the kubelet's error.
+func TestKernelHostname(t *testing.T) {
+	tests := []struct {
+		name, hostname, subdomain, domain string
+		fqdn                              *bool
+		override                          *string
+		want, wantErr                     string
+	}{
+		{"web-0", "", "svc1", "cluster.local", kptr.To(true), nil, "web-0.svc1.default.svc.cluster.local", ""},
+		{"web-0", "h", "svc1", "cluster.local", kptr.To(true), nil, "h.svc1.default.svc.cluster.local", ""},
+		{"web-0", "", "svc1", "cluster.local", kptr.To(false), nil, "web-0", ""},
+		{"web-0", "", "svc1", "cluster.local", nil, nil, "web-0", ""},
+		{"web-0", "", "", "cluster.local", kptr.To(true), nil, "web-0", ""},
+		{"web-0", "", "svc1", "", kptr.To(true), nil, "web-0", ""},
+		{"web-0", "", "svc1", "cluster.local", kptr.To(true), kptr.To("over"), "over", ""},
+		{strings.Repeat("p", 40), "", "svc1", "cluster.local", kptr.To(true), nil, "",
+			"FQDN " + strings.Repeat("p", 40) + ".svc1.default.svc.cluster.local is too long (64 characters is the max, 71 characters requested)"},
+	}
+	for _, tt := range tests {
+		m := &Manager{opts: Options{ClusterDomain: tt.domain}}
+		pod := newPod(tt.name, "app")
+		pod.Namespace = "default"
+		pod.Spec.Hostname, pod.Spec.Subdomain, pod.Spec.SetHostnameAsFQDN, pod.Spec.HostnameOverride = tt.hostname, tt.subdomain, tt.fqdn, tt.override
+		got, err := m.kernelHostname(pod)
+		if got != tt.want || (err == nil) != (tt.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("kernelHostname(%s, hostname %q, subdomain %q, domain %q, fqdn %v, override %v) = %q, %v; want %q, %q",
+				tt.name, tt.hostname, tt.subdomain, tt.domain, tt.fqdn, tt.override, got, err, tt.want, tt.wantErr)
+		}
+		if cfg := m.sandboxConfig(pod, 0); err == nil && cfg.GetHostname() != tt.want {
+			t.Errorf("sandbox hostname %q; want %q", cfg.GetHostname(), tt.want)
+		}
+	}
+}

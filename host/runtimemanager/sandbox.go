@@ -3,6 +3,7 @@ package runtimemanager
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -34,9 +35,32 @@ func (m *Manager) sandboxConfig(pod *v1.Pod, attempt uint32) *runtimev1.SandboxC
 		ShareProcessNamespace: pod.Spec.ShareProcessNamespace != nil && *pod.Spec.ShareProcessNamespace,
 	}
 	if !pod.Spec.HostNetwork {
-		cfg.Hostname = podHostname(pod)
+		// A FQDN too long fails createSandbox before this config is used.
+		cfg.Hostname, _ = m.kernelHostname(pod)
 	}
 	return cfg
+}
+
+// maxFQDNLen is the longest FQDN a sandbox's hostname may be: the
+// kernel's nodename field holds 64 characters.
+const maxFQDNLen = 64
+
+// kernelHostname is the sandbox's hostname: podHostname, or with
+// setHostnameAsFQDN true and a pod domain (podDomain: a subdomain, the
+// host's cluster domain and no hostnameOverride) the FQDN
+// <hostname>.<domain>, as the kubelet; a FQDN over 64 characters is an
+// error in the kubelet's words.
+func (m *Manager) kernelHostname(pod *v1.Pod) (string, error) {
+	h := podHostname(pod)
+	domain := m.podDomain(pod)
+	if domain == "" || pod.Spec.SetHostnameAsFQDN == nil || !*pod.Spec.SetHostnameAsFQDN {
+		return h, nil
+	}
+	fqdn := h + "." + domain
+	if len(fqdn) > maxFQDNLen {
+		return "", fmt.Errorf("failed to construct FQDN from pod hostname and cluster domain, FQDN %s is too long (%d characters is the max, %d characters requested)", fqdn, maxFQDNLen, len(fqdn))
+	}
+	return fqdn, nil
 }
 
 // podHostname is spec.hostnameOverride, else spec.hostname, else the pod

@@ -146,6 +146,9 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, _ *lifecycle.PodStat
 // lists it and uses it, so RunSandbox is never repeated blindly.
 func (m *Manager) createSandbox(ctx context.Context, pod *v1.Pod, cfg *runtimev1.SandboxConfig) (id, ip string, err error) {
 	if !pod.Spec.HostNetwork {
+		if _, err := m.kernelHostname(pod); err != nil {
+			return "", "", err
+		}
 		if err := m.networkReady(ctx); err != nil {
 			return "", "", err
 		}

@@ -68,7 +68,11 @@ func desiredVolume(ctx context.Context, pod *v1.Pod, sv *v1.Volume, field string
 		if sv.CSI.FSType != nil {
 			src.FSType = *sv.CSI.FSType
 		}
-		return Volume{ID: private(PluginCSI), Plugin: PluginCSI, ReadOnly: ro, CSI: src}, nil
+		if ref := sv.CSI.NodePublishSecretRef; ref != nil {
+			// An inline volume's publish secret is in the pod's namespace.
+			src.NodePublishSecretRef = &v1.SecretReference{Name: ref.Name, Namespace: pod.Namespace}
+		}
+		return Volume{ID: private(PluginCSI), Plugin: PluginCSI, ReadOnly: ro, CSI: src, ForPod: pod.UID}, nil
 	case sv.EmptyDir != nil:
 		switch sv.EmptyDir.Medium {
 		case v1.StorageMediumDefault, v1.StorageMediumMemory:
@@ -154,7 +158,7 @@ func claimVolume(ctx context.Context, pod *v1.Pod, sv *v1.Volume, field string, 
 		if ps.CSI.VolumeHandle == "" {
 			return Volume{}, &FieldError{pvField + ".csi.volumeHandle", "required"}
 		}
-		vol.Plugin, vol.CSI = PluginCSI, ps.CSI
+		vol.Plugin, vol.CSI, vol.ForPod = PluginCSI, ps.CSI, pod.UID
 		vol.ID = VolumeID(PluginCSI + "/" + ps.CSI.Driver + "^" + ps.CSI.VolumeHandle)
 		vol.ReadOnly = vol.ReadOnly || ps.CSI.ReadOnly
 	case ps.FC != nil:

@@ -134,6 +134,29 @@ func TestInlineCSIHandle(t *testing.T) {
 	}
 }
 
+// TestCSISecretRefs: an inline CSI volume's publish Secret is the one of
+// that name in the pod's namespace, a PersistentVolume's are its own
+// references, and both name the pod whose Secrets they are.
+func TestCSISecretRefs(t *testing.T) {
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u1", Namespace: "ns"}}
+	pod.Spec.Volumes = []v1.Volume{
+		{Name: "inline", VolumeSource: v1.VolumeSource{CSI: &v1.CSIVolumeSource{Driver: "d", NodePublishSecretRef: &v1.LocalObjectReference{Name: "creds"}}}},
+		{Name: "claim", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}},
+	}
+	pv := &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv1"}, Spec: v1.PersistentVolumeSpec{PersistentVolumeSource: v1.PersistentVolumeSource{CSI: &v1.CSIPersistentVolumeSource{
+		Driver: "d", VolumeHandle: "h", NodeStageSecretRef: &v1.SecretReference{Namespace: "other", Name: "stage"}}}}}
+	got, err := DesiredVolumes(context.Background(), pod, pvResolver{pv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref := got[0].Volume.CSI.NodePublishSecretRef; ref == nil || *ref != (v1.SecretReference{Namespace: "ns", Name: "creds"}) || got[0].Volume.ForPod != "u1" {
+		t.Errorf("inline volume: ref %v, pod %q; want ns/creds of u1", ref, got[0].Volume.ForPod)
+	}
+	if ref := got[1].Volume.CSI.NodeStageSecretRef; ref == nil || ref.Namespace != "other" || got[1].Volume.ForPod != "u1" {
+		t.Errorf("claim volume: stage ref %v, pod %q; want other/stage of u1", ref, got[1].Volume.ForPod)
+	}
+}
+
 // TestPublishCarriesThePodsMountArgs: the pod's fsGroup and change policy
 // reach the publish of each of its volumes (the kubelet's MounterArgs), so
 // that the volume's set-up code can give the volume to the group.

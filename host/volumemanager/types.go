@@ -63,6 +63,14 @@ type Volume struct {
 	// VolumeAttachment's status.attachmentMetadata), given to the stage
 	// and publish of a volume with Attach; empty otherwise.
 	PublishContext map[string]string
+	// ForPod is the pod whose spec gave this Volume (DesiredVolumes): the
+	// Secrets its CSI source names (nodeStageSecretRef,
+	// nodePublishSecretRef) are read where that pod's objects are, the
+	// API server for a pod of the API server's, the host's sources for
+	// any other. Each pod's desired Volume names its own pod; a shared
+	// volume is staged with the Volume of the first pod that needs it.
+	// Empty for a volume no desired pod gave (reconstructed, recorded).
+	ForPod types.UID
 
 	CSI      *v1.CSIPersistentVolumeSource
 	FC       *v1.FCVolumeSource

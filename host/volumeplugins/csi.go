@@ -60,6 +60,7 @@ type csiVolumes struct {
 	caps    Capabilities
 	policy  func(ctx context.Context, driver string) (storagev1.FSGroupPolicy, error)
 	podInfo func(ctx context.Context, driver string) (bool, error)
+	secret  SecretReader // nil: a volume that names a Secret fails
 }
 
 // client is the plugin serving v's driver.
@@ -163,13 +164,17 @@ func (c *csiVolumes) Stage(ctx context.Context, v volumemanager.Volume) error {
 	if err != nil {
 		return err
 	}
+	secrets, err := c.nodeSecrets(ctx, "NodeStageSecretRef", v.ForPod, v.CSI.NodeStageSecretRef)
+	if err != nil {
+		return err
+	}
 	path := c.stagingPath(v)
 	if err := os.MkdirAll(path, 0o750); err != nil {
 		return fmt.Errorf("creating staging path: %w", err)
 	}
 	_, err = cl.Stage(ctx, &volumev1.StageRequest{
 		VolumeId: v.CSI.VolumeHandle, PublishContext: v.PublishContext, StagingPath: path, Capability: capability(v),
-		VolumeContext: volumeContext(volumemanager.PodVolume{Volume: v}, nil), Driver: v.CSI.Driver,
+		VolumeContext: volumeContext(volumemanager.PodVolume{Volume: v}, nil), Driver: v.CSI.Driver, Secrets: secrets,
 	})
 	return edgeError(name, "Stage", err)
 }
@@ -207,12 +212,16 @@ func (c *csiVolumes) Publish(ctx context.Context, pv volumemanager.PodVolume) er
 	if err != nil {
 		return err
 	}
+	secrets, err := c.nodeSecrets(ctx, "NodePublishSecretRef", pv.Pod, pv.Volume.CSI.NodePublishSecretRef)
+	if err != nil {
+		return err
+	}
 	if err := writeCSIData(c.root, pv); err != nil {
 		return err
 	}
 	_, err = cl.Publish(ctx, &volumev1.PublishRequest{
 		VolumeId: pv.Volume.CSI.VolumeHandle, PublishContext: pv.Volume.PublishContext, StagingPath: c.stagingPath(pv.Volume), TargetPath: target,
-		Capability: capability(pv.Volume), Readonly: pv.Volume.ReadOnly, VolumeContext: vctx, Driver: pv.Volume.CSI.Driver,
+		Capability: capability(pv.Volume), Readonly: pv.Volume.ReadOnly, VolumeContext: vctx, Driver: pv.Volume.CSI.Driver, Secrets: secrets,
 	})
 	if err := edgeError(name, "Publish", err); err != nil {
 		return err
@@ -251,9 +260,13 @@ func (c *csiVolumes) Map(ctx context.Context, pv volumemanager.PodVolume) error 
 	if err != nil {
 		return err
 	}
+	secrets, err := c.nodeSecrets(ctx, "NodePublishSecretRef", pv.Pod, pv.Volume.CSI.NodePublishSecretRef)
+	if err != nil {
+		return err
+	}
 	_, err = cl.MapBlock(ctx, &volumev1.MapBlockRequest{
 		VolumeId: pv.Volume.CSI.VolumeHandle, PublishContext: pv.Volume.PublishContext, StagingPath: c.stagingPath(pv.Volume), TargetPath: target,
-		Capability: capability(pv.Volume), Readonly: pv.Volume.ReadOnly, VolumeContext: vctx, Driver: pv.Volume.CSI.Driver,
+		Capability: capability(pv.Volume), Readonly: pv.Volume.ReadOnly, VolumeContext: vctx, Driver: pv.Volume.CSI.Driver, Secrets: secrets,
 	})
 	return edgeError(name, "MapBlock", err)
 }

@@ -251,25 +251,33 @@ func TestCSIStageWithTheVolumesAccessMode(t *testing.T) {
 }
 
 // contextClient records the publish contexts of Stage, Publish and
-// MapBlock.
+// MapBlock, and their secrets when there are any.
 type contextClient struct {
 	volumev1.VolumeClient
 	calls []string
 }
 
 func (f *contextClient) Stage(_ context.Context, r *volumev1.StageRequest, _ ...grpc.CallOption) (*volumev1.StageResponse, error) {
-	f.calls = append(f.calls, fmt.Sprintf("stage %v", r.GetPublishContext()))
+	f.calls = append(f.calls, fmt.Sprintf("stage %v", r.GetPublishContext())+secretsNote(r.GetSecrets()))
 	return &volumev1.StageResponse{}, nil
 }
 
 func (f *contextClient) Publish(_ context.Context, r *volumev1.PublishRequest, _ ...grpc.CallOption) (*volumev1.PublishResponse, error) {
-	f.calls = append(f.calls, fmt.Sprintf("publish %v", r.GetPublishContext()))
+	f.calls = append(f.calls, fmt.Sprintf("publish %v", r.GetPublishContext())+secretsNote(r.GetSecrets()))
 	return &volumev1.PublishResponse{}, nil
 }
 
 func (f *contextClient) MapBlock(_ context.Context, r *volumev1.MapBlockRequest, _ ...grpc.CallOption) (*volumev1.MapBlockResponse, error) {
-	f.calls = append(f.calls, fmt.Sprintf("map %v", r.GetPublishContext()))
+	f.calls = append(f.calls, fmt.Sprintf("map %v", r.GetPublishContext())+secretsNote(r.GetSecrets()))
 	return &volumev1.MapBlockResponse{}, nil
+}
+
+// secretsNote shows a request's secrets, nothing when it has none.
+func secretsNote(secrets map[string]string) string {
+	if len(secrets) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" secrets=%v", secrets)
 }
 
 // TestCSIPublishContext: the publish context of a volume's attachment

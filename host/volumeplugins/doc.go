@@ -18,7 +18,11 @@
 //     the pod's fsGroup where the driver's fsGroupPolicy says so
 //     (ownership.go; Config.FSGroupPolicy reads it), the pod's
 //     information in its volume context where the driver asks for it
-//     (Config.PodInfoOnMount);
+//     (Config.PodInfoOnMount), and the data of the Secrets its source
+//     names (nodeStageSecretRef, nodePublishSecretRef) as the secrets of
+//     the stage and the publish, read through Config.Secret for the pod
+//     whose volume it is (csisecrets.go; a Secret not read fails the
+//     call, transient, before the plugin is asked);
 //   - an FC or iSCSI volume to the one plugin that declares volume.fc or
 //     volume.iscsi in GetInfo (scsi.go), with the volume context, paths
 //     and secrets directory the kubelet's in-tree plugins would use, Attach

@@ -74,6 +74,10 @@ type Config struct {
 	// no driver says, and an inline volume's publish carries the
 	// ephemeral flag and the pod's UID alone (csi.go, volumeContext).
 	PodInfoOnMount func(ctx context.Context, driver string) (bool, error)
+	// Secret reads the Secrets a CSI volume's source names
+	// (nodeStageSecretRef, nodePublishSecretRef), whose data are the
+	// secrets of the stage and the publish; nil fails such a volume.
+	Secret SecretReader
 }
 
 // Plugins is the host's one adapter of every volume kind: it serves
@@ -110,7 +114,7 @@ func New(cfg Config) (*Plugins, error) {
 	}
 	c := &csiVolumes{
 		root: cfg.Root, host: cfg.Host, clients: cfg.Clients, routes: routes, plugins: s.plugins, caps: cfg.Capabilities,
-		policy: cfg.FSGroupPolicy, podInfo: cfg.PodInfoOnMount,
+		policy: cfg.FSGroupPolicy, podInfo: cfg.PodInfoOnMount, secret: cfg.Secret,
 	}
 	if _, err := c.registrationPlugin(); errors.Is(err, ErrVolumePluginConflict) {
 		return nil, err

@@ -210,7 +210,7 @@ func TestValidatePod(t *testing.T) {
 		{"hostnameOverride with setHostnameAsFQDN", func(p *v1.Pod) {
 			p.Spec.HostnameOverride = ptr.To("o")
 			p.Spec.SetHostnameAsFQDN = ptr.To(true)
-		}, []string{"spec.hostnameOverride: Forbidden", "spec.setHostnameAsFQDN: Forbidden"}},
+		}, []string{"spec.hostnameOverride: Forbidden"}},
 		{"hostnameOverride with hostNetwork", func(p *v1.Pod) {
 			p.Spec.HostnameOverride = ptr.To("o")
 			p.Spec.HostNetwork = true

@@ -62,6 +62,9 @@ func validateVolumeSource(src *v1.VolumeSource, path *field.Path, apiVolumes boo
 		if src.CSI.Driver == "" {
 			allErrs = append(allErrs, field.Required(path.Child("csi", "driver"), ""))
 		}
+		if ref := src.CSI.NodePublishSecretRef; ref != nil && ref.Name == "" {
+			allErrs = append(allErrs, field.Required(path.Child("csi", "nodePublishSecretRef", "name"), ""))
+		}
 	case src.Projected != nil:
 		for i, s := range src.Projected.Sources {
 			if !apiVolumes && s.DownwardAPI == nil && s.ConfigMap == nil && s.Secret == nil {

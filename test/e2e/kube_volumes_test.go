@@ -44,8 +44,9 @@ func kubeCSIHost(t *testing.T, d *loopDriverProc, attachRequired bool) *kubeHost
 // createVolumeAndClaim creates, through the admin client, a
 // PersistentVolume <claim>-pv of the loop driver's volume handle and the
 // claim <claim>; bound says whether the claim is bound to it (volumeName
-// and phase Bound, as the binder would leave it).
-func (k *kubeHost) createVolumeAndClaim(claim, handle string, bound bool) {
+// and phase Bound, as the binder would leave it). edit changes the
+// PersistentVolume before it is created (its source is immutable).
+func (k *kubeHost) createVolumeAndClaim(claim, handle string, bound bool, edit ...func(*v1.PersistentVolume)) {
 	k.t.Helper()
 	ctx := k.t.Context()
 	size := resource.MustParse("64Mi")
@@ -58,6 +59,9 @@ func (k *kubeHost) createVolumeAndClaim(claim, handle string, bound bool) {
 				Driver: loopDriver, VolumeHandle: handle, FSType: "ext4"}},
 			ClaimRef: &v1.ObjectReference{Namespace: "default", Name: claim},
 		},
+	}
+	for _, e := range edit {
+		e(pv)
 	}
 	if _, err := k.cluster.Client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
 		k.t.Fatalf("create pv: %v", err)
@@ -159,6 +163,43 @@ func TestKubeVolumesClaims(t *testing.T) {
 		k.deleteAPIPod("kwaiter", &zero)
 		k.waitAPIGone("kwaiter", 60*time.Second)
 	})
+}
+
+// TestKubeVolumesCSISecrets: a PersistentVolume's nodeStageSecretRef and
+// nodePublishSecretRef name Secrets the node reads from the API server
+// with its own credentials (the Node authorizer allows exactly these),
+// and the driver gets their keys in NodeStageVolume and
+// NodePublishVolume, as from the kubelet.
+func TestKubeVolumesCSISecrets(t *testing.T) {
+	d := startLoopDriver(t)
+	k := kubeCSIHost(t, d, false)
+	k.waitNodeReady(60 * time.Second)
+	ctx := t.Context()
+	for name, key := range map[string]string{"stage-creds": "stage-key", "publish-creds": "publish-key"} {
+		sec := &v1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, StringData: map[string]string{key: "kube-secret-value"}}
+		if _, err := k.cluster.Client.CoreV1().Secrets("default").Create(ctx, sec, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create secret: %v", err)
+		}
+	}
+	k.createVolumeAndClaim("sec", d.createVolume(t, "kube-sec"), true, func(pv *v1.PersistentVolume) {
+		pv.Spec.CSI.NodeStageSecretRef = &v1.SecretReference{Namespace: "default", Name: "stage-creds"}
+		pv.Spec.CSI.NodePublishSecretRef = &v1.SecretReference{Namespace: "default", Name: "publish-creds"}
+	})
+	k.create(kubeClaimPod("ksecrets", "sec", `echo mounted; exec sleep 3600`))
+	k.waitAPIRunning("ksecrets", 90*time.Second)
+	k.waitLog("ksecrets", "main", "mounted")
+	got := map[string]string{}
+	for _, c := range d.records(t) {
+		if (c.RPC == "NodeStageVolume" || c.RPC == "NodePublishVolume") && c.Code == "OK" {
+			got[c.RPC] = strings.Join(c.SecretKeys, ",")
+		}
+	}
+	if got["NodeStageVolume"] != "stage-key" || got["NodePublishVolume"] != "publish-key" {
+		t.Errorf("secret keys the driver got %v; want stage-key in the stage and publish-key in the publish", got)
+	}
+	zero := int64(0)
+	k.deleteAPIPod("ksecrets", &zero)
+	k.waitAPIGone("ksecrets", 60*time.Second)
 }
 
 // TestKubeVolumesProjected: a pod created without

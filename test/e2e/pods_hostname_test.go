@@ -31,3 +31,32 @@ func TestPodHostnameOverride(t *testing.T) {
 		t.Errorf("hostnameOverride: the hostname or the subdomain's FQDN shows:\n%s", out)
 	}
 }
+
+// TestPodSetHostnameAsFQDN: as the kubelet, setHostnameAsFQDN makes the
+// container's hostname (the UTS name) the pod's FQDN where it has a
+// subdomain, and changes nothing without one.
+func TestPodSetHostnameAsFQDN(t *testing.T) {
+	h := startPodHostWith(t, "clusterDNS: [10.96.0.10]\nclusterDomain: cluster.local\n", crisetup.WithPodNetwork())
+	fqdn := true
+	for _, tt := range []struct{ name, subdomain, want string }{
+		{"fqdn", "web", "fqdn-host.web.default.svc.cluster.local"},
+		{"fqdn-nosub", "", "fqdn-host"},
+	} {
+		pod := busyPod(tt.name, v1.RestartPolicyNever, sh("app", `echo "hostname=$(hostname)"`))
+		pod.Spec.HostNetwork = false
+		pod.Spec.Hostname, pod.Spec.Subdomain, pod.Spec.SetHostnameAsFQDN = "fqdn-host", tt.subdomain, &fqdn
+		h.apply(pod)
+		h.waitPhase(tt.name, v1.PodSucceeded, 90*time.Second)
+		wantLines(t, tt.name, h.logsOf(tt.name, "app"), "hostname="+tt.want+"\n")
+	}
+	// A FQDN over 64 characters: the kubelet's error, and no sandbox.
+	pod := busyPod("fqdn-long", v1.RestartPolicyNever, sh("app", `hostname`))
+	pod.Spec.HostNetwork = false
+	pod.Spec.Hostname, pod.Spec.Subdomain, pod.Spec.SetHostnameAsFQDN = strings.Repeat("h", 40), "web", &fqdn
+	h.apply(pod)
+	poll(t, 60*time.Second, func() bool { return strings.Contains(h.logTail(), "is too long (64 characters is the max") },
+		func() string { return "no FQDN error in the host log\n" + h.logTail() })
+	if p, ok := h.get("fqdn-long"); !ok || p.Status.Phase != v1.PodPending {
+		t.Errorf("pod %s; want Pending", podStatusString(p))
+	}
+}

@@ -150,6 +150,7 @@ type callRecord struct {
 	TargetPath        string            `json:"target_path"`
 	StagingTargetPath string            `json:"staging_target_path"`
 	VolumeContext     map[string]string `json:"volume_context"`
+	SecretKeys        []string          `json:"secret_keys"`
 }
 
 // records are the driver's call log, every call.
@@ -418,6 +419,62 @@ spec:
 		imgs, _ := filepath.Glob(filepath.Join(d.stateDir, "volumes", "*.img"))
 		if len(imgs) != 1 || filepath.Base(imgs[0]) != id+".img" {
 			t.Errorf("volume images after the inline pod: %v; want only the claim's %s", imgs, id)
+		}
+	})
+
+	// An inline volume's nodePublishSecretRef, as the kubelet reads it:
+	// the Secret of the pod's namespace, its data the secrets of
+	// NodePublishVolume (the driver denies a publish without its
+	// password). Missing, it keeps the pod in ContainerCreating
+	// with FailedMount naming it; once it is defined, the retried mount
+	// finds it and the pod starts. No value is in a log or an event.
+	t.Run("an inline volume with a publish secret", func(t *testing.T) {
+		seen := len(d.calls(t))
+		pod := busyPod("csi-secret", v1.RestartPolicyAlways, sh("main", `echo mounted; exec sleep 3600`))
+		pod.Spec.Volumes = []v1.Volume{volume("scratch", v1.VolumeSource{CSI: &v1.CSIVolumeSource{
+			Driver: loopDriver, VolumeAttributes: map[string]string{"size": "16Mi", "requiredSecret": "password"}, NodePublishSecretRef: &v1.LocalObjectReference{Name: "csi-creds"},
+		}})}
+		pod.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}
+		pod.Spec.TerminationGracePeriodSeconds = &zero
+		h.apply(pod)
+		poll(t, 60*time.Second, func() bool {
+			return hasEvent(h.events("csi-secret"), "FailedMount", "fetching NodePublishSecretRef default/csi-creds failed")
+		}, func() string { return "events:\n" + eventsString(h.events("csi-secret")) + h.logTail() })
+		if p, ok := h.get("csi-secret"); !ok || !containerWaiting(p) {
+			t.Errorf("pod %s; want Pending in ContainerCreating", podStatusString(p))
+		}
+		if got := d.calls(t)[seen:]; len(got) != 0 {
+			t.Errorf("driver calls without the secret %q; want none", got)
+		}
+		h.writeManifest("csi-creds.yaml", `apiVersion: v1
+kind: Secret
+metadata: {name: csi-creds, namespace: default}
+stringData: {username: csi-user-value, password: csi-password-value}
+`)
+		p := h.waitPod("csi-secret", 150*time.Second, "running", running)
+		h.waitLog("csi-secret", "main", "mounted")
+		target := filepath.Join(h.root, "pods", string(p.UID), "volumes", "kubernetes.io~csi", "scratch", "mount")
+		var keys []string
+		for _, c := range d.records(t) {
+			if c.RPC == "NodePublishVolume" && c.TargetPath == target && c.Code == "OK" {
+				keys = c.SecretKeys
+			}
+		}
+		if !slices.Equal(keys, []string{"password", "username"}) {
+			t.Errorf("secret keys of the publish %q; want [password username]", keys)
+		}
+		h.delete("csi-secret", &zero)
+		h.waitGone("csi-secret", 60*time.Second)
+		h.mu.Lock()
+		logs := append(slices.Clone(h.logs), d.log, d.callLog)
+		h.mu.Unlock()
+		for _, f := range logs {
+			if b, _ := os.ReadFile(f); strings.Contains(string(b), "csi-password-value") || strings.Contains(string(b), "csi-user-value") {
+				t.Errorf("%s holds a secret's value", f)
+			}
+		}
+		if ev := eventsString(h.events("csi-secret")); strings.Contains(ev, "csi-password-value") || strings.Contains(ev, "csi-user-value") {
+			t.Errorf("events hold a secret's value:\n%s", ev)
 		}
 	})
 

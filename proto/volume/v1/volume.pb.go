@@ -567,8 +567,12 @@ type StageRequest struct {
 	VolumeId       string                 `protobuf:"bytes,1,opt,name=volume_id,json=volumeId,proto3" json:"volume_id,omitempty"`
 	PublishContext map[string]string      `protobuf:"bytes,2,rep,name=publish_context,json=publishContext,proto3" json:"publish_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Directory, created by the host, where the plugin stages the volume.
-	StagingPath   string            `protobuf:"bytes,3,opt,name=staging_path,json=stagingPath,proto3" json:"staging_path,omitempty"`
-	Capability    *Capability       `protobuf:"bytes,4,opt,name=capability,proto3" json:"capability,omitempty"`
+	StagingPath string      `protobuf:"bytes,3,opt,name=staging_path,json=stagingPath,proto3" json:"staging_path,omitempty"`
+	Capability  *Capability `protobuf:"bytes,4,opt,name=capability,proto3" json:"capability,omitempty"`
+	// Credentials for the backend, key to value: for a CSI volume the data
+	// of the Secret its PersistentVolume's nodeStageSecretRef names (the
+	// CSI request's secrets), read by the host as the kubelet reads it.
+	// Never log or return a value; name keys only.
 	Secrets       map[string]string `protobuf:"bytes,5,rep,name=secrets,proto3" json:"secrets,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	VolumeContext map[string]string `protobuf:"bytes,6,rep,name=volume_context,json=volumeContext,proto3" json:"volume_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Backend of the volume, for plugins that front several (volume-csi: the
@@ -809,9 +813,12 @@ type PublishRequest struct {
 	// Empty when the plugin does not stage.
 	StagingPath string `protobuf:"bytes,3,opt,name=staging_path,json=stagingPath,proto3" json:"staging_path,omitempty"`
 	// Path for this pod; the plugin creates it if needed.
-	TargetPath    string            `protobuf:"bytes,4,opt,name=target_path,json=targetPath,proto3" json:"target_path,omitempty"`
-	Capability    *Capability       `protobuf:"bytes,5,opt,name=capability,proto3" json:"capability,omitempty"`
-	Readonly      bool              `protobuf:"varint,6,opt,name=readonly,proto3" json:"readonly,omitempty"`
+	TargetPath string      `protobuf:"bytes,4,opt,name=target_path,json=targetPath,proto3" json:"target_path,omitempty"`
+	Capability *Capability `protobuf:"bytes,5,opt,name=capability,proto3" json:"capability,omitempty"`
+	Readonly   bool        `protobuf:"varint,6,opt,name=readonly,proto3" json:"readonly,omitempty"`
+	// As StageRequest.secrets; for a CSI volume the data of the Secret its
+	// nodePublishSecretRef names (an inline volume's: in the pod's
+	// namespace).
 	Secrets       map[string]string `protobuf:"bytes,7,rep,name=secrets,proto3" json:"secrets,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	VolumeContext map[string]string `protobuf:"bytes,8,rep,name=volume_context,json=volumeContext,proto3" json:"volume_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// As StageRequest.driver.
@@ -1065,8 +1072,9 @@ type MapBlockRequest struct {
 	Readonly      bool              `protobuf:"varint,5,opt,name=readonly,proto3" json:"readonly,omitempty"`
 	VolumeContext map[string]string `protobuf:"bytes,6,rep,name=volume_context,json=volumeContext,proto3" json:"volume_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Access mode (and the block access type); nil means single-node writer.
-	Capability *Capability       `protobuf:"bytes,7,opt,name=capability,proto3" json:"capability,omitempty"`
-	Secrets    map[string]string `protobuf:"bytes,8,rep,name=secrets,proto3" json:"secrets,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Capability *Capability `protobuf:"bytes,7,opt,name=capability,proto3" json:"capability,omitempty"`
+	// As PublishRequest.secrets.
+	Secrets map[string]string `protobuf:"bytes,8,rep,name=secrets,proto3" json:"secrets,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// As StageRequest.driver.
 	Driver string `protobuf:"bytes,9,opt,name=driver,proto3" json:"driver,omitempty"`
 	// As StageRequest.secrets_dir.
