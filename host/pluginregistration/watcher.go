@@ -80,6 +80,10 @@ type Watcher struct {
 	// goroutine touches them.
 	sockets map[string]registration
 	retries map[string]retry
+	// refused maps each socket whose answer failed validation (never
+	// retried) to its file, so that the same socket seen again (in the
+	// first listing and in a Create event) is not asked and refused twice.
+	refused map[string]os.FileInfo
 }
 
 // retry is when a failed registration is tried again, and the back-off
@@ -111,7 +115,7 @@ func New(cfg Config) *Watcher {
 	if cfg.RetryMax == 0 {
 		cfg.RetryMax = DefaultRetryMax
 	}
-	return &Watcher{cfg: cfg, resync: make(chan struct{}, 1), sockets: map[string]registration{}, retries: map[string]retry{}}
+	return &Watcher{cfg: cfg, resync: make(chan struct{}, 1), sockets: map[string]registration{}, retries: map[string]retry{}, refused: map[string]os.FileInfo{}}
 }
 
 // Resync makes Run register every registered driver again.
@@ -236,10 +240,24 @@ func (w *Watcher) added(ctx context.Context, path string) {
 	if err != nil || fi.Mode()&os.ModeSocket == 0 {
 		return
 	}
+	if prev, ok := w.refused[path]; ok && os.SameFile(prev, fi) {
+		return // this very socket was refused already
+	}
+	delete(w.refused, path)
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.Timeout)
 	defer cancel()
 	reg, err := w.register(ctx, path)
 	if err != nil {
+		if now, serr := os.Lstat(path); serr != nil || !os.SameFile(fi, now) {
+			// The registrar went away while it was asked: a removal,
+			// not a refusal (its Remove event forgets it).
+			delete(w.retries, path)
+			w.cfg.Log.Debug("a plugin registration socket went away while it was asked", "socket", path, "err", err)
+			return
+		}
+		if errors.Is(err, errInvalid) {
+			w.refused[path] = fi
+		}
 		w.failed(path, err)
 		retry := "not retried"
 		if r, ok := w.retries[path]; ok {
@@ -342,6 +360,7 @@ func supported(versions []string) bool {
 // socket took its name.
 func (w *Watcher) removed(ctx context.Context, path string) {
 	delete(w.retries, path)
+	delete(w.refused, path)
 	reg, ok := w.sockets[path]
 	if !ok {
 		return

@@ -314,3 +314,38 @@ func TestNameMovesToNewerSocket(t *testing.T) {
 	default:
 	}
 }
+
+// A refused socket seen twice (in Run's first listing and in its Create
+// event, both) is asked and refused once; a registrar gone while it was
+// asked is not refused at all. Before, the second sight asked again and
+// recorded a second warning, which TestRefused's next case read as its own.
+func TestRefusedOnce(t *testing.T) {
+	dir := socketDir(t)
+	var events []string
+	w := New(Config{Dir: dir, Handler: newHandler(), Timeout: time.Second, RetryInitial: time.Hour,
+		Record: func(typ, reason, msg string) { events = append(events, reason+": "+msg) }})
+	path := filepath.Join(dir, "no-name.sock")
+	serve(t, path, registrartest.CSIInfo("", "/x.sock"))
+	w.added(t.Context(), path)
+	w.added(t.Context(), path)
+	if len(events) != 1 || !strings.Contains(events[0], "name: is required") {
+		t.Fatalf("events %q; want one refusal", events)
+	}
+
+	// A socket nobody serves, gone before its GetInfo gives up.
+	gone := filepath.Join(dir, "gone.sock")
+	l, err := net.Listen("unix", gone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	l.Close() // the file stays; dials are refused
+	time.AfterFunc(200*time.Millisecond, func() { os.Remove(gone) })
+	w.added(t.Context(), gone)
+	if len(events) != 1 {
+		t.Fatalf("events %q; want no refusal of a registrar that went away", events)
+	}
+	if _, ok := w.retries[gone]; ok {
+		t.Fatal("a registrar that went away is retried")
+	}
+}
