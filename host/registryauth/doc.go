@@ -17,5 +17,5 @@
 // Parsers take bytes and never panic on any input (FuzzParse); an
 // unreadable Secret is an error naming it and its key, never one that
 // shows a credential. The package reads no Secret itself: the runtime
-// manager hands it the pod's.
+// manager (host/runtimemanager), its only importer, hands it the pod's.
 package registryauth

@@ -35,7 +35,8 @@ import (
 //     test/criproxy (a counting, fault-injecting proxy in front of
 //     containerd's socket); test/conformance (the upstream node conformance
 //     suite's images, selection and report) serves hack/conformance and
-//     hack/mkimage, which also start a control plane with test/kubecluster.
+//     hack/mkimage, which also start a control plane with test/kubecluster
+//     (its tests find the binary cache through test/kubecluster).
 var mayImport = map[string][]string{
 	"proto":     nil,
 	"images":    nil,
@@ -54,7 +55,7 @@ var mayImport = map[string][]string{
 	"test/crisetup":    {"images", "sdk"},
 	"test/kubecluster": nil,
 	"test/criproxy":    nil,
-	"test/conformance": {"images"},
+	"test/conformance": {"images", "test/kubecluster"},
 	"bench":            {"host", "images", "test/crisetup", "test/kubecluster", "test/criproxy"},
 	"hack":             {"images", "test/crisetup", "test/kubecluster", "test/conformance"},
 	"test/e2e":         {"host", "images", "test/crisetup", "test/kubecluster", "test/criproxy"},
