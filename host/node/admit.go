@@ -236,9 +236,8 @@ func (n *Node) nodeFacts() admission.Node {
 				AllowedUnsafeSysctls: n.cfg.AllowedUnsafeSysctls}
 		}
 	}
-	host, _ := os.Hostname()
 	return admission.Node{Name: n.cfg.NodeName, Labels: map[string]string{
-		v1.LabelHostname: strings.ToLower(host), v1.LabelOSStable: runtime.GOOS, v1.LabelArchStable: runtime.GOARCH,
+		v1.LabelHostname: nodeHostname(n.cfg.NodeName), v1.LabelOSStable: runtime.GOOS, v1.LabelArchStable: runtime.GOARCH,
 	}, AllowedUnsafeSysctls: n.cfg.AllowedUnsafeSysctls}
 }
 
@@ -281,4 +280,16 @@ func (n *Node) seccompProfile(name string) error {
 		return fmt.Errorf("%s is not a file", path)
 	}
 	return nil
+}
+
+// nodeHostname is the node's hostname as the kubelet has it: its
+// configured node name (the kubelet's --hostname-override, which names
+// the Node and is its kubernetes.io/hostname label and Hostname address
+// alike), else the machine's hostname, lower-cased.
+func nodeHostname(nodeName string) string {
+	if nodeName != "" {
+		return strings.ToLower(nodeName)
+	}
+	host, _ := os.Hostname()
+	return strings.ToLower(host)
 }

@@ -211,3 +211,14 @@ func TestAdmissionStaticPodEdit(t *testing.T) {
 		})
 	}
 }
+
+// The node's kubernetes.io/hostname is its configured name, as the
+// kubelet's with --hostname-override: upstream's Job spec that pins its
+// pod with that label to the node's name stayed unschedulable while the
+// label was the machine's hostname.
+func TestNodeHostnameIsTheNodeName(t *testing.T) {
+	n := &Node{cfg: Config{NodeName: "Podhost-Node"}}
+	if got := n.nodeFacts().Labels[v1.LabelHostname]; got != "podhost-node" {
+		t.Fatalf("kubernetes.io/hostname %q; want the node name, lower-cased", got)
+	}
+}

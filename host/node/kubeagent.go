@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -63,8 +62,8 @@ func (n *Node) buildKubeAgent() (*kubeAgent, error) {
 	for _, ip := range n.cfg.NodeIPs {
 		addrs = append(addrs, v1.NodeAddress{Type: v1.NodeInternalIP, Address: ip})
 	}
-	if host, err := os.Hostname(); err == nil && host != "" {
-		addrs = append(addrs, v1.NodeAddress{Type: v1.NodeHostName, Address: strings.ToLower(host)})
+	if host := nodeHostname(n.cfg.NodeName); host != "" {
+		addrs = append(addrs, v1.NodeAddress{Type: v1.NodeHostName, Address: host})
 	}
 	agent, err := kubenode.New(kubenode.Options{
 		Client: k.Client, NodeName: n.cfg.NodeName, Addresses: addrs, DaemonPort: port, DeclaredFeatures: features,
