@@ -145,7 +145,7 @@ func TestCSISecretRefs(t *testing.T) {
 	}
 	pv := &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv1"}, Spec: v1.PersistentVolumeSpec{PersistentVolumeSource: v1.PersistentVolumeSource{CSI: &v1.CSIPersistentVolumeSource{
 		Driver: "d", VolumeHandle: "h", NodeStageSecretRef: &v1.SecretReference{Namespace: "other", Name: "stage"}}}}}
-	got, err := DesiredVolumes(context.Background(), pod, pvResolver{pv})
+	got, err := DesiredVolumes(t.Context(), pod, pvResolver{pv})
 	if err != nil {
 		t.Fatal(err)
 	}

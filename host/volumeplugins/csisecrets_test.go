@@ -42,7 +42,7 @@ func TestCSINodeSecrets(t *testing.T) {
 	v := volumemanager.Volume{ID: "kubernetes.io/csi/loop^h1", Plugin: volumemanager.PluginCSI, Shared: true, PV: "pv1", ForPod: "u1",
 		CSI: &v1.CSIPersistentVolumeSource{Driver: "loop", VolumeHandle: "h1",
 			NodeStageSecretRef: &v1.SecretReference{Namespace: "ns1", Name: "stage"}, NodePublishSecretRef: &v1.SecretReference{Namespace: "ns2", Name: "publish"}}}
-	ctx := context.Background()
+	ctx := t.Context()
 	if err := c.Stage(ctx, v); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package volumeplugins
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -32,7 +31,7 @@ func TestUnpublishCleansSubPaths(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(target, "in-the-volume"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Unpublish(context.Background(), pv); err == nil {
+	if err := p.Unpublish(t.Context(), pv); err == nil {
 		t.Fatal("unpublish with a target that stays mounted succeeded")
 	}
 	if _, err := os.Stat(filepath.Join(target, "in-the-volume")); err != nil {
@@ -43,7 +42,7 @@ func TestUnpublishCleansSubPaths(t *testing.T) {
 	if err := os.Remove(filepath.Join(target, "in-the-volume")); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Unpublish(context.Background(), pv); err != nil {
+	if err := p.Unpublish(t.Context(), pv); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(hostvolumes.PodDir(root, pv.Pod)); err == nil {

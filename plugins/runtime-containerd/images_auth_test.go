@@ -44,7 +44,7 @@ func recorderRuntime(p *pullRecorder) *criRuntime {
 // one pulls; none is anonymous; all failing is every message with the last
 // one's class.
 func TestEnsureImageTriesAuthsInOrder(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	auths := []RegistryAuth{{Username: "u", Password: "wrong"}, {Username: "u", Password: "right"}, {Username: "u", Password: "later"}}
 
 	p := &pullRecorder{accept: "right"}

@@ -1,7 +1,6 @@
 package hostvolumes
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,7 +47,7 @@ func newSubPathVolume(t *testing.T) *subPathVolume {
 	root := t.TempDir()
 	h := New(root, SystemMounter{})
 	pv := emptyDir("1", "cache", &v1.EmptyDirVolumeSource{})
-	if err := h.Publish(context.Background(), pv); err != nil {
+	if err := h.Publish(t.Context(), pv); err != nil {
 		t.Fatal(err)
 	}
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", UID: pv.Pod}, Spec: v1.PodSpec{Volumes: []v1.Volume{
