@@ -112,15 +112,19 @@ func containerAnnotations(pod *v1.Pod, c *v1.Container, kind string, attempt uin
 }
 
 // sandboxAnnotations are the annotations of a pod's sandbox: the pod's own
-// annotations plus the grace period.
+// annotations plus the grace period, its pod-level resources and its pod
+// cgroup's values.
 func sandboxAnnotations(pod *v1.Pod) map[string]string {
-	out := make(map[string]string, len(pod.Annotations)+1)
+	out := make(map[string]string, len(pod.Annotations)+3)
 	for k, v := range pod.Annotations {
 		out[k] = v
 	}
 	out[AnnotationGracePeriod] = strconv.FormatInt(podGracePeriod(pod), 10)
 	if r := podResourcesAnnotation(pod); r != "" {
 		out[AnnotationPodResources] = r
+	}
+	if r := podCgroupAnnotation(pod); r != "" {
+		out[AnnotationPodCgroup] = r
 	}
 	return out
 }

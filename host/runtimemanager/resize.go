@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/podhost/podhost/lifecycle"
 	runtimev1 "github.com/podhost/podhost/proto/runtime/v1"
@@ -18,13 +19,17 @@ import (
 // status's): a running container whose cpu or memory in the spec differ
 // from what it was created or last resized with is updated in place
 // (UpdateContainerResources), or restarted when a changed resource's
-// resizePolicy says RestartContainer, as the kubelet does; a pod's
-// pod-level resources (PodSpec.resources) limit its own cgroup, made by
-// the runtime with the sandbox (SandboxConfig.pod_cgroup) and updated in
-// place (UpdateSandboxResources). What was actuated is written on the
-// container or sandbox when it is created (an annotation) and kept in
-// memory after an update; a host that restarts has only the annotation,
-// so it may send an update again that changes nothing.
+// resizePolicy says RestartContainer, as the kubelet does. Every pod has
+// its own cgroup, made by the runtime with the sandbox
+// (SandboxConfig.pod_cgroup) below its QoS class's and updated in place
+// (UpdateSandboxResources): its values are the kubelet's for the pod
+// (podCgroupRequirements: its containers' sums, or its pod-level
+// resources, with its overhead), so a resize of a container or of the
+// pod-level resources (PodSpec.resources) changes them too. What was
+// actuated is written on the container or sandbox when it is created (an
+// annotation) and kept in memory after an update; a host that restarts
+// has only the annotation, so it may send an update again that changes
+// nothing.
 
 // Annotations of what was actuated.
 const (
@@ -34,6 +39,11 @@ const (
 	// AnnotationPodResources is a sandbox's pod-level resources (JSON of
 	// the cpu and memory of PodSpec.resources) at its creation.
 	AnnotationPodResources = "podhost.dev/pod-resources"
+	// AnnotationPodCgroup is the values of a sandbox's pod cgroup at its
+	// creation (JSON of podCgroupRequirements). A sandbox of an older
+	// host has only AnnotationPodResources, and a pod cgroup only when
+	// that is set, made from those values.
+	AnnotationPodCgroup = "podhost.dev/pod-cgroup"
 )
 
 // actuatedResources are the resources a container runs with: its own cpu
@@ -129,14 +139,62 @@ func parsePodResources(s string) *v1.ResourceRequirements {
 	return &r
 }
 
-// podCgroup is the sandbox's pod cgroup for a pod with pod-level
-// resources, nil otherwise: the kubelet's pod cgroup values (shares from
-// the cpu request, quota from the cpu limit, the memory limit).
+// podCgroup is the sandbox's pod cgroup: the kubelet's pod cgroup values
+// (shares from the cpu request, quota from the cpu limit, the memory
+// limit) of podCgroupRequirements.
 func podCgroup(pod *v1.Pod) *runtimev1.PodCgroup {
-	if pod.Spec.Resources == nil {
-		return nil
+	return &runtimev1.PodCgroup{QosClass: string(lifecycle.PodQOS(pod)), Resources: podCgroupResources(podCgroupRequirements(pod))}
+}
+
+// podCgroupRequirements are the values of pod's own cgroup, as the
+// kubelet computes them (its ResourceConfigForPod): the cpu request is
+// the pod's (its pod-level request, else its containers' as the
+// scheduler sums them, init containers and sidecars included, plus its
+// overhead); the cpu and memory limits are the pod's likewise, set for a
+// Guaranteed pod, for a Burstable one only where every container (or the
+// pod level) declares that limit, and never for a BestEffort pod, whose
+// cgroup gets the least cpu weight.
+func podCgroupRequirements(pod *v1.Pod) v1.ResourceRequirements {
+	qos := lifecycle.PodQOS(pod)
+	if qos == v1.PodQOSBestEffort {
+		return v1.ResourceRequirements{}
 	}
-	return &runtimev1.PodCgroup{QosClass: string(lifecycle.PodQOS(pod)), Resources: podCgroupResources(lifecycle.ResizableResources(pod.Spec.Resources))}
+	reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	limits := resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{})
+	out := v1.ResourceRequirements{}
+	if q, ok := reqs[v1.ResourceCPU]; ok {
+		out.Requests = v1.ResourceList{v1.ResourceCPU: q}
+	}
+	for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
+		q, ok := limits[name]
+		if !ok || q.IsZero() || qos != v1.PodQOSGuaranteed && !limitDeclared(pod, name) {
+			continue
+		}
+		if out.Limits == nil {
+			out.Limits = v1.ResourceList{}
+		}
+		out.Limits[name] = q
+	}
+	return out
+}
+
+// limitDeclared reports whether the pod's cgroup is limited in name: its
+// pod-level resources set that limit, or every init and app container
+// does, as the kubelet decides.
+func limitDeclared(pod *v1.Pod, name v1.ResourceName) bool {
+	if r := pod.Spec.Resources; r != nil {
+		if q, ok := r.Limits[name]; ok && !q.IsZero() {
+			return true
+		}
+	}
+	for _, l := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range l {
+			if q, ok := l[i].Resources.Limits[name]; !ok || q.IsZero() {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func podCgroupResources(r v1.ResourceRequirements) *runtimev1.Resources {
@@ -167,6 +225,15 @@ func podResourcesAnnotation(pod *v1.Pod) string {
 	return string(b)
 }
 
+// podCgroupAnnotation is AnnotationPodCgroup of pod.
+func podCgroupAnnotation(pod *v1.Pod) string {
+	b, err := json.Marshal(podCgroupRequirements(pod))
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
 // resizeAction updates one running container in place.
 type resizeAction struct {
 	id, name        string
@@ -174,10 +241,23 @@ type resizeAction struct {
 	actual, desired actuatedResources
 }
 
-// podResize updates the pod cgroup of the ready sandbox.
+// podResize updates the pod cgroup of the ready sandbox from actual to
+// desired (podCgroupRequirements), unchanged when they are the same; then
+// its pod-level resources are level (nil: none).
 type podResize struct {
 	sandboxID       string
 	actual, desired v1.ResourceRequirements
+	level           *v1.ResourceRequirements
+}
+
+// changes reports whether the pod cgroup's values change.
+func (pr *podResize) changes() bool { return !lifecycle.SameResources(pr.actual, pr.desired) }
+
+// sandboxResources are a sandbox's pod-level resources (nil: none) and
+// its pod cgroup's values as actuated.
+type sandboxResources struct {
+	level  *v1.ResourceRequirements
+	cgroup v1.ResourceRequirements
 }
 
 // resized remembers what updates actuated, by container or sandbox id,
@@ -185,7 +265,7 @@ type podResize struct {
 type resized struct {
 	mu         sync.Mutex
 	containers map[string]actuatedResources
-	sandboxes  map[string]v1.ResourceRequirements
+	sandboxes  map[string]sandboxResources
 }
 
 func (r *resized) setContainer(id string, a actuatedResources) {
@@ -197,11 +277,11 @@ func (r *resized) setContainer(id string, a actuatedResources) {
 	r.containers[id] = a
 }
 
-func (r *resized) setSandbox(id string, res v1.ResourceRequirements) {
+func (r *resized) setSandbox(id string, res sandboxResources) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.sandboxes == nil {
-		r.sandboxes = map[string]v1.ResourceRequirements{}
+		r.sandboxes = map[string]sandboxResources{}
 	}
 	r.sandboxes[id] = res
 }
@@ -219,8 +299,8 @@ func (r *resized) apply(s *podState) {
 	}
 	for i := range s.sandboxes {
 		if res, ok := r.sandboxes[s.sandboxes[i].id]; ok {
-			res := res
-			s.sandboxes[i].podResources = &res
+			cg := res.cgroup
+			s.sandboxes[i].podResources, s.sandboxes[i].podCgroup = res.level, &cg
 		}
 	}
 }
@@ -258,16 +338,31 @@ func (p *planner) planResize(spec *v1.Container, c *containerInfo, kind string) 
 }
 
 // planPodResize decides whether the ready sandbox's pod cgroup needs an
-// update.
+// update, or only the record of its pod-level resources (a memory request
+// changed, which no cgroup holds). A sandbox without a pod cgroup (run by
+// an older host for a pod without pod-level resources) keeps none.
 func (p *planner) planPodResize(sb *sandboxInfo) {
-	if p.pod.Spec.Resources == nil || sb == nil || !sb.ready || sb.podResources == nil {
+	if sb == nil || !sb.ready || sb.podCgroup == nil {
 		return
 	}
-	desired := lifecycle.ResizableResources(p.pod.Spec.Resources)
-	if lifecycle.SameResources(*sb.podResources, desired) {
+	pr := &podResize{sandboxID: sb.id, actual: *sb.podCgroup, desired: podCgroupRequirements(p.pod)}
+	if p.pod.Spec.Resources != nil {
+		level := lifecycle.ResizableResources(p.pod.Spec.Resources)
+		pr.level = &level
+	}
+	if !pr.changes() && sameLevel(sb.podResources, pr.level) {
 		return
 	}
-	p.a.podResize = &podResize{sandboxID: sb.id, actual: *sb.podResources, desired: desired}
+	p.a.podResize = pr
+}
+
+// sameLevel reports whether two records of pod-level resources (nil:
+// none) are the same.
+func sameLevel(a, b *v1.ResourceRequirements) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return lifecycle.SameResources(*a, *b)
 }
 
 // resize actuates the planned resizes: the pod cgroup first grows to what
@@ -282,7 +377,8 @@ func (m *Manager) resize(ctx context.Context, pod *v1.Pod, a *actions) error {
 		return m.resizeFailed(pod, "pod", err)
 	}
 	pr := a.podResize
-	if pr != nil {
+	// Before a shrink the widened values are still the old ones.
+	if pr != nil && pr.changes() && !lifecycle.SameResources(widest(pr.actual, pr.desired), pr.actual) {
 		if err := m.updateSandbox(ctx, pr.sandboxID, widest(pr.actual, pr.desired)); err != nil {
 			return m.resizeFailed(pod, "pod", err)
 		}
@@ -297,10 +393,13 @@ func (m *Manager) resize(ctx context.Context, pod *v1.Pod, a *actions) error {
 		m.resized.setContainer(r.id, r.desired)
 	}
 	if pr != nil && len(errs) == 0 {
-		if err := m.updateSandbox(ctx, pr.sandboxID, pr.desired); err != nil {
-			return m.resizeFailed(pod, "pod", err)
+		// After a growth the widened values are already the new ones.
+		if pr.changes() && !lifecycle.SameResources(widest(pr.actual, pr.desired), pr.desired) {
+			if err := m.updateSandbox(ctx, pr.sandboxID, pr.desired); err != nil {
+				return m.resizeFailed(pod, "pod", err)
+			}
 		}
-		m.resized.setSandbox(pr.sandboxID, pr.desired)
+		m.resized.setSandbox(pr.sandboxID, sandboxResources{level: pr.level, cgroup: pr.desired})
 	}
 	if len(errs) == 0 {
 		m.resizeErrors.set(pod.UID, "")

@@ -62,15 +62,15 @@ func TestResizeInPlace(t *testing.T) {
 	if c.ID != first.ID || c.RestartCount != 0 {
 		t.Fatalf("cpu resize: got container %s restarts %d; want %s in place", c.ID, c.RestartCount, first.ID)
 	}
-	if got, want := e.resizeCalls(), []string{"container quota=40k mem=134217728"}; !slices.Equal(got, want) {
+	if got, want := e.resizeCalls(), []string{"pod quota=40k mem=134217728", "container quota=40k mem=134217728"}; !slices.Equal(got, want) {
 		t.Fatalf("cpu resize calls: got %v; want %v", got, want)
 	}
 	if !lifecycle.SameResources(*c.Resources, pod.Spec.Containers[0].Resources) {
 		t.Fatalf("actuated after cpu resize: got %+v", c.Resources)
 	}
 	e.mustSync(pod)
-	if got := len(e.resizeCalls()); got != 1 {
-		t.Fatalf("a sync without change sent %d updates; want none more", got-1)
+	if got := len(e.resizeCalls()); got != 2 {
+		t.Fatalf("a sync without change sent %d updates; want none more: %v", got-1, e.resizeCalls())
 	}
 
 	// memory: RestartContainer, a new container with the new limit.
@@ -80,7 +80,7 @@ func TestResizeInPlace(t *testing.T) {
 	if c.ID == first.ID || c.RestartCount != 1 {
 		t.Fatalf("memory resize: got container %s restarts %d; want a restart", c.ID, c.RestartCount)
 	}
-	if got := len(e.resizeCalls()); got != 1 {
+	if got := len(e.resizeCalls()); got != 2 {
 		t.Fatalf("a restart to resize sent an update too: %v", e.resizeCalls())
 	}
 	if !lifecycle.SameResources(*c.Resources, pod.Spec.Containers[0].Resources) {
@@ -118,7 +118,7 @@ func TestResizePodLevel(t *testing.T) {
 	// takes its limits, and never the one with its own.
 	pod.Spec.Resources.Limits = cpuMem("500m", "512Mi")
 	e.mustSync(pod)
-	want := []string{"pod quota=50k mem=536870912", "container quota=50k mem=536870912", "pod quota=50k mem=536870912"}
+	want := []string{"pod quota=50k mem=536870912", "container quota=50k mem=536870912"}
 	if got := e.resizeCalls(); !slices.Equal(got, want) {
 		t.Fatalf("growing calls: got %v; want %v", got, want)
 	}
@@ -130,7 +130,7 @@ func TestResizePodLevel(t *testing.T) {
 	// Shrinking it: the containers before the pod's final values.
 	pod.Spec.Resources.Limits = cpuMem("250m", "192Mi")
 	e.mustSync(pod)
-	want = append(want, "pod quota=50k mem=536870912", "container quota=25k mem=201326592", "pod quota=25k mem=201326592")
+	want = append(want, "container quota=25k mem=201326592", "pod quota=25k mem=201326592")
 	if got := e.resizeCalls(); !slices.Equal(got, want) {
 		t.Fatalf("shrinking calls: got %v; want %v", got, want)
 	}
@@ -242,5 +242,54 @@ func TestMemoryBelowUsage(t *testing.T) {
 				t.Errorf("got %v; want %q", err, c.want)
 			}
 		})
+	}
+}
+
+// Every pod's cgroup has the kubelet's values: sums of its containers, a
+// limit only where every container declares it (Burstable), none for
+// BestEffort; pod-level resources added later resize it in place.
+func TestPodCgroupForEveryPod(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		set  func(*v1.Pod)
+		want string
+	}{
+		{"best effort", func(*v1.Pod) {}, "shares=2 quota=0 mem=0"},
+		{"burstable, one limit missing", func(p *v1.Pod) {
+			p.Spec.Containers[0].Resources = v1.ResourceRequirements{Requests: cpuMem("100m", ""), Limits: cpuMem("200m", "64Mi")}
+			p.Spec.Containers[1].Resources = v1.ResourceRequirements{Requests: cpuMem("100m", "")}
+		}, "shares=204 quota=0 mem=0"},
+		{"burstable, all limits", func(p *v1.Pod) {
+			p.Spec.Containers[0].Resources = v1.ResourceRequirements{Requests: cpuMem("100m", ""), Limits: cpuMem("200m", "64Mi")}
+			p.Spec.Containers[1].Resources = v1.ResourceRequirements{Requests: cpuMem("100m", ""), Limits: cpuMem("100m", "32Mi")}
+		}, "shares=204 quota=30k mem=100663296"},
+		{"guaranteed with overhead", func(p *v1.Pod) {
+			p.Spec.Containers[0].Resources = v1.ResourceRequirements{Requests: cpuMem("100m", "64Mi"), Limits: cpuMem("100m", "64Mi")}
+			p.Spec.Containers[1].Resources = v1.ResourceRequirements{Requests: cpuMem("100m", "64Mi"), Limits: cpuMem("100m", "64Mi")}
+			p.Spec.Overhead = cpuMem("50m", "16Mi")
+		}, "shares=256 quota=25k mem=150994944"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pod := newPod("cg", "a", "b")
+			c.set(pod)
+			r := podCgroup(pod).GetResources()
+			got := "shares=" + itoa(r.GetCpuShares()) + " quota=" + itoa(r.GetCpuQuota()) + " mem=" + itoa(r.GetMemoryLimitInBytes())
+			if got != c.want {
+				t.Fatalf("pod cgroup %s; want %s", got, c.want)
+			}
+		})
+	}
+
+	e := newEnv(t)
+	pod := newPod("later", "c1")
+	pod.Spec.Containers[0].Resources = v1.ResourceRequirements{Requests: cpuMem("2m", ""), Limits: cpuMem("10m", "")}
+	e.mustSync(pod)
+	pod.Spec.Resources = &v1.ResourceRequirements{Requests: cpuMem("5m", ""), Limits: cpuMem("25m", "")}
+	e.mustSync(pod)
+	if got, want := e.resizeCalls(), []string{"pod quota=2500 mem=0"}; !slices.Equal(got, want) {
+		t.Fatalf("pod-level resources added: calls %v; want %v", got, want)
+	}
+	if st := e.status(pod); st.Resources == nil || !lifecycle.SameResources(*st.Resources, *pod.Spec.Resources) {
+		t.Fatalf("pod actuated: got %+v; want %+v", st.Resources, pod.Spec.Resources)
 	}
 }

@@ -23,8 +23,10 @@ type sandboxInfo struct {
 	createdAt time.Time
 	ip        string
 	// podResources are the pod-level resources its pod cgroup was made
-	// or last updated with; nil without a pod cgroup.
+	// or last updated with; nil without. podCgroup are its pod cgroup's
+	// values (podCgroupRequirements); nil without a pod cgroup.
 	podResources *v1.ResourceRequirements
+	podCgroup    *v1.ResourceRequirements
 }
 
 // containerInfo is one container of a pod as the runtime lists it, with
@@ -131,7 +133,23 @@ func sandboxFromProto(sb *runtimev1.Sandbox) sandboxInfo {
 		ip:        sb.GetIp(),
 
 		podResources: parsePodResources(sb.GetAnnotations()[AnnotationPodResources]),
+		podCgroup:    sandboxPodCgroup(sb.GetAnnotations()),
 	}
+}
+
+// sandboxPodCgroup is the values of the pod cgroup a sandbox was run
+// with, from its annotations; nil when it has none: run by an older host
+// without pod-level resources.
+func sandboxPodCgroup(ann map[string]string) *v1.ResourceRequirements {
+	if r := parsePodResources(ann[AnnotationPodCgroup]); r != nil {
+		return r
+	}
+	if r := parsePodResources(ann[AnnotationPodResources]); r != nil {
+		// An older host made it from the pod-level resources.
+		cg := lifecycle.ResizableResources(r)
+		return &cg
+	}
+	return nil
 }
 
 func containerFromProto(c *runtimev1.Container) containerInfo {
@@ -318,6 +336,12 @@ func (s *podState) podStatus(name, namespace string) *lifecycle.PodStatus {
 			st.IPs = []string{sb.ip}
 		}
 		st.Resources = sb.podResources
+		if st.Resources == nil && sb.podCgroup != nil {
+			// A pod cgroup without pod-level resources: none actuated,
+			// so that pod-level resources added later are a resize in
+			// progress until they are.
+			st.Resources = &v1.ResourceRequirements{}
+		}
 	}
 	for _, c := range s.containers {
 		cs := lifecycle.ContainerStatus{

@@ -110,14 +110,14 @@ var Rules = map[string]Rule{
 	"PodSpec.tolerations":                   opaque("NoExecute taints checked at admission; the rest is the scheduler's"),
 	"PodSpec.hostAliases":                   honoured("entries of the pod's /etc/hosts, as the kubelet writes them"),
 
-	"PodSpec.priorityClassName":         opaque("the scheduler's; the kubelet ranks evictions by priority, podhost evicts nothing"),
-	"PodSpec.priority":                  opaque("the scheduler's; the kubelet ranks evictions by priority, podhost evicts nothing"),
+	"PodSpec.priorityClassName":         opaque("the scheduler's; node-pressure eviction ranks pods by it and never evicts a system-critical one, as the kubelet"),
+	"PodSpec.priority":                  opaque("the scheduler's; node-pressure eviction ranks pods by it and never evicts a system-critical one, as the kubelet"),
 	"PodSpec.dnsConfig":                 opaque("merged into the sandbox's DNS config"),
 	"PodSpec.readinessGates":            opaque("the pod is Ready only when its gates' conditions are True"),
 	"PodSpec.runtimeClassName":          honoured("checked at admission, passed as the runtime handler"),
 	"PodSpec.enableServiceLinks":        honoured("Kubernetes mode: the service variables of the pod's namespace, and always default/kubernetes's, as the kubelet's; standalone: no services, nothing to inject (as a kubelet without an API server)"),
 	"PodSpec.preemptionPolicy":          opaque("the scheduler's"),
-	"PodSpec.overhead":                  refused("no pod cgroup is sized with it"),
+	"PodSpec.overhead":                  honoured("added to the pod's requests and limits as the kubelet adds it: admission's fit, node-pressure eviction's ranking, and the pod's own cgroup (cpu shares; cpu quota and memory limit where every container or the pod has limits)"),
 	"PodSpec.topologySpreadConstraints": opaque("the scheduler's"),
 	"PodSpec.setHostnameAsFQDN":         honoured("true makes the sandbox's hostname the pod's FQDN, <hostname>.<subdomain>.<namespace>.svc.<cluster domain>, where the pod has a subdomain, the host a cluster domain and the pod no hostnameOverride, as the kubelet; a FQDN over 64 characters fails the sandbox's creation"),
 	"PodSpec.os":                        opaque("checked at admission against the node's OS"),
@@ -127,7 +127,7 @@ var Rules = map[string]Rule{
 	"PodSpec.resources":                 {Class: Refused, Note: "pod-level resources other than cpu and memory are not applied", AllowNote: "cpu and memory: the pod's own cgroup is limited by them (made by the runtime plugin), resized in place", Allow: cpuAndMemoryOnly},
 	"PodSpec.hostnameOverride":          honoured("the sandbox's hostname, in place of hostname and the pod's name, and its line of /etc/hosts, without the subdomain's FQDN, as the kubelet; a DNS subdomain, not with hostNetwork"),
 	"PodSpec.schedulingGroup":           opaque("the scheduler's"),
-	"PodSpec.evictionResponders":        refused("eviction is not supported"),
+	"PodSpec.evictionResponders":        refused("EvictionRequest responders (alpha) are not supported"),
 
 	// Container (app and init; EphemeralContainer shares its fields)
 	"Container.name":                         honoured("the container's name in the runtime"),

@@ -49,7 +49,8 @@ func (c *Containerd) removeShimSockets() {
 }
 
 // removeCgroups removes the cgroups CRI made for the given task IDs (with no
-// cgroup parent they are k8s.io/ID in every hierarchy). runc removes them
+// cgroup parent they are k8s.io/ID in every hierarchy; below a pod cgroup,
+// kubepods/…/pod<uid>/ID, and then the pod cgroup goes too). runc removes them
 // when a task is deleted; after a crash nobody does. It only rmdirs, so a
 // cgroup that still holds a process stays and is reported. A killed
 // container stays a zombie until PID 1 reaps it, which on these VMs takes a
@@ -68,10 +69,28 @@ func removeCgroups(ids []string) error {
 		}
 	}
 	var dirs []string
+	pods := map[string]bool{}
 	for _, root := range roots {
 		for _, id := range ids {
 			dirs = append(dirs, filepath.Join(root, Namespace, id))
+			// Below a pod cgroup (the runtime plugin gives every pod
+			// one): kubepods[/burstable|/besteffort]/pod<uid>/<id>.
+			for _, qos := range []string{"", "burstable", "besteffort"} {
+				found, _ := filepath.Glob(filepath.Join(root, "kubepods", qos, "pod*", id))
+				for _, d := range found {
+					dirs = append(dirs, d)
+					pods[filepath.Dir(d)] = true
+				}
+			}
 		}
 	}
-	return cgroupdir.Remove(context.Background(), dirs, cgroupBusyWait)
+	if err := cgroupdir.Remove(context.Background(), dirs, cgroupBusyWait); err != nil {
+		return err
+	}
+	// Then the pod cgroups that held them, emptied now.
+	var podDirs []string
+	for d := range pods {
+		podDirs = append(podDirs, d)
+	}
+	return cgroupdir.Remove(context.Background(), podDirs, cgroupBusyWait)
 }

@@ -558,8 +558,11 @@ func (*UpdateSandboxResourcesResponse) Descriptor() ([]byte, []int) {
 }
 
 // PodCgroup is a pod's own cgroup, the parent of its sandbox and its
-// containers, limited by the pod-level resources (PodSpec.resources) as the
-// kubelet limits it.
+// containers. The host sends one for every pod, sized as the kubelet sizes
+// it: cpu shares from the pod's cpu request (the least shares for a
+// BestEffort pod), cpu quota and memory limit from its limits where the pod
+// is Guaranteed or every container (or PodSpec.resources) sets them,
+// overhead included.
 type PodCgroup struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The pod's QoS class: Guaranteed, Burstable or BestEffort. With the
