@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sync"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	resourcehelper "k8s.io/component-helpers/resource"
@@ -143,7 +145,14 @@ func parsePodResources(s string) *v1.ResourceRequirements {
 // (shares from the cpu request, quota from the cpu limit, the memory
 // limit) of podCgroupRequirements.
 func podCgroup(pod *v1.Pod) *runtimev1.PodCgroup {
-	return &runtimev1.PodCgroup{QosClass: string(lifecycle.PodQOS(pod)), Resources: podCgroupResources(podCgroupRequirements(pod))}
+	return &runtimev1.PodCgroup{QosClass: string(lifecycle.PodQOS(pod)), Resources: podCgroupResources(podCgroupRequirements(pod)), Required: podCgroupRequired(pod)}
+}
+
+// podCgroupRequired reports whether only the pod cgroup honours some of
+// pod's fields, its pod-level resources or its overhead; a runtime may run
+// any other pod without one (PodCgroup.required).
+func podCgroupRequired(pod *v1.Pod) bool {
+	return pod.Spec.Resources != nil || len(pod.Spec.Overhead) > 0
 }
 
 // podCgroupRequirements are the values of pod's own cgroup, as the
@@ -379,7 +388,7 @@ func (m *Manager) resize(ctx context.Context, pod *v1.Pod, a *actions) error {
 	pr := a.podResize
 	// Before a shrink the widened values are still the old ones.
 	if pr != nil && pr.changes() && !lifecycle.SameResources(widest(pr.actual, pr.desired), pr.actual) {
-		if err := m.updateSandbox(ctx, pr.sandboxID, widest(pr.actual, pr.desired)); err != nil {
+		if err := m.updateSandbox(ctx, pod, pr.sandboxID, widest(pr.actual, pr.desired)); err != nil {
 			return m.resizeFailed(pod, "pod", err)
 		}
 	}
@@ -395,7 +404,7 @@ func (m *Manager) resize(ctx context.Context, pod *v1.Pod, a *actions) error {
 	if pr != nil && len(errs) == 0 {
 		// After a growth the widened values are already the new ones.
 		if pr.changes() && !lifecycle.SameResources(widest(pr.actual, pr.desired), pr.desired) {
-			if err := m.updateSandbox(ctx, pr.sandboxID, pr.desired); err != nil {
+			if err := m.updateSandbox(ctx, pod, pr.sandboxID, pr.desired); err != nil {
 				return m.resizeFailed(pod, "pod", err)
 			}
 		}
@@ -529,8 +538,14 @@ func (r *resizeErrors) get(uid types.UID) string {
 	return r.errs[uid]
 }
 
-func (m *Manager) updateSandbox(ctx context.Context, id string, r v1.ResourceRequirements) error {
+// updateSandbox sets the pod cgroup of pod's sandbox id to r. A sandbox the
+// runtime ran without a pod cgroup it was allowed to leave out (not
+// required: PodCgroup.required) has nothing to update.
+func (m *Manager) updateSandbox(ctx context.Context, pod *v1.Pod, id string, r v1.ResourceRequirements) error {
 	_, err := m.rt.UpdateSandboxResources(ctx, &runtimev1.UpdateSandboxResourcesRequest{SandboxId: id, Resources: podCgroupResources(r)})
+	if status.Code(err) == codes.FailedPrecondition && !podCgroupRequired(pod) {
+		return nil
+	}
 	return callError("updating the pod cgroup", err)
 }
 

@@ -293,3 +293,33 @@ func TestPodCgroupForEveryPod(t *testing.T) {
 		t.Fatalf("pod actuated: got %+v; want %+v", st.Resources, pod.Spec.Resources)
 	}
 }
+
+// A runtime may run a pod whose pod cgroup is not required without one
+// (runtime-containerd under the systemd cgroup driver): its containers
+// still resize, and only pod-level resources, which need the pod cgroup,
+// fail to.
+func TestPodCgroupLeftOutByTheRuntime(t *testing.T) {
+	e := newEnv(t)
+	e.fake.RequiredPodCgroupsOnly = true
+	pod := newPod("nocg", "app")
+	pod.Spec.Containers[0].Resources = v1.ResourceRequirements{Requests: cpuMem("100m", ""), Limits: cpuMem("200m", "")}
+	e.mustSync(pod)
+	for _, c := range e.fake.Calls() {
+		if r, ok := c.Req.(*runtimev1.RunSandboxRequest); ok && (r.GetConfig().GetPodCgroup() == nil || r.GetConfig().GetPodCgroup().GetRequired()) {
+			t.Fatalf("pod cgroup asked: %v; want one, not required", r.GetConfig().GetPodCgroup())
+		}
+	}
+	pod.Spec.Containers[0].Resources.Limits = cpuMem("400m", "")
+	e.mustSync(pod)
+	if got, want := e.resizeCalls(), []string{"pod quota=40k mem=0", "container quota=40k mem=0"}; !slices.Equal(got, want) {
+		t.Fatalf("container resize calls: got %v; want %v", got, want)
+	}
+	if c := e.container(pod, "app"); !lifecycle.SameResources(*c.Resources, pod.Spec.Containers[0].Resources) {
+		t.Fatalf("actuated after the resize: got %+v", c.Resources)
+	}
+
+	pod.Spec.Resources = &v1.ResourceRequirements{Requests: cpuMem("100m", ""), Limits: cpuMem("500m", "")}
+	if err := e.sync(pod); err == nil || !strings.Contains(err.Error(), "no pod cgroup") {
+		t.Fatalf("pod-level resources added to a pod without a pod cgroup: %v; want the runtime's FAILED_PRECONDITION", err)
+	}
+}

@@ -27,7 +27,7 @@ func sandboxSpecFromProto(cfg *runtimev1.SandboxConfig) SandboxSpec {
 		spec.DNS = &DNS{Servers: dns.GetServers(), Searches: dns.GetSearches(), Options: dns.GetOptions()}
 	}
 	if pc := cfg.GetPodCgroup(); pc != nil {
-		spec.PodCgroup = &PodCgroup{QOSClass: pc.GetQosClass()}
+		spec.PodCgroup = &PodCgroup{QOSClass: pc.GetQosClass(), Required: pc.GetRequired()}
 		if r := resourcesFromProto(pc.GetResources()); r != nil {
 			spec.PodCgroup.Resources = *r
 		}

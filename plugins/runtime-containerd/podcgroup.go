@@ -25,12 +25,18 @@ import (
 // sandbox carries the pod's QoS class in the label labelPodCgroupQOS, from
 // which, with the pod UID of its metadata, the path is found again after a
 // restart of the plugin; RemoveSandbox removes the cgroup after CRI removed
-// the sandbox.
+// the sandbox. Under the systemd cgroup driver no pod cgroup is made: a
+// required one is refused, and a sandbox asked for any other runs without
+// it (podCgroupUnder), its containers too (withPodCgroup).
 
 // PodCgroup is a pod's own cgroup as RunSandbox is asked to make it.
 type PodCgroup struct {
 	QOSClass  string
 	Resources Resources // OOMScoreAdj is ignored
+	// Required: the pod has pod-level resources or an overhead. Under the
+	// systemd cgroup driver such a sandbox is refused, and any other runs
+	// without a pod cgroup (podCgroupUnder).
+	Required bool
 }
 
 // podCgroupRoot is the cgroup of all pods, as the kubelet names it.

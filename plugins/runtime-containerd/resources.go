@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -47,12 +48,15 @@ func sandboxLabels(spec SandboxSpec) map[string]string {
 }
 
 // withPodCgroup returns pod with the pod cgroup the sandbox sandboxID was
-// run with. containerd 1.6 takes a container's cgroup parent from the
-// sandbox config CreateContainer is given, not from the sandbox, so a
-// config without pod_cgroup would put the container outside the pod
-// cgroup; a sandbox with one needs a config.
+// run with, read from the sandbox's label. containerd 1.6 takes a
+// container's cgroup parent from the sandbox config CreateContainer is
+// given, not from the sandbox, so a config without pod_cgroup would put the
+// container outside the pod cgroup (a sandbox with one needs a config), and
+// one with a pod cgroup the sandbox was run without (podCgroupUnder) into a
+// cgroup of its own. Only a required pod cgroup is taken as given: its
+// sandbox has it or was refused.
 func (b *backend) withPodCgroup(ctx context.Context, sandboxID string, pod *SandboxSpec) (*SandboxSpec, error) {
-	if pod != nil && pod.PodCgroup != nil {
+	if pod != nil && pod.PodCgroup != nil && pod.PodCgroup.Required {
 		return pod, nil
 	}
 	items, err := b.listSandboxes(ctx, &criapi.PodSandboxFilter{Id: sandboxID})
@@ -60,11 +64,21 @@ func (b *backend) withPodCgroup(ctx context.Context, sandboxID string, pod *Sand
 		return nil, err
 	}
 	for _, sb := range items {
+		if sb.GetId() != sandboxID { // containerd takes the ID as a prefix
+			continue
+		}
 		qos, ok := sb.GetLabels()[labelPodCgroupQOS]
 		switch {
-		case sb.GetId() != sandboxID || !ok: // containerd takes the ID as a prefix
+		case !ok && (pod == nil || pod.PodCgroup == nil):
+			return pod, nil
+		case !ok:
+			out := *pod
+			out.PodCgroup = nil
+			return &out, nil
 		case pod == nil:
 			return nil, fmt.Errorf("%w: sandbox_config is required: sandbox %s has a pod cgroup", errInvalid, sandboxID)
+		case pod.PodCgroup != nil:
+			return pod, nil
 		default:
 			out := *pod
 			out.PodCgroup = &PodCgroup{QOSClass: qos}
@@ -77,9 +91,6 @@ func (b *backend) withPodCgroup(ctx context.Context, sandboxID string, pod *Sand
 // makePodCgroup makes the pod cgroup p of spec with its limits, after
 // checking that containerd can put the sandbox below it.
 func (r *criRuntime) makePodCgroup(ctx context.Context, b *backend, spec SandboxSpec, p string) error {
-	if err := r.checkCgroupfs(ctx, b, spec.RuntimeHandler); err != nil {
-		return err
-	}
 	if err := r.cgroups.create(p, spec.PodCgroup.Resources); err != nil {
 		r.dropPodCgroup(ctx, p, 0)
 		return cgroupError(p, err)
@@ -137,6 +148,24 @@ func (b *backend) podCgroupOf(ctx context.Context, id string) (string, error) {
 		return "", nil // not made by this plugin
 	}
 	return p, nil
+}
+
+// podCgroupUnder is spec's pod cgroup as containerd's cgroup driver for
+// its runtime handler allows it: under cgroupfs the one asked for; under
+// systemd, where this plugin makes no pod cgroups, an error for a required
+// one and nil (no pod cgroup, the sandbox in containerd's default cgroup)
+// for any other, whose containers' own limits are all it carries.
+func (r *criRuntime) podCgroupUnder(ctx context.Context, b *backend, spec SandboxSpec) (*PodCgroup, error) {
+	err := r.checkCgroupfs(ctx, b, spec.RuntimeHandler)
+	switch {
+	case err == nil:
+		return spec.PodCgroup, nil
+	case !spec.PodCgroup.Required && errors.Is(err, errInvalid):
+		r.log.Debug("sandbox run without a pod cgroup", "pod", spec.Namespace+"/"+spec.Name, "reason", err)
+		return nil, nil
+	default:
+		return nil, err
+	}
 }
 
 // checkCgroupfs refuses a pod cgroup when containerd runs the runtime

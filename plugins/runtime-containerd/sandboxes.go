@@ -26,7 +26,12 @@ func (r *criRuntime) RunSandbox(ctx context.Context, spec SandboxSpec) (string, 
 	ctx, cancel := b.runtimeCall(ctx, 0)
 	defer cancel()
 	if podCgroup != "" {
-		if err := r.makePodCgroup(ctx, b, spec, podCgroup); err != nil {
+		if spec.PodCgroup, err = r.podCgroupUnder(ctx, b, spec); err != nil {
+			return "", err
+		}
+		if spec.PodCgroup == nil {
+			podCgroup = ""
+		} else if err := r.makePodCgroup(ctx, b, spec, podCgroup); err != nil {
 			return "", err
 		}
 	}

@@ -40,6 +40,10 @@ type Fake struct {
 	// ExecSyncFunc, when set, answers ExecSync in a running container; nil runs
 	// "true" (exit 0), "false" (exit 1) and nothing else (exit 127).
 	ExecSyncFunc func(ctx context.Context, containerID string, cmd []string) (*runtimev1.ExecSyncResponse, error)
+	// RequiredPodCgroupsOnly, when set, runs a sandbox whose pod cgroup is
+	// not required without one, as runtime-containerd under the systemd
+	// cgroup driver.
+	RequiredPodCgroupsOnly bool
 
 	now func() time.Time
 

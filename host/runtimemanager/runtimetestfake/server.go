@@ -42,7 +42,7 @@ func (f *Fake) RunSandbox(ctx context.Context, req *runtimev1.RunSandboxRequest)
 			f.sandboxes[id].Ip = "10.0.0." + id[len("sandbox-"):]
 		}
 		f.sandboxLogs[id] = cfg.GetLogDirectory()
-		if cfg.GetPodCgroup() != nil {
+		if pc := cfg.GetPodCgroup(); pc != nil && (pc.GetRequired() || !f.RequiredPodCgroupsOnly) {
 			f.podCgroups[id] = true
 		}
 		return &runtimev1.RunSandboxResponse{SandboxId: id}, nil

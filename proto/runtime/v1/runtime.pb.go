@@ -573,7 +573,14 @@ type PodCgroup struct {
 	// cpu_shares, cpu_quota and cpu_period and memory_limit_in_bytes of the
 	// pod cgroup; 0 quota or memory limit means unlimited; oom_score_adj is
 	// ignored.
-	Resources     *Resources `protobuf:"bytes,2,opt,name=resources,proto3" json:"resources,omitempty"`
+	Resources *Resources `protobuf:"bytes,2,opt,name=resources,proto3" json:"resources,omitempty"`
+	// The pod has pod-level resources or an overhead, which only the pod
+	// cgroup honours: a plugin that cannot make it refuses the sandbox with
+	// INVALID_ARGUMENT naming pod_cgroup. When false the pod cgroup only
+	// mirrors its containers' own limits, and such a plugin may run the
+	// sandbox without it (as runtime-containerd does under the systemd cgroup
+	// driver); UpdateSandboxResources then answers FAILED_PRECONDITION.
+	Required      bool `protobuf:"varint,3,opt,name=required,proto3" json:"required,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -620,6 +627,13 @@ func (x *PodCgroup) GetResources() *Resources {
 		return x.Resources
 	}
 	return nil
+}
+
+func (x *PodCgroup) GetRequired() bool {
+	if x != nil {
+		return x.Required
+	}
+	return false
 }
 
 type VersionRequest struct {
@@ -5045,10 +5059,11 @@ const file_runtime_v1_runtime_proto_rawDesc = "" +
 	"\n" +
 	"sandbox_id\x18\x01 \x01(\tR\tsandboxId\x12;\n" +
 	"\tresources\x18\x02 \x01(\v2\x1d.podhost.runtime.v1.ResourcesR\tresources\" \n" +
-	"\x1eUpdateSandboxResourcesResponse\"e\n" +
+	"\x1eUpdateSandboxResourcesResponse\"\x81\x01\n" +
 	"\tPodCgroup\x12\x1b\n" +
 	"\tqos_class\x18\x01 \x01(\tR\bqosClass\x12;\n" +
-	"\tresources\x18\x02 \x01(\v2\x1d.podhost.runtime.v1.ResourcesR\tresources\"\x10\n" +
+	"\tresources\x18\x02 \x01(\v2\x1d.podhost.runtime.v1.ResourcesR\tresources\x12\x1a\n" +
+	"\brequired\x18\x03 \x01(\bR\brequired\"\x10\n" +
 	"\x0eVersionRequest\"\x8d\x01\n" +
 	"\x0fVersionResponse\x12!\n" +
 	"\fruntime_name\x18\x01 \x01(\tR\vruntimeName\x12'\n" +
