@@ -43,7 +43,8 @@ type criRuntime struct {
 	ips     sandboxIPs
 	log     hclog.Logger
 	now     func() time.Time
-	cgroups cgroupFS // pod cgroups (podcgroup.go)
+	cgroups cgroupFS   // pod cgroups (podcgroup.go)
+	qosMu   sync.Mutex // serializes the QoS cgroups' shares (syncQOSShares)
 }
 
 func newCRIRuntime(log hclog.Logger) *criRuntime {

@@ -63,6 +63,16 @@ func podCgroupPath(qos, uid string) (string, error) {
 	return path.Join(podCgroupRoot, dir, "pod"+uid), nil
 }
 
+// qosOfPath is the QoS class of the pod cgroup path p (podCgroupPath's).
+func qosOfPath(p string) (string, bool) {
+	for qos, dir := range qosDirs {
+		if path.Dir(p) == path.Join(podCgroupRoot, dir) {
+			return qos, true
+		}
+	}
+	return "", false
+}
+
 // checkPodCgroupResources refuses values that are no limit: 0 and -1 are
 // "unlimited" for the quota and the memory limit, 0 "unchanged" for the
 // shares and the period.
@@ -296,4 +306,75 @@ func (fs cgroupFS) remove(ctx context.Context, p string) error {
 		return fmt.Errorf("remove pod cgroup: %w", err)
 	}
 	return nil
+}
+
+// setQOSShares gives the QoS cgroup of qos its CPU weight after one of its
+// pod cgroups was made, changed or removed, as the kubelet's QoS manager
+// does: /kubepods/besteffort the least (2 shares), /kubepods/burstable the
+// sum of its pod cgroups' shares (the kubelet sums their requests, then
+// converts; the sum of each pod's conversion differs by rounding only), at
+// least 2. Guaranteed pods sit directly below /kubepods: nothing to set.
+// The caller serializes calls (criRuntime.qosMu), so the last one wrote a
+// sum read after every change that preceded it.
+func (fs cgroupFS) setQOSShares(qos string) error {
+	dir := qosDirs[qos]
+	if dir == "" {
+		return nil
+	}
+	qosCgroup := path.Join(podCgroupRoot, dir)
+	shares := int64(minQOSShares)
+	if dir == "burstable" {
+		sum, err := fs.podShares(qosCgroup)
+		if err != nil {
+			return err
+		}
+		shares = max(shares, sum)
+	}
+	if fs.unified() {
+		return writeFile(filepath.Join(fs.root, qosCgroup, "cpu.weight"), strconv.FormatUint(sharesToWeight(shares), 10))
+	}
+	return writeFile(filepath.Join(fs.root, "cpu", qosCgroup, "cpu.shares"), strconv.FormatInt(shares, 10))
+}
+
+// minQOSShares is the least CPU weight of a cgroup, in shares.
+const minQOSShares = 2
+
+// podShares is the sum of the CPU shares of the pod cgroups (pod*) below
+// qosCgroup; cgroup v2's weights are converted back to shares.
+func (fs cgroupFS) podShares(qosCgroup string) (int64, error) {
+	dir, file := filepath.Join(fs.root, "cpu", qosCgroup), "cpu.shares"
+	if fs.unified() {
+		dir, file = filepath.Join(fs.root, qosCgroup), "cpu.weight"
+	}
+	pods, err := filepath.Glob(filepath.Join(dir, "pod*", file))
+	if err != nil {
+		return 0, err
+	}
+	var sum int64
+	for _, f := range pods {
+		b, err := os.ReadFile(f)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // removed meanwhile
+		}
+		if err != nil {
+			return 0, err
+		}
+		v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", f, err)
+		}
+		if file == "cpu.weight" {
+			v = weightToShares(v)
+		}
+		sum += v
+	}
+	return sum, nil
+}
+
+// weightToShares inverts sharesToWeight as well as it can: a weight
+// stands for about 26 share values, and it gives the middle one, so that
+// a sum of pods' shares read back from their weights errs both ways.
+func weightToShares(weight int64) int64 {
+	least := func(w int64) int64 { return 2 + ((w-1)*262142+9998)/9999 }
+	return (least(weight) + least(weight+1) - 1) / 2
 }

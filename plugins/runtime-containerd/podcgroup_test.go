@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -257,6 +258,58 @@ func TestContainerResourcesToCRI(t *testing.T) {
 	} {
 		if got := containerResourcesToCRI(tt.in); !proto.Equal(got, tt.want) {
 			t.Errorf("%+v: got %v; want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+// The QoS cgroups get the kubelet's CPU weights as pod cgroups come and
+// go: besteffort the least, burstable the sum of its pods' shares (at
+// least 2), on cgroup v1 and v2.
+func TestQOSShares(t *testing.T) {
+	for _, v2 := range []bool{false, true} {
+		t.Run(map[bool]string{false: "v1", true: "v2"}[v2], func(t *testing.T) {
+			r := newCRIRuntime(testLogger())
+			r.cgroups = fakeCgroupFS(t, v2, "cpu", "memory")
+			file := func(qos string) string {
+				if v2 {
+					return "kubepods/" + qos + "/cpu.weight"
+				}
+				return "cpu/kubepods/" + qos + "/cpu.shares"
+			}
+			value := func(shares int64) string {
+				if v2 {
+					return strconv.FormatUint(sharesToWeight(shares), 10)
+				}
+				return strconv.FormatInt(shares, 10)
+			}
+			make := func(qos, uid string, shares int64) string {
+				p, err := podCgroupPath(qos, uid)
+				if err != nil {
+					t.Fatal(err)
+				}
+				spec := SandboxSpec{UID: uid, PodCgroup: &PodCgroup{QOSClass: qos, Resources: Resources{CPUShares: shares}}}
+				if err := r.makePodCgroup(t.Context(), spec, p); err != nil {
+					t.Fatal(err)
+				}
+				return p
+			}
+			a := make("Burstable", "a", 204)
+			wantFiles(t, r.cgroups.root, map[string]string{file("burstable"): value(204)})
+			make("Burstable", "b", 1024)
+			make("BestEffort", "c", 2)
+			make("Guaranteed", "d", 4096)
+			wantFiles(t, r.cgroups.root, map[string]string{file("burstable"): value(1228), file("besteffort"): value(2)})
+			for _, f := range []string{"cpu/kubepods/burstable/poda/cpu.shares", "kubepods/burstable/poda/cpu.weight"} {
+				_ = os.Remove(filepath.Join(r.cgroups.root, f)) // a plain directory is no cgroup
+			}
+			r.dropPodCgroup(t.Context(), a, 0)
+			wantFiles(t, r.cgroups.root, map[string]string{file("burstable"): value(1024)})
+		})
+	}
+	for _, s := range []int64{2, 3, 204, 1024, 1228, 262144} {
+		w := sharesToWeight(s)
+		if got := weightToShares(int64(w)); sharesToWeight(got) != w {
+			t.Errorf("weightToShares(%d) = %d, of weight %d; want shares of that weight", w, got, sharesToWeight(got))
 		}
 	}
 }

@@ -88,14 +88,28 @@ func (b *backend) withPodCgroup(ctx context.Context, sandboxID string, pod *Sand
 	return pod, nil
 }
 
-// makePodCgroup makes the pod cgroup p of spec with its limits, after
-// checking that containerd can put the sandbox below it.
-func (r *criRuntime) makePodCgroup(ctx context.Context, b *backend, spec SandboxSpec, p string) error {
+// makePodCgroup makes the pod cgroup p of spec with its limits (checked
+// against containerd's cgroup driver by podCgroupUnder) and sets its QoS
+// cgroup's shares.
+func (r *criRuntime) makePodCgroup(ctx context.Context, spec SandboxSpec, p string) error {
 	if err := r.cgroups.create(p, spec.PodCgroup.Resources); err != nil {
 		r.dropPodCgroup(ctx, p, 0)
 		return cgroupError(p, err)
 	}
+	r.syncQOSShares(spec.PodCgroup.QOSClass)
 	return nil
+}
+
+// syncQOSShares sets the CPU weight of the QoS cgroup of qos from its pod
+// cgroups (cgroupFS.setQOSShares) after one of them changed; a failure is
+// logged: the pods run, only their class's weight is stale until the next
+// change.
+func (r *criRuntime) syncQOSShares(qos string) {
+	r.qosMu.Lock()
+	defer r.qosMu.Unlock()
+	if err := r.cgroups.setQOSShares(qos); err != nil {
+		r.log.Warn("QoS cgroup's cpu shares not set", "qos", qos, "err", err)
+	}
 }
 
 // dropPodCgroup removes the pod cgroup p, waiting up to busyWait (within
@@ -106,6 +120,9 @@ func (r *criRuntime) dropPodCgroup(ctx context.Context, p string, busyWait time.
 	fs.busyWait = busyWait
 	if err := fs.remove(ctx, p); err != nil {
 		r.log.Warn("pod cgroup left behind", "cgroup", p, "err", err)
+	}
+	if qos, ok := qosOfPath(p); ok {
+		r.syncQOSShares(qos)
 	}
 }
 
@@ -253,6 +270,7 @@ func (r *criRuntime) UpdateSandboxResources(ctx context.Context, id string, res 
 		if err := r.cgroups.update(p, *res); err != nil {
 			return cgroupError(p, err)
 		}
+		r.syncQOSShares(qos)
 		return nil
 	}
 	return fmt.Errorf("%w: sandbox %s", errNotFound, id)

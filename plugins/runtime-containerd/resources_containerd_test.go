@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +48,13 @@ func TestPodCgroupWithContainerd(t *testing.T) {
 	})
 	if _, err := os.Stat(filepath.Join(defaultCgroupFSRoot, "memory", podCgroup, sb)); err != nil {
 		t.Errorf("the sandbox's cgroup below the pod cgroup: %v", err)
+	}
+	// Its QoS cgroup weighs at least its shares (other tests' burstable
+	// pods may add theirs).
+	if b, err := os.ReadFile(filepath.Join(defaultCgroupFSRoot, "cpu/kubepods/burstable/cpu.shares")); err != nil {
+		t.Errorf("QoS cgroup: %v", err)
+	} else if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err != nil || n < 256 {
+		t.Errorf("cpu.shares of /kubepods/burstable: %q; want at least the pod's 256", b)
 	}
 
 	img, err := rt.EnsureImage(callCtx(t), &runtimev1.EnsureImageRequest{Image: localimages.BusyboxName, PullPolicy: runtimev1.PullPolicy_PULL_POLICY_NEVER})

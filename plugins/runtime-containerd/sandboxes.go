@@ -31,7 +31,7 @@ func (r *criRuntime) RunSandbox(ctx context.Context, spec SandboxSpec) (string, 
 		}
 		if spec.PodCgroup == nil {
 			podCgroup = ""
-		} else if err := r.makePodCgroup(ctx, b, spec, podCgroup); err != nil {
+		} else if err := r.makePodCgroup(ctx, spec, podCgroup); err != nil {
 			return "", err
 		}
 	}
