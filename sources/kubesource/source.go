@@ -87,8 +87,8 @@ func (s *Source) Name() string { return sources.SourceAPIServer }
 // the newest: an unread snapshot is replaced by a newer one.
 func (s *Source) Updates() <-chan sources.Snapshot { return s.updates }
 
-// Synced is closed when the first snapshot, the one of the initial list,
-// is put on Updates: whoever received a snapshot finds it closed.
+// Synced is closed just before the first snapshot, the one of the initial
+// list, is put on Updates: whoever received a snapshot finds it closed.
 func (s *Source) Synced() <-chan struct{} { return s.synced }
 
 // Run watches the API server until ctx is done, then returns nil. Call it
@@ -118,8 +118,8 @@ func (s *Source) Run(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx.Done(), reg.HasSynced) {
 		return nil // ctx is done
 	}
+	close(s.synced) // before the snapshot: whoever received it finds Synced closed
 	s.publish()
-	close(s.synced)
 	for {
 		select {
 		case <-ctx.Done():
