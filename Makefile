@@ -72,10 +72,11 @@ kube-binaries:
 
 # Builds what the upstream node conformance suite runs with besides the control
 # plane: e2e.test, ginkgo, agnhost and nonewprivs, from the module proxy into
-# the same cache, and upstream busybox for the suite's images from its source
-# (hack/busybox.sh, with gcc: install-deps.sh --busybox-build installs the
-# tools; make test and CI need none of this). Cold this is over an hour on 2
-# busy cores.
+# the same cache, upstream busybox for the suite's images from its source
+# (hack/busybox.sh, with gcc) and the Debian root filesystem of the
+# glibc-dns-testing image (hack/glibc-dns-testing.sh, with debootstrap):
+# install-deps.sh --busybox-build installs the tools; make test and CI need
+# none of this. Cold this is over an hour on 2 busy cores.
 e2e-binaries:
 	bash hack/install-deps.sh --busybox-build
 	sh hack/e2e-binaries.sh

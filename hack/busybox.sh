@@ -16,7 +16,8 @@
 # busybox-static: make test and CI compile no busybox.
 #
 # The source is upstream's release tarball as Debian's archive carries it
-# (the pristine .orig.tar.bz2 of the busybox source package), fetched with
+# (the pristine .orig.tar.bz2 of the busybox source package), from the
+# archive the machine's apt sources name (hack/debian-mirror.sh), fetched with
 # apt-get source --download-only into a private apt state (the system's apt
 # lists and sources are not touched); apt checks it against the signed .dsc,
 # and this script against upstream's SHA-256 besides. The build is upstream's
@@ -53,6 +54,8 @@ if [ ! -x "$bbdir/busybox" ]; then
 			exit 1
 		}
 	done
+	# The archive this machine's apt installs from (hack/debian-mirror.sh).
+	mirror=$(sh "$(dirname "$0")/debian-mirror.sh")
 	echo "busybox: building $BUSYBOX_VERSION into $bbdir"
 	start=$(date +%s)
 	work=$(mktemp -d)
@@ -62,7 +65,7 @@ if [ ! -x "$bbdir/busybox" ]; then
 	# apt downloads as its own user _apt where it can (as root).
 	chmod 0755 "$work"
 	chown _apt src 2>/dev/null || true
-	echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $BUSYBOX_SUITE main" >apt/sources.list
+	echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $BUSYBOX_SUITE main" >apt/sources.list
 	set -- -q -o "Dir::Etc::SourceList=$work/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null \
 		-o "Dir::State::Lists=$work/apt/lists" -o "Dir::Cache=$work/apt/cache"
 	apt-get "$@" update >/dev/null

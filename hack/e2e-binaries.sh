@@ -10,14 +10,18 @@
 #     agnhost-porter/localhost.{crt,key}        (from test/images/agnhost/porter)
 #
 # and, through hack/busybox.sh, the upstream busybox of the conformance
-# images in $kube_cache/busybox-VERSION/busybox (minutes, not an hour).
+# images in $kube_cache/busybox-VERSION/busybox (minutes, not an hour), and
+# through hack/glibc-dns-testing.sh the Debian root filesystem of the
+# glibc-dns-testing image in $kube_cache/glibc-dns-testing-VERSION/rootfs.tar
+# (minutes too).
 # kube-scheduler and kube-controller-manager, which the suite needs too, come
 # from hack/kube-binaries.sh. A binary already in the cache is kept; only
 # missing ones are built. Cold on
 # two busy cores this takes well over an hour (e2e.test is most of it), so
 # every build runs under `nice -n 19`. Prints the cache directory on its last
 # line. With --check it builds nothing and exits 0 only when everything is
-# cached, busybox included (make test runs the conformance fast subset then).
+# cached, busybox and glibc-dns-testing included (make test runs the
+# conformance fast subset then).
 set -eu
 
 . "$(dirname "$0")/kube-module.sh"
@@ -29,11 +33,12 @@ done
 [ -f "$kubedir/agnhost-porter/localhost.key" ] || missing="$missing agnhost-porter"
 if [ "${1:-}" = "--check" ]; then
 	[ -z "$missing" ] || echo "e2e-binaries: not cached in $kubedir:$missing"
-	sh "$(dirname "$0")/busybox.sh" --check && [ -z "$missing" ]
+	sh "$(dirname "$0")/busybox.sh" --check && sh "$(dirname "$0")/glibc-dns-testing.sh" --check && [ -z "$missing" ]
 	exit
 fi
 
 sh "$(dirname "$0")/busybox.sh"
+sh "$(dirname "$0")/glibc-dns-testing.sh"
 
 if [ -n "$missing" ]; then
 	echo "e2e-binaries: building$missing $KUBE_VERSION into $kubedir"

@@ -9,15 +9,17 @@
 #
 # With --busybox-build it installs instead what hack/busybox.sh compiles
 # upstream busybox with for the conformance images (gcc, make, libc6-dev,
-# bzip2 and the archive keyring apt checks the source with); only `make
-# e2e-binaries` asks for them, make test and CI do not.
+# bzip2 and the archive keyring apt checks the source with), and debootstrap,
+# which hack/glibc-dns-testing.sh builds the glibc-dns-testing image's Debian
+# root filesystem with; only `make e2e-binaries` asks for them, make test and
+# CI do not.
 set -eu
 
 export DEBIAN_FRONTEND=noninteractive
 
 packages="containerd runc busybox-static bash-static iproute2 systemd"
 if [ "${1:-}" = "--busybox-build" ]; then
-	packages="gcc make libc6-dev bzip2 debian-archive-keyring"
+	packages="gcc make libc6-dev bzip2 debian-archive-keyring debootstrap"
 fi
 
 missing=""

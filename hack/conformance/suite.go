@@ -30,7 +30,7 @@ func findSuite(dir string) (suiteBinaries, error) {
 	}
 	src := conformance.SourcesIn(dir)
 	var missing []string
-	for _, p := range []string{s.e2eTest, s.ginkgo, src.Agnhost, src.Nonewprivs, filepath.Join(src.AgnhostFiles, "localhost.key"), src.Busybox} {
+	for _, p := range []string{s.e2eTest, s.ginkgo, src.Agnhost, src.Nonewprivs, filepath.Join(src.AgnhostFiles, "localhost.key"), src.Busybox, src.GlibcDNSTesting} {
 		if _, err := os.Stat(p); err != nil {
 			missing = append(missing, p)
 		}

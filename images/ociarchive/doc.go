@@ -3,8 +3,9 @@
 // list of in-memory entries, the image config and the manifest. The archives
 // are what `ctr images import` loads into containerd on machines that reach no
 // registry. Output is deterministic: the same Image gives the same bytes and
-// so the same digests.
+// so the same digests. ReadRootfs turns a root filesystem tar (a Debian
+// debootstrap, say) into such entries, owners kept and hard links copied.
 //
-// It imports only the standard library; hack/mkimage and images/localimages
-// import it.
+// It imports only the standard library; hack/mkimage, images/localimages and
+// test/conformance import it.
 package ociarchive

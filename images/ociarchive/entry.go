@@ -37,6 +37,8 @@ type Entry struct {
 	Mode   fs.FileMode // permission bits (and sticky, setuid, setgid)
 	Data   []byte      // contents of a file
 	Target string      // target of a symlink
+	// UID and GID own the entry; zero, root, unless set.
+	UID, GID int
 }
 
 // File returns a regular file entry.

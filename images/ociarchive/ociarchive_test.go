@@ -24,7 +24,7 @@ func testImage() Image {
 			File("/bin/busybox", 0o755, []byte("#!not really busybox\n")),
 			Symlink("/bin/sh", "busybox"),
 			Dir("/tmp", 0o777|fs.ModeSticky),
-			File("etc/deep/nested/file", 0o600, []byte("x")),
+			{Path: "etc/deep/nested/file", Type: TypeFile, Mode: 0o640 | fs.ModeSetgid, Data: []byte("x"), GID: 42},
 		},
 	}
 }
@@ -70,7 +70,7 @@ func TestWriteReadRoundTrip(t *testing.T) {
 			Dir("etc", 0o755),
 			Dir("etc/deep", 0o755),
 			Dir("etc/deep/nested", 0o755),
-			File("etc/deep/nested/file", 0o600, []byte("x")),
+			{Path: "etc/deep/nested/file", Type: TypeFile, Mode: 0o640 | fs.ModeSetgid, Data: []byte("x"), GID: 42},
 			Dir("tmp", 0o777|fs.ModeSticky),
 		}
 		if !reflect.DeepEqual(a.Entries, want) {

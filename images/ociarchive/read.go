@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path"
 	"strings"
 )
 
@@ -179,8 +180,23 @@ func decodeBlob(files map[string][]byte, d descriptor, v any) error {
 }
 
 func layerEntries(raw []byte) ([]Entry, error) {
+	return tarEntries(bytes.NewReader(raw))
+}
+
+// ReadRootfs reads a root filesystem tar, as `tar -C ROOT -cf - .` writes
+// it, into entries for an Image: names lose their "./", the root itself is
+// skipped, owners are kept, and a hard link becomes a copy of the file it
+// links to (a layer holds no hard links). Device nodes, FIFOs and anything
+// else that is not a file, directory, symlink or hard link are refused by
+// name.
+func ReadRootfs(r io.Reader) ([]Entry, error) {
+	return tarEntries(r)
+}
+
+func tarEntries(r io.Reader) ([]Entry, error) {
 	var entries []Entry
-	tr := tar.NewReader(bytes.NewReader(raw))
+	files := map[string]int{} // cleaned path → index of its file entry
+	tr := tar.NewReader(r)
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -199,22 +215,35 @@ func layerEntries(raw []byte) ([]Entry, error) {
 		if hdr.Mode&0o1000 != 0 {
 			mode |= fs.ModeSticky
 		}
-		name := strings.TrimSuffix(hdr.Name, "/")
+		name := path.Clean(strings.TrimPrefix(hdr.Name, "./"))
+		if name == "." || name == "/" {
+			continue
+		}
+		var e Entry
 		switch hdr.Typeflag {
 		case tar.TypeReg:
 			data, err := io.ReadAll(tr)
 			if err != nil {
 				return nil, err
 			}
-			entries = append(entries, File(name, mode, data))
+			files[name] = len(entries)
+			e = File(name, mode, data)
+		case tar.TypeLink:
+			target := path.Clean(strings.TrimPrefix(hdr.Linkname, "./"))
+			i, ok := files[target]
+			if !ok {
+				return nil, fmt.Errorf("entry %s: hard link to %s, which is no file before it", hdr.Name, hdr.Linkname)
+			}
+			e = File(name, mode, entries[i].Data)
 		case tar.TypeDir:
-			entries = append(entries, Dir(name, mode))
+			e = Dir(name, mode)
 		case tar.TypeSymlink:
-			e := Symlink(name, hdr.Linkname)
+			e = Symlink(name, hdr.Linkname)
 			e.Mode = mode
-			entries = append(entries, e)
 		default:
 			return nil, fmt.Errorf("entry %s: unsupported tar type %q", hdr.Name, hdr.Typeflag)
 		}
+		e.UID, e.GID = hdr.Uid, hdr.Gid
+		entries = append(entries, e)
 	}
 }

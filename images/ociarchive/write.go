@@ -163,7 +163,7 @@ func layerBytes(entries []Entry) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	for _, e := range entries {
-		hdr := &tar.Header{Name: e.Path, Mode: int64(e.Mode.Perm()), ModTime: modTime, Format: tar.FormatPAX}
+		hdr := &tar.Header{Name: e.Path, Mode: int64(e.Mode.Perm()), Uid: e.UID, Gid: e.GID, ModTime: modTime, Format: tar.FormatPAX}
 		hdr.Mode |= modeBits(e.Mode)
 		switch e.Type {
 		case TypeFile:

@@ -1,7 +1,9 @@
 // Package conformance holds what `make conformance` needs beyond starting
 // the parts: the images the upstream Kubernetes e2e suite names, built
 // without a registry on upstream busybox (images.go; hack/busybox.sh
-// compiles it, CheckBusybox refuses one that would fail specs); the specs that cannot apply on this kind
+// compiles it, CheckBusybox refuses one that would fail specs), and
+// glibc-dns-testing on the Debian root filesystem hack/glibc-dns-testing.sh
+// builds; the specs that cannot apply on this kind
 // of machine and why (notapplicable.go); reading ginkgo's JUnit report
 // (junit.go); and writing the run's figures into CONFORMANCE.md
 // (report.go).

@@ -24,7 +24,14 @@ const (
 	NonewprivsImage = "registry.k8s.io/e2e-test-images/nonewprivs:1.4"
 	NonrootImage    = "registry.k8s.io/e2e-test-images/nonroot:1.5"
 	PauseImage      = "registry.k8s.io/pause:3.10.2"
+	// GlibcDNSTestingImage is Debian with glibc and dnsutils
+	// (GlibcDNSTestingVersion).
+	GlibcDNSTestingImage = "registry.k8s.io/e2e-test-images/glibc-dns-testing:" + GlibcDNSTestingVersion
 )
+
+// GlibcDNSTestingVersion is the glibc-dns-testing image's tag, the one
+// hack/glibc-dns-testing.sh names its cached root filesystem after.
+const GlibcDNSTestingVersion = "2.1.1"
 
 // BusyboxVersion is the upstream busybox release hack/busybox.sh builds for
 // the images, the one the busybox image's tag names.
@@ -52,6 +59,10 @@ type Sources struct {
 	// Curl is the agnhost image's /usr/bin/curl (images/curl), which
 	// lifecycle hook specs run; empty: WriteImages builds it.
 	Curl string
+	// GlibcDNSTesting is the root filesystem tar of the
+	// glibc-dns-testing image, Debian bookworm (minbase, slimmed) with
+	// dnsutils and /coredns, as hack/glibc-dns-testing.sh builds it.
+	GlibcDNSTesting string
 }
 
 // Unavailable is an image the suite names that is not built here.
@@ -68,27 +79,28 @@ var builders = map[string]builder{
 	NonewprivsImage: nonewprivsImage,
 	NonrootImage:    nonrootImage,
 	PauseImage:      pauseImage,
+
+	GlibcDNSTestingImage: glibcDNSTestingImage,
 }
 
 // unavailableReasons says why an image the suite names is not built, for
 // the names known to be used by node specs; any other name gets
 // reasonUnknownImage.
 var unavailableReasons = map[string]string{
-	"registry.k8s.io/e2e-test-images/agnhost:2.55":            "an older agnhost release (AgnhostPrev); only the suite's own release is built from source",
-	"gcr.io/k8s-authenticated-test/agnhost:2.6":               "lives in a private registry the suite authenticates to; no registry here",
-	"invalid.registry.k8s.io/invalid/alpine:3.1":              "a pull that must fail from a registry; no registry here",
-	"registry.k8s.io/e2e-test-images/nginx:1.27.0-2":          "nginx on Debian; a stand-in server would change what the spec tests",
-	"registry.k8s.io/e2e-test-images/nginx:1.28.0-2":          "nginx on Debian; a stand-in server would change what the spec tests",
-	"registry.k8s.io/e2e-test-images/httpd:2.4.39-4":          "Apache httpd; a stand-in server would change what the spec tests",
-	"registry.k8s.io/e2e-test-images/httpd:2.4.38-4":          "Apache httpd; a stand-in server would change what the spec tests",
-	"registry.k8s.io/e2e-test-images/glibc-dns-testing:2.1.1": "glibc's resolver and hostname; busybox (static, its own resolver) answers differently",
-	"registry.k8s.io/e2e-test-images/kitten:1.8":              "an image used as an image volume; not built here",
-	"registry.k8s.io/e2e-test-images/nautilus:1.8":            "an image used as an image volume; not built here",
-	"registry.k8s.io/e2e-test-images/ipc-utils:1.4":           "ipc tools on Debian; not built here",
-	"registry.k8s.io/e2e-test-images/volume/nfs:1.6.0":        "an NFS server; the kernel here has no NFS server support in containers",
+	"registry.k8s.io/e2e-test-images/agnhost:2.55":     "an older agnhost release (AgnhostPrev); only the suite's own release is built from source",
+	"gcr.io/k8s-authenticated-test/agnhost:2.6":        "lives in a private registry the suite authenticates to; no registry here",
+	"invalid.registry.k8s.io/invalid/alpine:3.1":       "a pull that must fail from a registry; no registry here",
+	"registry.k8s.io/e2e-test-images/nginx:1.27.0-2":   "nginx on Debian; a stand-in server would change what the spec tests",
+	"registry.k8s.io/e2e-test-images/nginx:1.28.0-2":   "nginx on Debian; a stand-in server would change what the spec tests",
+	"registry.k8s.io/e2e-test-images/httpd:2.4.39-4":   "Apache httpd; a stand-in server would change what the spec tests",
+	"registry.k8s.io/e2e-test-images/httpd:2.4.38-4":   "Apache httpd; a stand-in server would change what the spec tests",
+	"registry.k8s.io/e2e-test-images/kitten:1.8":       "an image used as an image volume; not built here",
+	"registry.k8s.io/e2e-test-images/nautilus:1.8":     "an image used as an image volume; not built here",
+	"registry.k8s.io/e2e-test-images/ipc-utils:1.4":    "ipc tools on Debian; not built here",
+	"registry.k8s.io/e2e-test-images/volume/nfs:1.6.0": "an NFS server; the kernel here has no NFS server support in containers",
 }
 
-const reasonUnknownImage = "no local build for this image (only agnhost, busybox, nonewprivs, nonroot and pause are built)"
+const reasonUnknownImage = "no local build for this image (only agnhost, busybox, glibc-dns-testing, nonewprivs, nonroot and pause are built)"
 
 // Plan splits the image names the suite lists into the images built here
 // and the ones that are not, each with its reason. Both come back sorted
@@ -313,6 +325,27 @@ func pauseImage(src Sources, _ []string) (ociarchive.Image, error) {
 	}, nil
 }
 
+// glibcDNSTestingImage follows test/images/glibc-dns-testing/Dockerfile
+// from the root filesystem hack/glibc-dns-testing.sh builds: Debian
+// bookworm as debian:bookworm-slim has it, with dnsutils and /coredns. Its
+// config is the slim image's (bash, the default PATH); the Dockerfile sets
+// none of its own.
+func glibcDNSTestingImage(src Sources, _ []string) (ociarchive.Image, error) {
+	f, err := os.Open(src.GlibcDNSTesting)
+	if err != nil {
+		return ociarchive.Image{}, fmt.Errorf("its root filesystem (hack/glibc-dns-testing.sh builds it): %w", err)
+	}
+	defer f.Close()
+	entries, err := ociarchive.ReadRootfs(f)
+	if err != nil {
+		return ociarchive.Image{}, fmt.Errorf("%s: %w", src.GlibcDNSTesting, err)
+	}
+	return ociarchive.Image{
+		Config:  ociarchive.RuntimeConfig{Cmd: []string{"bash"}, Env: []string{defaultPath}},
+		Entries: entries,
+	}, nil
+}
+
 // readStatic reads a binary that must be static: the images carry no libc.
 func readStatic(path string) ([]byte, error) {
 	if err := localimages.CheckStatic(path); err != nil {
@@ -324,12 +357,14 @@ func readStatic(path string) ([]byte, error) {
 // SourcesIn returns the sources of the images in dir, the cache directory
 // hack/e2e-binaries.sh fills (kube-VERSION), with the busybox
 // hack/busybox.sh builds next to it in the same cache
-// (busybox-VERSION/busybox). Pause and Curl are left empty: WriteImages
-// builds them.
+// (busybox-VERSION/busybox) and the root filesystem hack/glibc-dns-testing.sh
+// builds there (glibc-dns-testing-VERSION/rootfs.tar). Pause and Curl are
+// left empty: WriteImages builds them.
 func SourcesIn(dir string) Sources {
 	return Sources{
-		Busybox: filepath.Join(filepath.Dir(dir), "busybox-"+BusyboxVersion, "busybox"),
-		Agnhost: filepath.Join(dir, "agnhost"), Nonewprivs: filepath.Join(dir, "nonewprivs"),
+		Busybox:         filepath.Join(filepath.Dir(dir), "busybox-"+BusyboxVersion, "busybox"),
+		GlibcDNSTesting: filepath.Join(filepath.Dir(dir), "glibc-dns-testing-"+GlibcDNSTestingVersion, "rootfs.tar"),
+		Agnhost:         filepath.Join(dir, "agnhost"), Nonewprivs: filepath.Join(dir, "nonewprivs"),
 		AgnhostFiles: filepath.Join(dir, "agnhost-porter"),
 		Bash:         "/bin/bash-static",
 	}

@@ -32,11 +32,6 @@ var NotApplicableSpecs = []NotApplicable{
 		Reason: "updates the image to nginx (registry.k8s.io/e2e-test-images/nginx), which is not built here",
 	},
 	{
-		Spec: `Override hostname of Pod a pod (has hostnameOverride field with value that is a valid DNS subdomain|` +
-			`with hostname and hostnameOverride fields|with only hostnameOverride field|with subdomain and hostnameOverride fields)`,
-		Reason: "runs glibc-dns-testing (glibc's hostname -f), which is not built here; busybox resolves differently",
-	},
-	{
 		Spec:   regexp.QuoteMeta("PrivilegedPod should enable privileged commands"),
 		Reason: "adds a dummy network link in a privileged container; this machine's kernel has no dummy link type (ip link add … type dummy: Unknown device type)",
 	},
