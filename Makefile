@@ -13,7 +13,7 @@ TOOL_PKGS   := github.com/bufbuild/buf/cmd/buf \
                golang.org/x/perf/cmd/benchstat
 TEST_TIMEOUT ?= 45m
 
-.PHONY: all build host plugins tools proto check-proto lint test unit e2e deps kube-binaries e2e-binaries cni-plugins images demo \
+.PHONY: all build host plugins tools proto check-proto lint test unit e2e deps kube-binaries e2e-binaries conformance-sources cni-plugins images demo \
         conformance conformance-fast \
         containerd-up containerd-down bench-floor bench-podstart bench-probes bench-volstart clean
 
@@ -75,11 +75,18 @@ kube-binaries:
 # the same cache, upstream busybox for the suite's images from its source
 # (hack/busybox.sh, with gcc) and the Debian root filesystem of the
 # glibc-dns-testing image (hack/glibc-dns-testing.sh, with debootstrap):
-# install-deps.sh --busybox-build installs the tools; make test and CI need
-# none of this. Cold this is over an hour on 2 busy cores.
-e2e-binaries:
-	bash hack/install-deps.sh --busybox-build
+# install-deps.sh --busybox-build installs the tools. Cold this is over an
+# hour on 2 busy cores.
+e2e-binaries: conformance-sources
 	sh hack/e2e-binaries.sh
+
+# The two image sources of the conformance suite built from source, minutes
+# cold: make test builds them too, so that their tests (test/conformance)
+# check them on every machine, CI's included.
+conformance-sources:
+	bash hack/install-deps.sh --busybox-build
+	sh hack/busybox.sh
+	sh hack/glibc-dns-testing.sh
 
 # The upstream Kubernetes node conformance suite against one podhost node
 # (root; hours for the whole suite, see CONFORMANCE.md). FOCUS and SKIP are
@@ -112,7 +119,7 @@ cni-plugins:
 # (test/conformance.FastSpecs, every spec must pass) when its binaries are
 # cached: `make e2e-binaries` builds them, over an hour cold, which is why a
 # fresh machine (CI's) does not, and make test says so instead.
-test: deps kube-binaries cni-plugins build
+test: deps kube-binaries conformance-sources cni-plugins build
 	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
 	@if sh hack/e2e-binaries.sh --check; then \
 		$(GO) run ./hack/conformance -fast -strict -procs 2 -out build/conformance/fast-run.md; \

@@ -13,7 +13,8 @@
 # upstream images run busybox built from upstream's source with its
 # defconfig, which keeps both; so does this build. podhost's own test image
 # (podhost.local/busybox:1, images/localimages) stays on Debian's
-# busybox-static: make test and CI compile no busybox.
+# busybox-static; make test builds this one too (make conformance-sources),
+# for test/conformance's check of it.
 #
 # The source is upstream's release tarball as Debian's archive carries it
 # (the pristine .orig.tar.bz2 of the busybox source package), from the

@@ -11,8 +11,8 @@
 # upstream busybox with for the conformance images (gcc, make, libc6-dev,
 # bzip2 and the archive keyring apt checks the source with), and debootstrap,
 # which hack/glibc-dns-testing.sh builds the glibc-dns-testing image's Debian
-# root filesystem with; only `make e2e-binaries` asks for them, make test and
-# CI do not.
+# root filesystem with; `make conformance-sources` asks for them (make test
+# and make e2e-binaries run it).
 set -eu
 
 export DEBIAN_FRONTEND=noninteractive

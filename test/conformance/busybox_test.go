@@ -48,16 +48,15 @@ func TestNCHasUDP(t *testing.T) {
 	}
 }
 
-// TestBuiltBusyboxIsWhatTheImagesNeed checks hack/busybox.sh's build where
-// it is cached, under the same condition as make test's conformance fast
-// subset (hack/e2e-binaries.sh --check, which needs it cached): it passes
+// TestBuiltBusyboxIsWhatTheImagesNeed checks hack/busybox.sh's build (make
+// test builds it first, on every machine; missing, the test fails): it passes
 // CheckBusybox, its nc sends a UDP datagram as the node-pod UDP spec does,
 // and the busybox image carries it with a link per applet.
 func TestBuiltBusyboxIsWhatTheImagesNeed(t *testing.T) {
 	bins, _ := kubecluster.FindBinaries()
 	busybox := SourcesIn(filepath.Dir(bins.APIServer)).Busybox
 	if _, err := os.Stat(busybox); err != nil {
-		t.Skipf("upstream busybox is not cached (%v): make e2e-binaries builds it; make test's conformance fast subset does not run without it either", err)
+		needBuilt(t, "upstream busybox", err)
 	}
 	if err := CheckBusybox(t.Context(), busybox); err != nil {
 		t.Fatal(err)
@@ -105,4 +104,14 @@ func TestBuiltBusyboxIsWhatTheImagesNeed(t *testing.T) {
 	if !sawBusybox || !sawNC {
 		t.Errorf("busybox image: /bin/busybox is the built one %v, /bin/nc links to it %v; want both", sawBusybox, sawNC)
 	}
+}
+
+// needBuilt ends a test whose image source, what, is not built: skipped
+// under -short, failed otherwise (make test builds it first).
+func needBuilt(t *testing.T, what string, err error) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("%s is not built (%v)", what, err)
+	}
+	t.Fatalf("%s is not built (%v): make conformance-sources builds it (make test does)", what, err)
 }
