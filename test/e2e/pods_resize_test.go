@@ -80,3 +80,63 @@ func resizeInProgress(p *v1.Pod) bool {
 	}
 	return false
 }
+
+// TestPodCgroupForEveryPod: a pod without pod-level resources runs in its
+// own cgroup too, sized as the kubelet sizes it from its containers (a
+// Guaranteed pod directly below /kubepods with the sums of their requests
+// and limits, a BestEffort one below /kubepods/besteffort with the least
+// shares), its containers below it; the QoS cgroup of BestEffort pods has
+// the least shares; deleting the pods removes their cgroups.
+func TestPodCgroupForEveryPod(t *testing.T) {
+	h := startPodHost(t)
+	loop := `trap "exit 0" TERM; while true; do sleep 1; done`
+	list := v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m"), v1.ResourceMemory: resource.MustParse("64Mi")}
+	guaranteed := busyPod("guaranteed", v1.RestartPolicyAlways, sh("a", loop), sh("b", loop))
+	for i := range guaranteed.Spec.Containers {
+		guaranteed.Spec.Containers[i].Resources = v1.ResourceRequirements{Requests: list, Limits: list}
+	}
+	h.apply(guaranteed)
+	h.apply(busyPod("besteffort", v1.RestartPolicyAlways, sh("c", loop)))
+	read := func(file string) string {
+		b, err := os.ReadFile(filepath.Join("/sys/fs/cgroup", file))
+		if err != nil {
+			return err.Error()
+		}
+		return strings.TrimSpace(string(b))
+	}
+	g := h.waitPhase("guaranteed", v1.PodRunning, 90*time.Second)
+	gCgroup := "kubepods/pod" + string(g.UID)
+	for file, want := range map[string]string{
+		"cpu/" + gCgroup + "/cpu.shares": "204", "cpu/" + gCgroup + "/cpu.cfs_quota_us": "20000",
+		"memory/" + gCgroup + "/memory.limit_in_bytes": "134217728",
+	} {
+		if got := read(file); got != want {
+			t.Errorf("%s: %s; want %s", file, got, want)
+		}
+	}
+	a := strings.TrimPrefix(containerStatus(g, "a").ContainerID, "containerd://")
+	if got := read("memory/" + gCgroup + "/" + a + "/memory.limit_in_bytes"); got != "67108864" {
+		t.Errorf("container a below the pod cgroup: memory limit %s; want 64Mi", got)
+	}
+	be := h.waitPhase("besteffort", v1.PodRunning, 90*time.Second)
+	beCgroup := "kubepods/besteffort/pod" + string(be.UID)
+	for file, want := range map[string]string{
+		"cpu/" + beCgroup + "/cpu.shares": "2", "cpu/kubepods/besteffort/cpu.shares": "2",
+		"memory/" + beCgroup + "/memory.limit_in_bytes": read("memory/memory.limit_in_bytes"),
+	} {
+		if got := read(file); got != want {
+			t.Errorf("%s: %s; want %s", file, got, want)
+		}
+	}
+
+	for _, name := range []string{"guaranteed", "besteffort"} {
+		h.delete(name, nil)
+		h.waitGone(name, 60*time.Second)
+	}
+	for _, dir := range []string{"cpu/" + gCgroup, "memory/" + gCgroup, "cpu/" + beCgroup, "memory/" + beCgroup} {
+		poll(t, 30*time.Second, func() bool {
+			_, err := os.Stat(filepath.Join("/sys/fs/cgroup", dir))
+			return os.IsNotExist(err)
+		}, func() string { return dir + " is still there after its pod was deleted" })
+	}
+}
