@@ -256,25 +256,37 @@ func diff(a, b uint64) uint64 {
 	return b - a
 }
 
-// cgroupCPU is the container's CPU time in ns from its cgroup (CRI with no
-// cgroup parent puts it under k8s.io/<id>): cgroup v1's cpuacct.usage, or
-// v2's cpu.stat usage_usec.
+// containerCgroup is the container id's cgroup directory in the cgroup v1
+// hierarchy named (cgroup v2: ""), "" when it has none there: below its
+// pod cgroup, /kubepods[/burstable|/besteffort]/pod<uid>/<id>, or, for a
+// container of a sandbox without one, containerd's k8s.io/<id>.
+func containerCgroup(hierarchy, id string) string {
+	for _, pattern := range []string{"kubepods/*/" + id, "kubepods/*/*/" + id, "k8s.io/" + id} {
+		if m, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup", hierarchy, pattern)); len(m) == 1 {
+			return m[0]
+		}
+	}
+	return ""
+}
+
+// cgroupCPU is the container's CPU time in ns from its cgroup: cgroup
+// v1's cpuacct.usage, or v2's cpu.stat usage_usec.
 func cgroupCPU(t *testing.T, id string) uint64 {
 	t.Helper()
-	if b, err := os.ReadFile(filepath.Join("/sys/fs/cgroup/cpuacct/k8s.io", id, "cpuacct.usage")); err == nil {
+	if b, err := os.ReadFile(filepath.Join(containerCgroup("cpuacct", id), "cpuacct.usage")); err == nil {
 		return parseUint(t, strings.TrimSpace(string(b)))
 	}
-	return cgroupStat(t, filepath.Join("/sys/fs/cgroup/k8s.io", id, "cpu.stat"), "usage_usec") * 1000
+	return cgroupStat(t, filepath.Join(containerCgroup("", id), "cpu.stat"), "usage_usec") * 1000
 }
 
 // cgroupWorkingSet is the container's usage minus its inactive file
 // pages, as the kubelet and containerd count it.
 func cgroupWorkingSet(t *testing.T, id string) uint64 {
 	t.Helper()
-	dir := filepath.Join("/sys/fs/cgroup/memory/k8s.io", id)
+	dir := containerCgroup("memory", id)
 	usageFile, statFile, inactive := "memory.usage_in_bytes", "memory.stat", "total_inactive_file"
-	if _, err := os.Stat(dir); err != nil {
-		dir, usageFile, inactive = filepath.Join("/sys/fs/cgroup/k8s.io", id), "memory.current", "inactive_file"
+	if dir == "" {
+		dir, usageFile, inactive = containerCgroup("", id), "memory.current", "inactive_file"
 	}
 	b, err := os.ReadFile(filepath.Join(dir, usageFile))
 	if err != nil {

@@ -123,7 +123,7 @@ func topColumns(t *testing.T, out string, name, cpu, mem int) map[string]topRow 
 func cgroupCPUQuota(t *testing.T, id string) int64 {
 	t.Helper()
 	var quota, period string
-	dir := filepath.Join("/sys/fs/cgroup/cpu/k8s.io", id)
+	dir := containerCgroup("cpu", id)
 	if q, err := os.ReadFile(filepath.Join(dir, "cpu.cfs_quota_us")); err == nil {
 		p, err := os.ReadFile(filepath.Join(dir, "cpu.cfs_period_us"))
 		if err != nil {
@@ -131,7 +131,7 @@ func cgroupCPUQuota(t *testing.T, id string) int64 {
 		}
 		quota, period = strings.TrimSpace(string(q)), strings.TrimSpace(string(p))
 	} else {
-		b, err := os.ReadFile(filepath.Join("/sys/fs/cgroup/k8s.io", id, "cpu.max"))
+		b, err := os.ReadFile(filepath.Join(containerCgroup("", id), "cpu.max"))
 		if err != nil {
 			t.Fatal(err)
 		}
