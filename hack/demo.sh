@@ -52,7 +52,17 @@ cleanup() {
 	fi
 	echo "demo: stopping the private containerd"
 	bash hack/containerd-down.sh "$ctrd" >/dev/null 2>&1 || echo "demo: containerd-down failed; see $ctrd/containerd.log" >&2
+	# The host made its root a shared bind mount of itself (mount
+	# propagation), and keeps it, as the kubelet does, for the pods that
+	# outlive it; the demo removes everything, so it goes too.
+	if mountpoint -q "$root"; then
+		umount -R "$root" || echo "demo: could not unmount $root" >&2
+	fi
 	rm -rf "$work"
+	if [ -e "$work" ]; then
+		echo "demo: $work is left behind" >&2
+		exit 1
+	fi
 	echo "demo: removed $work"
 }
 trap cleanup EXIT
