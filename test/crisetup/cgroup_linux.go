@@ -56,7 +56,7 @@ func (c *Containerd) removeShimSockets() {
 // container stays a zombie until PID 1 reaps it, which on these VMs takes a
 // while, and cgroup v1 refuses the rmdir until then: EBUSY is retried for up
 // to cgroupBusyWait.
-func removeCgroups(ids []string) error {
+func removeCgroups(ctx context.Context, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -84,7 +84,7 @@ func removeCgroups(ids []string) error {
 			}
 		}
 	}
-	if err := cgroupdir.Remove(context.Background(), dirs, cgroupBusyWait); err != nil {
+	if err := cgroupdir.Remove(ctx, dirs, cgroupBusyWait); err != nil {
 		return err
 	}
 	// Then the pod cgroups that held them, emptied now.
@@ -92,5 +92,5 @@ func removeCgroups(ids []string) error {
 	for d := range pods {
 		podDirs = append(podDirs, d)
 	}
-	return cgroupdir.Remove(context.Background(), podDirs, cgroupBusyWait)
+	return cgroupdir.Remove(ctx, podDirs, cgroupBusyWait)
 }

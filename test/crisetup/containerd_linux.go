@@ -312,7 +312,7 @@ func (c *Containerd) Stop(ctx context.Context) error {
 		// The killed tasks were never deleted, so their cgroups and shim
 		// sockets remain.
 		c.removeShimSockets()
-		if err := removeCgroups(c.taskIDs()); err != nil {
+		if err := removeCgroups(ctx, c.taskIDs()); err != nil {
 			errs = append(errs, err)
 		}
 	}
